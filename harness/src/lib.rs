@@ -1,0 +1,1 @@
+//! `pallas-conformance`: the conformance harness for Pallas-style agent bridges.

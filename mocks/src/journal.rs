@@ -1,0 +1,76 @@
+//! What the mocks received: one entry per HTTP request, readable from Rust and as JSON over HTTP
+//! (`GET /__mock/journal`, cleared by `POST /__mock/reset`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One request received by a mock LLM provider.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmJournalEntry {
+    /// When the request arrived (RFC 3339, UTC, microseconds).
+    pub time: String,
+    /// HTTP method.
+    pub method: String,
+    /// Request path (with query string, if any).
+    pub path: String,
+    /// Request headers, names lower-cased; repeated headers joined with `, `.
+    pub headers: BTreeMap<String, String>,
+    /// JSON body, when the body parsed as JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<Value>,
+    /// Model named by the request (body `model` or the `/models/{id}` path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Index in the script of the turn that answered, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matched_turn: Option<usize>,
+    /// HTTP status answered (absent when the mock hung or disconnected before a status).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+}
+
+/// One HTTP request received by a mock MCP server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpJournalEntry {
+    /// When the request arrived (RFC 3339, UTC, microseconds).
+    pub time: String,
+    /// HTTP method (`POST`, `GET`, `DELETE`).
+    pub method: String,
+    /// Request headers, names lower-cased (`authorization` included).
+    pub headers: BTreeMap<String, String>,
+    /// JSON-RPC method of the body (`initialize`, `tools/call`…), when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jsonrpc_method: Option<String>,
+    /// Tool name, for `tools/call`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// Tool arguments, for `tools/call`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
+    /// `Mcp-Session-Id` the request carried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// HTTP status answered (absent when the mock hung).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+}
+
+impl McpJournalEntry {
+    /// The `Authorization` header, if the request carried one.
+    pub fn authorization(&self) -> Option<&str> {
+        self.headers.get("authorization").map(String::as_str)
+    }
+}
+
+/// Session accounting of a mock MCP server (2025-11-25 era).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionStats {
+    /// Sessions created by `initialize`.
+    pub opened: u64,
+    /// Sessions ended by `DELETE`.
+    pub deleted: u64,
+    /// Sessions open now (`opened - deleted - expired`).
+    pub open_now: u64,
+}

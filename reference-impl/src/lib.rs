@@ -1,0 +1,1 @@
+//! `pallas-reference`: the reference Pallas.
