@@ -1,0 +1,1 @@
+//! Configuration files: `agents.yaml`, `fastagent.config.yaml`, secrets, `.env`, agent cards.

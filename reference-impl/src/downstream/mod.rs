@@ -1,0 +1,1 @@
+//! Clients of the downstream MCP servers an agent uses as tools.

@@ -1,0 +1,1 @@
+//! `get_health`: downstream probes and the active provider status.

@@ -1,0 +1,1 @@
+//! JSON logs through `tracing`, configured by the `PALLAS_LOG_*` variables.

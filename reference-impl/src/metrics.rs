@@ -1,0 +1,1 @@
+//! Prometheus metrics of seed 001 "Metrics".

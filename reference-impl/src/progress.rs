@@ -1,0 +1,1 @@
+//! Progress notifications for one `tools/call`.

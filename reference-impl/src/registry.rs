@@ -1,0 +1,1 @@
+//! The registry server: `GET /.well-known/mcp/server.json`, `/healthz`, `/metrics`.

@@ -1,0 +1,1 @@
+//! Startup, `depends_on` ordering, live reload and shutdown of a whole Pallas.

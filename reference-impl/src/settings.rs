@@ -1,0 +1,1 @@
+//! Resolved settings of one agent: what the agent server and its loop run with.
