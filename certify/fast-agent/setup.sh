@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Create (or reuse) a Python 3.13 venv holding fast-agent-mcp VERSION and print the fast-agent path.
+#
+#   certify/fast-agent/setup.sh VERSION VENV_DIR
+#
+# VERSION is an exact release (e.g. 0.7.22) or `latest`. When
+# certify/fast-agent/requirements-VERSION.txt exists, the whole transitive set is installed
+# from it (reproducible CI); otherwise pip resolves the dependencies.
+# Idempotent: when VENV_DIR already holds the requested version, nothing is installed.
+# Environment: PYTHON (interpreter to use; default: pyenv's CPython 3.13.0, else python3.13).
+set -euo pipefail
+
+usage() { echo "usage: $0 VERSION|latest VENV_DIR" >&2; exit 2; }
+[ $# -eq 2 ] || usage
+version=$1
+venv=$2
+here=$(cd "$(dirname "$0")" && pwd)
+
+find_python() {
+  if [ -n "${PYTHON:-}" ]; then echo "$PYTHON"; return; fi
+  local p
+  for p in "${PYENV_ROOT:-$HOME/.pyenv}/versions/3.13.0/bin/python3.13" \
+           "$(PYENV_VERSION=3.13.0 command -v python3.13 2>/dev/null || true)"; do
+    if [ -n "$p" ] && [ -x "$p" ]; then echo "$p"; return; fi
+  done
+  echo "error: no CPython 3.13 found (set PYTHON=/path/to/python3.13)" >&2
+  exit 1
+}
+
+installed_version() {
+  [ -x "$venv/bin/python" ] || return 0
+  "$venv/bin/python" - <<'PY' 2>/dev/null || true
+import importlib.metadata as m
+try:
+    print(m.version("fast-agent-mcp"))
+except m.PackageNotFoundError:
+    pass
+PY
+}
+
+# The venv must run Python >= 3.13: older interpreters make pip pick an ancient 0.2.x release.
+check_python() {
+  "$1" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 13) else 1)' || {
+    echo "error: $1 is $("$1" --version 2>&1); fast-agent needs Python >= 3.13" >&2
+    exit 1
+  }
+}
+
+if [ ! -x "$venv/bin/python" ]; then
+  python=$(find_python)
+  check_python "$python"
+  "$python" -m venv "$venv"
+fi
+check_python "$venv/bin/python"
+
+current=$(installed_version)
+pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check --ignore-requires-python)
+
+if [ "$version" = latest ]; then
+  # Skip when the installed version is already the newest one the index offers.
+  newest=$("$venv/bin/python" -m pip index versions fast-agent-mcp --ignore-requires-python 2>/dev/null \
+    | sed -n 's/^fast-agent-mcp (\([^)]*\)).*/\1/p' || true)
+  if [ -z "$current" ] || [ -z "$newest" ] || [ "$current" != "$newest" ]; then
+    "${pip[@]}" --upgrade fast-agent-mcp
+  fi
+elif [ "$current" != "$version" ]; then
+  lock="$here/requirements-$version.txt"
+  if [ -f "$lock" ]; then
+    "${pip[@]}" --no-deps -r "$lock"
+  else
+    "${pip[@]}" "fast-agent-mcp==$version"
+  fi
+fi
+
+got=$(installed_version)
+if [ "$version" != latest ] && [ "$got" != "$version" ]; then
+  echo "error: expected fast-agent-mcp $version in $venv, found '${got:-none}'" >&2
+  exit 1
+fi
+[ -x "$venv/bin/fast-agent" ] || { echo "error: $venv/bin/fast-agent missing" >&2; exit 1; }
+echo "$venv/bin/fast-agent"
