@@ -1,1 +1,392 @@
-//! Prometheus metrics of seed 001 "Metrics".
+//! Prometheus metrics of seed 001 "Metrics": one process-wide set, rendered in the text format on
+//! the registry port and on every agent port, with the standard process metrics beside them.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use prometheus::{
+    CounterVec, Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, Opts, Registry, TextEncoder,
+};
+
+/// The `Content-Type` of [`Metrics::render`]'s output.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4";
+
+/// Buckets of `pallas_send_message_duration_seconds`: a whole agent loop, milliseconds to minutes.
+const SEND_MESSAGE_BUCKETS: &[f64] = &[
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+];
+
+/// Buckets of `pallas_tool_call_duration_seconds`: one downstream MCP operation.
+const TOOL_CALL_BUCKETS: &[f64] = &[
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+];
+
+/// Token counts of one LLM round-trip, read from the provider's `usage`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TokenUsage {
+    /// Prompt / input tokens (not counting cache reads and writes).
+    pub input: u64,
+    /// Completion / output tokens.
+    pub output: u64,
+    /// Tokens read from the provider's prompt cache.
+    pub cache_read: u64,
+    /// Tokens written to the provider's prompt cache.
+    pub cache_write: u64,
+    /// Cache hits as the provider reports them.
+    pub cache_hit: u64,
+    /// Reasoning tokens (part of the output on providers that report them).
+    pub reasoning: u64,
+}
+
+/// The process-wide metrics. Cheap to clone: clones share the same series.
+#[derive(Clone)]
+pub struct Metrics(Arc<Inner>);
+
+struct Inner {
+    registry: Registry,
+    agent_info: GaugeVec,
+    agent_ports: Mutex<HashMap<String, u16>>,
+    send_message_total: CounterVec,
+    send_message_duration: HistogramVec,
+    llm_turns_total: CounterVec,
+    llm_tokens_total: CounterVec,
+    tool_calls_total: CounterVec,
+    tool_call_duration: HistogramVec,
+    downstream_up: GaugeVec,
+    llm_provider_up: GaugeVec,
+    agent_health_status: GaugeVec,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+fn outcome(ok: bool) -> &'static str {
+    if ok { "ok" } else { "error" }
+}
+
+fn flag(up: bool) -> f64 {
+    if up { 1.0 } else { 0.0 }
+}
+
+impl Metrics {
+    /// A fresh set of metrics with `pallas_up` at 1 and the process collector registered.
+    ///
+    /// Every name, label set and bucket list is a constant that the unit tests render, so
+    /// [`Metrics::try_new`] cannot fail here.
+    pub fn new() -> Metrics {
+        Self::try_new().unwrap_or_else(|e| unreachable!("constant metric definitions: {e}"))
+    }
+
+    /// Like [`Metrics::new`], reporting a rejected definition instead of panicking.
+    pub fn try_new() -> Result<Metrics, prometheus::Error> {
+        let registry = Registry::new();
+        let counter = |name: &str, help: &str, labels: &[&str]| -> prometheus::Result<CounterVec> {
+            let c = CounterVec::new(Opts::new(name, help), labels)?;
+            registry.register(Box::new(c.clone()))?;
+            Ok(c)
+        };
+        let gauge = |name: &str, help: &str, labels: &[&str]| -> prometheus::Result<GaugeVec> {
+            let g = GaugeVec::new(Opts::new(name, help), labels)?;
+            registry.register(Box::new(g.clone()))?;
+            Ok(g)
+        };
+        let histogram = |name: &str,
+                         help: &str,
+                         labels: &[&str],
+                         buckets: &[f64]|
+         -> prometheus::Result<HistogramVec> {
+            let opts = HistogramOpts::new(name, help).buckets(buckets.to_vec());
+            let h = HistogramVec::new(opts, labels)?;
+            registry.register(Box::new(h.clone()))?;
+            Ok(h)
+        };
+
+        let up = Gauge::new("pallas_up", "1 while the Pallas process is running")?;
+        up.set(1.0);
+        registry.register(Box::new(up))?;
+        #[cfg(target_os = "linux")]
+        registry.register(Box::new(
+            prometheus::process_collector::ProcessCollector::for_self(),
+        ))?;
+
+        let inner = Inner {
+            agent_info: gauge(
+                "pallas_agent_info",
+                "1 per configured agent; a label join source",
+                &["agent", "port"],
+            )?,
+            agent_ports: Mutex::new(HashMap::new()),
+            send_message_total: counter(
+                "pallas_send_message_total",
+                "send_message MCP calls by outcome (ok or error)",
+                &["agent", "outcome"],
+            )?,
+            send_message_duration: histogram(
+                "pallas_send_message_duration_seconds",
+                "End-to-end wall-clock duration of send_message, the whole agent loop included",
+                &["agent"],
+                SEND_MESSAGE_BUCKETS,
+            )?,
+            llm_turns_total: counter(
+                "pallas_llm_turns_total",
+                "LLM provider round-trips per agent and model",
+                &["agent", "model"],
+            )?,
+            llm_tokens_total: counter(
+                "pallas_llm_tokens_total",
+                "Tokens consumed, from the provider's usage (kind: input, output, cache_read, cache_write, cache_hit, reasoning)",
+                &["agent", "model", "kind"],
+            )?,
+            tool_calls_total: counter(
+                "pallas_tool_calls_total",
+                "Downstream MCP operations dispatched by the agent, by operation type and outcome",
+                &["agent", "server", "operation", "outcome"],
+            )?,
+            tool_call_duration: histogram(
+                "pallas_tool_call_duration_seconds",
+                "Duration of one downstream MCP operation",
+                &["agent", "server", "operation"],
+                TOOL_CALL_BUCKETS,
+            )?,
+            downstream_up: gauge(
+                "pallas_downstream_up",
+                "1 when the downstream MCP server passed the last get_health probe",
+                &["agent", "server"],
+            )?,
+            llm_provider_up: gauge(
+                "pallas_llm_provider_up",
+                "1 when the LLM provider passed its last preflight or runtime re-probe",
+                &["provider"],
+            )?,
+            agent_health_status: gauge(
+                "pallas_agent_health_status",
+                "Aggregate of the last get_health: 1 ok, 0.5 degraded, 0 error",
+                &["agent"],
+            )?,
+            registry,
+        };
+        Ok(Metrics(Arc::new(inner)))
+    }
+
+    /// Every metric in the Prometheus text exposition format (serve it with [`CONTENT_TYPE`]).
+    pub fn render(&self) -> String {
+        let families = self.0.registry.gather();
+        let mut buf = Vec::with_capacity(8 * 1024);
+        if let Err(e) = TextEncoder::new().encode(&families, &mut buf) {
+            tracing::error!(error = %e, "metrics could not be encoded");
+        }
+        String::from_utf8_lossy(&buf).into_owned()
+    }
+
+    /// Publishes `pallas_agent_info{agent, port} 1`, replacing an earlier port of the same agent.
+    pub fn set_agent_info(&self, agent: &str, port: u16) {
+        let previous = self
+            .0
+            .agent_ports
+            .lock()
+            .map(|mut ports| ports.insert(agent.to_owned(), port))
+            .unwrap_or(None);
+        if let Some(old) = previous.filter(|old| *old != port) {
+            let _ = self
+                .0
+                .agent_info
+                .remove_label_values(&[agent, &old.to_string()]);
+        }
+        self.0
+            .agent_info
+            .with_label_values(&[agent, &port.to_string()])
+            .set(1.0);
+    }
+
+    /// Drops the gauges of an agent that is no longer served (its counters keep their totals).
+    pub fn remove_agent(&self, agent: &str) {
+        let port = self
+            .0
+            .agent_ports
+            .lock()
+            .map(|mut ports| ports.remove(agent))
+            .unwrap_or(None);
+        if let Some(port) = port {
+            let _ = self
+                .0
+                .agent_info
+                .remove_label_values(&[agent, &port.to_string()]);
+        }
+        let _ = self.0.agent_health_status.remove_label_values(&[agent]);
+    }
+
+    /// Counts one `send_message` call and records its wall-clock duration.
+    pub fn observe_send_message(&self, agent: &str, ok: bool, elapsed: Duration) {
+        self.0
+            .send_message_total
+            .with_label_values(&[agent, outcome(ok)])
+            .inc();
+        self.0
+            .send_message_duration
+            .with_label_values(&[agent])
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// Counts one LLM round-trip and the tokens its `usage` reported.
+    pub fn observe_llm_turn(&self, agent: &str, model: &str, usage: &TokenUsage) {
+        self.0
+            .llm_turns_total
+            .with_label_values(&[agent, model])
+            .inc();
+        let kinds = [
+            ("input", usage.input),
+            ("output", usage.output),
+            ("cache_read", usage.cache_read),
+            ("cache_write", usage.cache_write),
+            ("cache_hit", usage.cache_hit),
+            ("reasoning", usage.reasoning),
+        ];
+        for (kind, n) in kinds {
+            // Precision loss above 2^53 tokens is irrelevant for a counter.
+            #[allow(clippy::cast_precision_loss)]
+            self.0
+                .llm_tokens_total
+                .with_label_values(&[agent, model, kind])
+                .inc_by(n as f64);
+        }
+    }
+
+    /// Counts one downstream MCP operation (`tool`, `prompt`, `resource`, `list_tools`…).
+    pub fn observe_tool_call(
+        &self,
+        agent: &str,
+        server: &str,
+        operation: &str,
+        ok: bool,
+        elapsed: Duration,
+    ) {
+        self.0
+            .tool_calls_total
+            .with_label_values(&[agent, server, operation, outcome(ok)])
+            .inc();
+        self.0
+            .tool_call_duration
+            .with_label_values(&[agent, server, operation])
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// Records the outcome of the last `get_health` probe of one downstream server.
+    pub fn set_downstream_up(&self, agent: &str, server: &str, up: bool) {
+        self.0
+            .downstream_up
+            .with_label_values(&[agent, server])
+            .set(flag(up));
+    }
+
+    /// Records the outcome of the last preflight or re-probe of an LLM provider.
+    pub fn set_llm_provider_up(&self, provider: &str, up: bool) {
+        self.0
+            .llm_provider_up
+            .with_label_values(&[provider])
+            .set(flag(up));
+    }
+
+    /// Records the aggregate of the last `get_health`: `ok` → 1, `degraded` → 0.5, anything else → 0.
+    pub fn set_agent_health(&self, agent: &str, status: &str) {
+        let value = match status {
+            "ok" => 1.0,
+            "degraded" => 0.5,
+            _ => 0.0,
+        };
+        self.0
+            .agent_health_status
+            .with_label_values(&[agent])
+            .set(value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fresh_set_reports_up_and_process_metrics() {
+        let text = Metrics::new().render();
+        assert!(text.contains("pallas_up 1"), "{text}");
+        #[cfg(target_os = "linux")]
+        {
+            assert!(text.contains("process_resident_memory_bytes"), "{text}");
+            assert!(text.contains("process_open_fds"), "{text}");
+            assert!(text.contains("process_cpu_seconds_total"), "{text}");
+        }
+    }
+
+    #[test]
+    fn every_seed_metric_appears_once_observed() {
+        let m = Metrics::new();
+        m.set_agent_info("jarvis", 8201);
+        m.observe_send_message("jarvis", true, Duration::from_millis(20));
+        m.observe_send_message("jarvis", false, Duration::from_millis(5));
+        m.observe_llm_turn(
+            "jarvis",
+            "mock-model",
+            &TokenUsage {
+                input: 10,
+                output: 3,
+                cache_read: 2,
+                ..TokenUsage::default()
+            },
+        );
+        m.observe_tool_call("jarvis", "argos", "tool", false, Duration::from_millis(7));
+        m.set_downstream_up("jarvis", "argos", false);
+        m.set_llm_provider_up("openai", true);
+        m.set_agent_health("jarvis", "degraded");
+        let text = m.render();
+        for line in [
+            "pallas_agent_info{agent=\"jarvis\",port=\"8201\"} 1",
+            "pallas_send_message_total{agent=\"jarvis\",outcome=\"ok\"} 1",
+            "pallas_send_message_total{agent=\"jarvis\",outcome=\"error\"} 1",
+            "pallas_send_message_duration_seconds_count{agent=\"jarvis\"} 2",
+            "pallas_llm_turns_total{agent=\"jarvis\",model=\"mock-model\"} 1",
+            "pallas_llm_tokens_total{agent=\"jarvis\",kind=\"input\",model=\"mock-model\"} 10",
+            "pallas_llm_tokens_total{agent=\"jarvis\",kind=\"cache_read\",model=\"mock-model\"} 2",
+            "pallas_tool_calls_total{agent=\"jarvis\",operation=\"tool\",outcome=\"error\",server=\"argos\"} 1",
+            "pallas_tool_call_duration_seconds_count{agent=\"jarvis\",operation=\"tool\",server=\"argos\"} 1",
+            "pallas_downstream_up{agent=\"jarvis\",server=\"argos\"} 0",
+            "pallas_llm_provider_up{provider=\"openai\"} 1",
+            "pallas_agent_health_status{agent=\"jarvis\"} 0.5",
+        ] {
+            assert!(text.contains(line), "missing {line} in\n{text}");
+        }
+    }
+
+    #[test]
+    fn a_removed_agent_loses_its_info_and_health_gauges() {
+        let m = Metrics::new();
+        m.set_agent_info("a", 1);
+        m.set_agent_info("a", 2);
+        m.set_agent_health("a", "ok");
+        let text = m.render();
+        assert!(!text.contains("port=\"1\""), "{text}");
+        assert!(text.contains("pallas_agent_info{agent=\"a\",port=\"2\"} 1"));
+        m.remove_agent("a");
+        let text = m.render();
+        assert!(!text.contains("pallas_agent_info{"), "{text}");
+        assert!(!text.contains("pallas_agent_health_status{"), "{text}");
+    }
+
+    #[test]
+    fn clones_share_their_series() {
+        let m = Metrics::new();
+        m.clone().set_agent_health("x", "error");
+        assert!(
+            m.render()
+                .contains("pallas_agent_health_status{agent=\"x\"} 0")
+        );
+    }
+}
