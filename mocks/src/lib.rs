@@ -3,6 +3,7 @@
 
 pub mod journal;
 pub mod spec;
+pub mod yaml;
 
 pub use journal::{LlmJournalEntry, McpJournalEntry, SessionStats};
 pub use spec::*;
