@@ -1,1 +1,345 @@
 //! LLM providers (OpenAI-compatible, Anthropic) and their preflight.
+//!
+//! [`complete`] runs one model turn over a provider-neutral conversation ([`ChatMessage`]);
+//! [`preflight`] checks the provider and model the way seed 001 "Startup Preflight" says, and
+//! [`LlmStatusCell`] keeps its last result for `get_health`.
+
+mod anthropic;
+mod openai;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::metrics::TokenUsage;
+use crate::settings::{
+    ModelCapabilities, ModelRef, Provider, ProviderSettings, RequestParams, Secret,
+};
+
+/// Timeout of one preflight request (seed 001: 5 s per provider call).
+pub const PREFLIGHT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One part of a user message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Part {
+    /// Text.
+    Text(String),
+    /// A base64 image.
+    Image {
+        /// Base64 data (no `data:` prefix).
+        data: String,
+        /// MIME type, e.g. `image/png`.
+        mime_type: String,
+    },
+}
+
+/// A tool call the model asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// Provider call id, echoed in the result.
+    pub id: String,
+    /// Tool name as offered (`{server}__{tool}`).
+    pub name: String,
+    /// Arguments (a JSON object).
+    pub arguments: Value,
+}
+
+/// The result of one tool call, fed back to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult {
+    /// The call id it answers.
+    pub id: String,
+    /// Tool name as offered.
+    pub name: String,
+    /// Text of the result.
+    pub content: String,
+    /// Whether the call failed.
+    pub is_error: bool,
+}
+
+/// One message of a provider-neutral conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChatMessage {
+    /// A user turn.
+    User(Vec<Part>),
+    /// A model turn: text and/or tool calls.
+    Assistant {
+        /// Text, when the model wrote any.
+        text: Option<String>,
+        /// Tool calls, in the model's order.
+        tool_calls: Vec<ToolCall>,
+    },
+    /// Results of the previous assistant turn's tool calls.
+    ToolResults(Vec<ToolResult>),
+}
+
+/// A tool offered to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDef {
+    /// Name (`{server}__{tool}`).
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub input_schema: Value,
+}
+
+/// What the model answered in one turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completion {
+    /// Text, when any.
+    pub text: Option<String>,
+    /// Tool calls, when any.
+    pub tool_calls: Vec<ToolCall>,
+    /// Token usage as the provider reported it.
+    pub usage: TokenUsage,
+}
+
+/// One model turn to run.
+#[derive(Debug, Clone, Copy)]
+pub struct TurnRequest<'a> {
+    /// The model.
+    pub model: &'a ModelRef,
+    /// Where the provider is.
+    pub provider: &'a ProviderSettings,
+    /// Sampling parameters.
+    pub params: &'a RequestParams,
+    /// Capabilities (for Anthropic's mandatory `max_tokens`).
+    pub capabilities: &'a ModelCapabilities,
+    /// System instruction.
+    pub instruction: &'a str,
+    /// Conversation so far.
+    pub messages: &'a [ChatMessage],
+    /// Tools offered.
+    pub tools: &'a [ToolDef],
+}
+
+/// A provider failure, worded for the user who reads the `isError` result.
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    /// The provider could not be reached or did not answer in time.
+    #[error("{provider}: request to {url} failed: {reason}")]
+    Transport {
+        /// Provider.
+        provider: Provider,
+        /// URL (no secrets).
+        url: String,
+        /// What happened.
+        reason: String,
+    },
+    /// The provider answered with an HTTP error.
+    #[error("{provider}: HTTP {status}: {message}")]
+    Status {
+        /// Provider.
+        provider: Provider,
+        /// HTTP status.
+        status: u16,
+        /// The provider's error message, or the body.
+        message: String,
+    },
+    /// The provider answered 200 with a body that is not what its API promises.
+    #[error("{provider}: malformed response: {reason}")]
+    Malformed {
+        /// Provider.
+        provider: Provider,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// Runs one model turn against the active provider.
+pub async fn complete(
+    http: &reqwest::Client,
+    turn: &TurnRequest<'_>,
+) -> Result<Completion, LlmError> {
+    match turn.model.provider {
+        Provider::OpenAi => openai::complete(http, turn).await,
+        Provider::Anthropic => anthropic::complete(http, turn).await,
+    }
+}
+
+/// Result of a provider check: ok, or what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderStatus {
+    /// Provider checked.
+    pub provider: Provider,
+    /// Model checked.
+    pub model: String,
+    /// `None` when healthy; otherwise what is wrong (`model 'bad-model' not found`).
+    pub problem: Option<String>,
+}
+
+impl ProviderStatus {
+    /// Whether the provider passed.
+    pub fn is_ok(&self) -> bool {
+        self.problem.is_none()
+    }
+
+    /// The seed's wording: `openai: model 'bad-model' not found`; `None` when healthy.
+    pub fn describe(&self) -> Option<String> {
+        self.problem
+            .as_ref()
+            .map(|problem| format!("{}: {problem}", self.provider))
+    }
+}
+
+/// Checks the provider and model (seed 001 "Startup Preflight"): Anthropic `GET
+/// /v1/models/{model}`, OpenAI `GET {base_url}/models` with the model listed; 5 s timeout.
+/// Never fails: the outcome is the status.
+pub async fn preflight(
+    provider: &ProviderSettings,
+    model: &ModelRef,
+    http: &reqwest::Client,
+) -> ProviderStatus {
+    preflight_within(provider, model, http, PREFLIGHT_TIMEOUT).await
+}
+
+/// [`preflight`] with a caller-chosen timeout.
+pub async fn preflight_within(
+    provider: &ProviderSettings,
+    model: &ModelRef,
+    http: &reqwest::Client,
+    timeout: Duration,
+) -> ProviderStatus {
+    let problem = match model.provider {
+        Provider::OpenAi => openai::preflight(http, provider, &model.model, timeout).await,
+        Provider::Anthropic => anthropic::preflight(http, provider, &model.model, timeout).await,
+    };
+    match &problem {
+        Some(problem) => tracing::warn!(
+            target: "pallas::llm",
+            provider = %model.provider, model = %model.model, %problem,
+            "LLM provider preflight failed"
+        ),
+        None => tracing::debug!(
+            target: "pallas::llm",
+            provider = %model.provider, model = %model.model,
+            "LLM provider preflight passed"
+        ),
+    }
+    ProviderStatus {
+        provider: model.provider,
+        model: model.model.clone(),
+        problem,
+    }
+}
+
+/// Describes a failed HTTP exchange for a status message, never including secrets.
+fn describe_reqwest_error(error: &reqwest::Error, timeout: Duration) -> String {
+    if error.is_timeout() {
+        format!("no answer within {}", humantime::format_duration(timeout))
+    } else if error.is_connect() {
+        "connection failed".to_owned()
+    } else {
+        // reqwest errors carry the URL, which holds no secret (keys travel in headers).
+        let mut text = error.to_string();
+        let mut source = std::error::Error::source(error);
+        while let Some(inner) = source {
+            text.push_str(": ");
+            text.push_str(&inner.to_string());
+            source = inner.source();
+        }
+        text
+    }
+}
+
+/// Extracts a provider's error message from an error body (`{"error":{"message":..}}`).
+fn error_message(body: &str) -> String {
+    serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|value| {
+            value
+                .pointer("/error/message")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| {
+            let trimmed: String = body.chars().take(200).collect();
+            if trimmed.is_empty() {
+                "empty body".to_owned()
+            } else {
+                trimmed
+            }
+        })
+}
+
+/// The provider status shared by every agent of a provider: the last check and when it ran.
+/// `get_health` re-probes when the last check is older than its TTL.
+#[derive(Clone, Default)]
+pub struct LlmStatusCell(Arc<CellInner>);
+
+#[derive(Default)]
+struct CellInner {
+    last: std::sync::Mutex<Option<(ProviderStatus, Instant)>>,
+    probing: tokio::sync::Mutex<()>,
+}
+
+impl LlmStatusCell {
+    /// An empty cell: the first `get_health` probes.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A cell holding `status`, taken now.
+    pub fn with_status(status: ProviderStatus) -> Self {
+        let cell = Self::default();
+        cell.set(status);
+        cell
+    }
+
+    /// Stores a fresh status.
+    pub fn set(&self, status: ProviderStatus) {
+        if let Ok(mut last) = self.0.last.lock() {
+            *last = Some((status, Instant::now()));
+        }
+    }
+
+    /// The last status and when it was taken.
+    pub fn get(&self) -> Option<(ProviderStatus, Instant)> {
+        self.0.last.lock().ok().and_then(|last| last.clone())
+    }
+
+    /// The last status if it is younger than `ttl` and about `model`; otherwise a new probe
+    /// (bounded by `timeout`), stored and returned. The second value says whether a probe ran.
+    /// Concurrent callers share one probe.
+    pub async fn current(
+        &self,
+        provider: &ProviderSettings,
+        model: &ModelRef,
+        http: &reqwest::Client,
+        ttl: Duration,
+        timeout: Duration,
+    ) -> (ProviderStatus, bool) {
+        if let Some(status) = self.fresh(model, ttl) {
+            return (status, false);
+        }
+        let _probing = self.0.probing.lock().await;
+        if let Some(status) = self.fresh(model, ttl) {
+            return (status, false);
+        }
+        let status = preflight_within(provider, model, http, timeout).await;
+        self.set(status.clone());
+        (status, true)
+    }
+
+    fn fresh(&self, model: &ModelRef, ttl: Duration) -> Option<ProviderStatus> {
+        self.get().and_then(|(status, at)| {
+            (at.elapsed() < ttl && status.provider == model.provider && status.model == model.model)
+                .then_some(status)
+        })
+    }
+}
+
+/// Adds the API key header of `provider` to a request.
+fn with_key(
+    request: reqwest::RequestBuilder,
+    provider: Provider,
+    key: Option<&Secret>,
+) -> reqwest::RequestBuilder {
+    match (provider, key) {
+        (Provider::OpenAi, Some(key)) => request.bearer_auth(key.expose()),
+        (Provider::Anthropic, Some(key)) => request.header("x-api-key", key.expose()),
+        (_, None) => request,
+    }
+}
