@@ -1,1 +1,276 @@
 //! The registry server: `GET /.well-known/mcp/server.json`, `/healthz`, `/metrics`.
+//!
+//! The catalogue is live: the runtime publishes an agent once it serves and withdraws it when it
+//! stops, so the response always reflects the agents currently served.
+
+use std::sync::{Arc, RwLock};
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use chrono::{DateTime, SecondsFormat, Utc};
+use indexmap::IndexMap;
+use serde_json::{Value, json};
+
+use crate::config::{AgentEntry, IconSpec};
+use crate::llm::LlmStatusCell;
+use crate::metrics::{self, Metrics};
+
+/// The `$schema` of every registry entry.
+pub const SERVER_SCHEMA_URL: &str =
+    "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json";
+/// The `_meta` key of registry metadata.
+pub const OFFICIAL_META_KEY: &str = "io.modelcontextprotocol.registry/official";
+/// Path of the catalogue.
+pub const SERVER_JSON_PATH: &str = "/.well-known/mcp/server.json";
+
+/// What the registry publishes about one served agent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PublishedAgent {
+    /// Agent key.
+    pub agent: String,
+    /// `{namespace}/{slug}`.
+    pub name: String,
+    /// Display title.
+    pub title: String,
+    /// One-line description.
+    pub description: String,
+    /// Version string.
+    pub version: String,
+    /// Icons.
+    pub icons: Vec<IconSpec>,
+    /// `http://{host}:{port}/mcp`.
+    pub url: String,
+    /// `capabilities` object, when `model_capabilities` is configured.
+    pub capabilities: Option<Value>,
+    /// When the agent started serving.
+    pub updated_at: DateTime<Utc>,
+}
+
+impl PublishedAgent {
+    /// The entry for `agent` served on `port`.
+    pub fn new(
+        entry: &AgentEntry,
+        namespace: &str,
+        version: &str,
+        host: &str,
+        port: u16,
+        publish_capabilities: bool,
+    ) -> Self {
+        let s = &entry.settings;
+        let capabilities = publish_capabilities.then(|| {
+            json!({
+                "model": s.model.model,
+                "vision": s.capabilities.vision,
+                "context_window": s.capabilities.context_window,
+                "max_output_tokens": s.capabilities.max_output_tokens,
+            })
+        });
+        Self {
+            agent: s.name.clone(),
+            name: registry_name(namespace, &s.name),
+            title: entry.title.clone(),
+            description: entry.description.clone(),
+            version: version.to_owned(),
+            icons: entry.icons.clone(),
+            url: format!("http://{}:{port}/mcp", url_host(host)),
+            capabilities,
+            updated_at: Utc::now(),
+        }
+    }
+
+    /// The `servers[]` item: `{server: {...}, _meta: {...}}`.
+    pub fn to_json(&self) -> Value {
+        let mut server = serde_json::Map::new();
+        server.insert("$schema".into(), json!(SERVER_SCHEMA_URL));
+        server.insert("name".into(), json!(self.name));
+        server.insert("title".into(), json!(self.title));
+        server.insert("description".into(), json!(self.description));
+        server.insert("version".into(), json!(self.version));
+        if !self.icons.is_empty() {
+            server.insert("icons".into(), json!(self.icons));
+        }
+        server.insert(
+            "remotes".into(),
+            json!([{ "type": "streamable-http", "url": self.url }]),
+        );
+        if let Some(c) = &self.capabilities {
+            server.insert("capabilities".into(), c.clone());
+        }
+        json!({
+            "server": Value::Object(server),
+            "_meta": {
+                OFFICIAL_META_KEY: {
+                    "status": "active",
+                    "updatedAt": self.updated_at.to_rfc3339_opts(SecondsFormat::Secs, true),
+                    "isLatest": true,
+                }
+            }
+        })
+    }
+}
+
+/// `{namespace}/{slug}`, the slug being the agent key with underscores replaced by hyphens.
+pub fn registry_name(namespace: &str, agent: &str) -> String {
+    format!("{namespace}/{}", agent.replace('_', "-"))
+}
+
+fn url_host(host: &str) -> String {
+    if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]")
+    } else {
+        host.to_owned()
+    }
+}
+
+/// The registry's live state, shared with the runtime.
+#[derive(Clone, Default)]
+pub struct RegistryState {
+    agents: Arc<RwLock<IndexMap<String, PublishedAgent>>>,
+    providers: Arc<RwLock<Vec<LlmStatusCell>>>,
+    metrics: Option<Metrics>,
+}
+
+impl std::fmt::Debug for RegistryState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegistryState").finish_non_exhaustive()
+    }
+}
+
+impl RegistryState {
+    /// An empty catalogue whose `/metrics` renders `metrics`.
+    pub fn new(metrics: Metrics) -> Self {
+        Self {
+            metrics: Some(metrics),
+            ..Self::default()
+        }
+    }
+
+    /// Publishes (or replaces) an agent.
+    pub fn publish(&self, agent: PublishedAgent) {
+        if let Ok(mut agents) = self.agents.write() {
+            agents.insert(agent.agent.clone(), agent);
+        }
+    }
+
+    /// Withdraws an agent.
+    pub fn withdraw(&self, agent: &str) {
+        if let Ok(mut agents) = self.agents.write() {
+            agents.shift_remove(agent);
+        }
+    }
+
+    /// The agents currently published, in publication order.
+    pub fn agents(&self) -> Vec<PublishedAgent> {
+        self.agents
+            .read()
+            .map(|a| a.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Sets the provider status cells `/healthz` reports.
+    pub fn set_providers(&self, cells: Vec<LlmStatusCell>) {
+        if let Ok(mut p) = self.providers.write() {
+            *p = cells;
+        }
+    }
+
+    /// The catalogue document: `{"servers": [...]}`.
+    pub fn document(&self) -> Value {
+        let servers: Vec<Value> = self.agents().iter().map(PublishedAgent::to_json).collect();
+        json!({ "servers": servers })
+    }
+
+    /// `/healthz`: the LLM provider validation status.
+    pub fn healthz(&self) -> Value {
+        let cells = self.providers.read().map(|p| p.clone()).unwrap_or_default();
+        let mut all_ok = true;
+        let providers: Vec<Value> = cells
+            .iter()
+            .map(|cell| match cell.get() {
+                Some((status, at)) => {
+                    all_ok &= status.is_ok();
+                    json!({
+                        "provider": status.provider.as_str(),
+                        "model": status.model,
+                        "status": if status.is_ok() { "ok" } else { "error" },
+                        "message": status.describe(),
+                        "checked_seconds_ago": at.elapsed().as_secs(),
+                    })
+                }
+                None => json!({ "status": "unknown" }),
+            })
+            .collect();
+        json!({
+            "status": if all_ok { "ok" } else { "degraded" },
+            "timestamp": Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true),
+            "agents": self.agents().len(),
+            "providers": providers,
+        })
+    }
+}
+
+/// The registry router: catalogue, `/healthz`, `/metrics`.
+pub fn router(state: RegistryState) -> Router {
+    let metrics = state.metrics.clone().unwrap_or_default();
+    Router::new()
+        .route(SERVER_JSON_PATH, get(server_json))
+        .route("/healthz", get(healthz))
+        .with_state(state)
+        .merge(metrics_router(metrics))
+}
+
+/// `GET /metrics` rendering `metrics` (also merged into every agent's router).
+pub fn metrics_router(metrics: Metrics) -> Router {
+    Router::new()
+        .route("/metrics", get(render_metrics))
+        .with_state(metrics)
+}
+
+async fn server_json(State(state): State<RegistryState>) -> Response {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        state.document().to_string(),
+    )
+        .into_response()
+}
+
+async fn healthz(State(state): State<RegistryState>) -> Response {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        state.healthz().to_string(),
+    )
+        .into_response()
+}
+
+async fn render_metrics(State(m): State<Metrics>) -> Response {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, metrics::CONTENT_TYPE)],
+        m.render(),
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_names_replace_underscores_in_the_slug() {
+        assert_eq!(
+            registry_name("com.example.project", "tech_research"),
+            "com.example.project/tech-research"
+        );
+    }
+
+    #[test]
+    fn ipv6_hosts_are_bracketed_in_urls() {
+        assert_eq!(url_host("::1"), "[::1]");
+        assert_eq!(url_host("puck.incus"), "puck.incus");
+    }
+}

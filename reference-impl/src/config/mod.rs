@@ -1,1 +1,1027 @@
 //! Configuration files: `agents.yaml`, `fastagent.config.yaml`, secrets, `.env`, agent cards.
+//!
+//! [`load`] reads every file of a project directory, applies the defaults of seed 001's
+//! "Configuration Reference", expands `${VAR}` references and validates the whole deployment, so
+//! that every error is reported (file, line, column, hint) before anything listens.
+
+mod env;
+mod error;
+mod files;
+mod source;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde_saphyr::Spanned;
+
+pub use env::Env;
+pub use error::{ConfigError, Position};
+pub use files::IconSpec;
+
+use crate::settings::{
+    AgentSettings, DownstreamSettings, HealthSettings, InstanceScope, ModelCapabilities, ModelRef,
+    Provider, ProviderSettings, RequestParams, Secret,
+};
+use env::{ExpandError, expand};
+use files::{AgentsFileSpec, CardSpec, FastAgentSpec, ServerSpec};
+use source::SourceFile;
+
+/// Default `version` of registry entries.
+pub const DEFAULT_VERSION: &str = "1.0.0";
+/// Default `host` of registry URLs.
+pub const DEFAULT_HOST: &str = "localhost";
+/// Default registry port.
+pub const DEFAULT_REGISTRY_PORT: u16 = 24200;
+/// Default OpenAI base URL (`OPENAI_BASE_URL` unset).
+pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+/// Default Anthropic base URL (`ANTHROPIC_BASE_URL` unset).
+pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+/// The registry's limit on `title` and `description` (characters).
+pub const REGISTRY_TEXT_LIMIT: usize = 100;
+
+/// The default names of the files [`load`] reads.
+pub const AGENTS_FILE: &str = "agents.yaml";
+/// fast-agent's configuration file.
+pub const FASTAGENT_CONFIG_FILE: &str = "fastagent.config.yaml";
+/// fast-agent's secrets file.
+pub const FASTAGENT_SECRETS_FILE: &str = "fastagent.secrets.yaml";
+
+/// Where [`load`] looks and what it sees of the environment.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// `agents.yaml` path (absolute or relative to the project directory); when absent,
+    /// `PALLAS_AGENTS_CONFIG`, then `agents.yaml`.
+    pub agents_config: Option<PathBuf>,
+    /// Stand-in for the process environment (tests); `None` reads the real one.
+    pub env: Option<HashMap<String, String>>,
+}
+
+/// A whole validated deployment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deployment {
+    /// Project directory (where `.env` and the fast-agent files are).
+    pub dir: PathBuf,
+    /// The `agents.yaml` in use.
+    pub agents_file: PathBuf,
+    /// Project name.
+    pub name: String,
+    /// Version published in registry entries.
+    pub version: String,
+    /// Host used in registry URLs.
+    pub host: String,
+    /// Reverse-DNS namespace of registry names.
+    pub namespace: String,
+    /// Registry port (0: ephemeral).
+    pub registry_port: u16,
+    /// Agents, in file order.
+    pub agents: Vec<AgentEntry>,
+    /// Whether `model_capabilities` is configured (the registry then publishes `capabilities`).
+    pub publish_capabilities: bool,
+    /// `logger.level` of `fastagent.config.yaml`.
+    pub log_level: Option<String>,
+    /// Files whose change triggers a reload.
+    pub watched_files: Vec<PathBuf>,
+}
+
+/// One agent of the deployment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentEntry {
+    /// What the agent server runs with.
+    pub settings: Arc<AgentSettings>,
+    /// Port (0: ephemeral).
+    pub port: u16,
+    /// Registry title.
+    pub title: String,
+    /// Registry description.
+    pub description: String,
+    /// Registry icons.
+    pub icons: Vec<IconSpec>,
+    /// Agents that must be ready first.
+    pub depends_on: Vec<String>,
+    /// The card file.
+    pub card: PathBuf,
+}
+
+impl AgentEntry {
+    /// The agent key.
+    pub fn name(&self) -> &str {
+        &self.settings.name
+    }
+}
+
+impl Deployment {
+    /// The agent called `name`.
+    pub fn agent(&self, name: &str) -> Option<&AgentEntry> {
+        self.agents.iter().find(|a| a.name() == name)
+    }
+
+    /// Agents in start order: every agent after the agents it depends on (file order otherwise).
+    pub fn start_order(&self) -> Vec<&AgentEntry> {
+        let mut done: HashSet<&str> = HashSet::new();
+        let mut order = Vec::with_capacity(self.agents.len());
+        // The graph is acyclic (checked by `load`), so each pass places at least one agent.
+        while order.len() < self.agents.len() {
+            let before = order.len();
+            for a in &self.agents {
+                if !done.contains(a.name())
+                    && a.depends_on.iter().all(|d| done.contains(d.as_str()))
+                {
+                    done.insert(a.name());
+                    order.push(a);
+                }
+            }
+            if order.len() == before {
+                break;
+            }
+        }
+        order
+    }
+}
+
+/// Reads and validates the deployment in `dir`.
+pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError> {
+    let env = match &options.env {
+        Some(vars) => Env::with_vars(vars.clone(), dir)?,
+        None => Env::from_process(dir)?,
+    };
+    let agents_path = options
+        .agents_config
+        .clone()
+        .or_else(|| env.get("PALLAS_AGENTS_CONFIG").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from(AGENTS_FILE));
+    let agents_path = if agents_path.is_absolute() {
+        agents_path
+    } else {
+        dir.join(agents_path)
+    };
+    let agents_src = SourceFile::read(
+        &agents_path,
+        "the deployment file",
+        "create agents.yaml in the working directory, or point PALLAS_AGENTS_CONFIG at it",
+    )?;
+    let spec: AgentsFileSpec = agents_src.parse(
+        &agents_src.text,
+        "see the agents.yaml reference in reference-impl/README.md",
+    )?;
+
+    let mut watched = vec![agents_path.clone()];
+    let (fa_spec, fa_src) = read_fast_agent(&dir.join(FASTAGENT_CONFIG_FILE), &mut watched)?;
+    let (secrets_spec, secrets_src) =
+        read_fast_agent(&dir.join(FASTAGENT_SECRETS_FILE), &mut watched)?;
+    let fa = Merged {
+        config: &fa_spec,
+        config_src: fa_src.as_ref(),
+        secrets: &secrets_spec,
+        secrets_src: secrets_src.as_ref(),
+        env: &env,
+    };
+
+    let name = spec.name.value.trim().to_owned();
+    if name.is_empty() {
+        return Err(at(&agents_src, &spec.name, "`name` is empty")
+            .with_hint("give the project a name, e.g. `name: my-project`"));
+    }
+    let version = spec
+        .version
+        .as_ref()
+        .map_or_else(|| DEFAULT_VERSION.to_owned(), |v| v.value.clone());
+    if version.is_empty() || version.len() > 255 {
+        if let Some(v) = &spec.version {
+            return Err(at(&agents_src, v, "`version` must be 1 to 255 characters")
+                .with_hint("use a semantic version such as 1.0.0"));
+        }
+    }
+    let host = spec
+        .host
+        .as_ref()
+        .map_or_else(|| DEFAULT_HOST.to_owned(), |h| h.value.clone());
+    let namespace = match &spec.namespace {
+        Some(ns) => {
+            if !valid_namespace(&ns.value) {
+                return Err(at(
+                    &agents_src,
+                    ns,
+                    format!("namespace `{}` is not a reverse-DNS name", ns.value),
+                )
+                .with_hint(
+                    "use letters, digits, dots and hyphens only, e.g. com.example.project",
+                ));
+            }
+            ns.value.clone()
+        }
+        None => default_namespace(&name),
+    };
+    let registry_port = spec
+        .registry_port
+        .as_ref()
+        .map_or(DEFAULT_REGISTRY_PORT, |p| p.value);
+    let health = HealthSettings {
+        probe_timeout: spec
+            .health
+            .as_ref()
+            .and_then(|h| h.probe_timeout)
+            .unwrap_or(HealthSettings::default().probe_timeout),
+        llm_ttl: spec
+            .health
+            .as_ref()
+            .and_then(|h| h.llm_ttl)
+            .unwrap_or(HealthSettings::default().llm_ttl),
+    };
+
+    check_ports(&agents_src, &spec)?;
+    check_dependencies(&agents_src, &spec)?;
+
+    let capabilities_spec = fa
+        .secrets
+        .model_capabilities
+        .or(fa.config.model_capabilities);
+    let defaults = ModelCapabilities::default();
+    let capabilities = capabilities_spec.map_or(defaults, |c| ModelCapabilities {
+        vision: c.vision.unwrap_or(defaults.vision),
+        context_window: c.context_window.unwrap_or(defaults.context_window),
+        max_output_tokens: c.max_output_tokens.unwrap_or(defaults.max_output_tokens),
+    });
+    let default_model = fa.default_model()?;
+    let servers = fa.servers();
+
+    let mut agents = Vec::with_capacity(spec.agents.len());
+    for (key, entry) in &spec.agents {
+        if key.is_empty()
+            || !key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(ConfigError::at(
+                &agents_src,
+                find_key(&agents_src, key),
+                format!("agent name `{key}` has characters a registry name cannot carry"),
+            )
+            .with_hint("use letters, digits, `_` and `-` only"));
+        }
+        let card_path = card_path(dir, &agents_src, key, entry)?;
+        let card_src = SourceFile::read(
+            &card_path,
+            &format!("the card of agent `{key}`"),
+            "",
+        )
+        .map_err(|_| {
+            let span = entry.card.as_ref().or(entry.module.as_ref());
+            let pos = span.and_then(|s| agents_src.position(&s.referenced));
+            ConfigError::at(
+                &agents_src,
+                pos,
+                format!(
+                    "the card of agent `{key}` is missing: {} does not exist",
+                    card_path.display()
+                ),
+            )
+            .with_hint(format!(
+                "create {} (markdown with YAML front matter: name, description, model, servers, request_params; the body is the instruction), or set `card:` to its path",
+                card_path.display()
+            ))
+        })?;
+        watched.push(card_path.clone());
+        let (mut card_src, card) = split_card(card_src)?;
+        let card_spec: CardSpec = card_src.parse(
+            &card.front_matter,
+            "see the AgentCard section of reference-impl/README.md",
+        )?;
+        card_src.line_offset = 0;
+
+        let model = match &card_spec.model {
+            Some(m) => parse_model(&card_src, m, &fa.env_expand(&card_src, m, true)?)?,
+            None => match &default_model {
+                Some(m) => m.clone(),
+                None => {
+                    return Err(ConfigError::at(
+                        &card_src,
+                        Some(Position { line: 1, column: 1 }),
+                        format!("agent `{key}` has no model"),
+                    )
+                    .with_hint(format!(
+                        "set `default_model: openai.<model>` in {FASTAGENT_CONFIG_FILE}, or `model:` in the card"
+                    )));
+                }
+            },
+        };
+        let provider = fa.provider(model.provider)?;
+
+        let mut downstream = Vec::with_capacity(card_spec.servers.len());
+        for s in &card_spec.servers {
+            let Some((server, server_src)) = servers.get(s.value.as_str()) else {
+                let known: Vec<&str> = servers.keys().map(String::as_str).collect();
+                return Err(at(
+                    &card_src,
+                    s,
+                    format!("agent `{key}` uses server `{}`, which is not declared", s.value),
+                )
+                .with_hint(match closest(&s.value, &known) {
+                    Some(c) => format!("did you mean `{c}`? Servers are declared under `mcp.servers` in {FASTAGENT_CONFIG_FILE}"),
+                    None => format!("declare it under `mcp.servers.{}` in {FASTAGENT_CONFIG_FILE} (transport: http, url: …)", s.value),
+                }));
+            };
+            downstream.push(fa.downstream(&s.value, server, server_src)?);
+        }
+
+        let scope_spec = entry
+            .instance_scope
+            .as_ref()
+            .map(|s| (&agents_src, s))
+            .or(card_spec.instance_scope.as_ref().map(|s| (&card_src, s)));
+        let instance_scope = match scope_spec {
+            None => InstanceScope::default(),
+            Some((src, s)) => match s.value.as_str() {
+                "shared" => InstanceScope::Shared,
+                "connection" => InstanceScope::Connection,
+                "request" => InstanceScope::Request,
+                other => {
+                    return Err(at(src, s, format!("unknown instance_scope `{other}`"))
+                        .with_hint("use shared, connection or request"));
+                }
+            },
+        };
+
+        let rp = card_spec.request_params.as_ref();
+        let request_params = RequestParams {
+            temperature: rp.and_then(|r| r.temperature),
+            top_p: rp.and_then(|r| r.top_p),
+            top_k: rp.and_then(|r| r.top_k),
+            max_tokens: rp.and_then(|r| r.max_tokens),
+            max_iterations: rp
+                .and_then(|r| r.max_iterations)
+                .unwrap_or(RequestParams::default().max_iterations),
+        };
+
+        let instruction = if card.body.trim().is_empty() {
+            card_spec.instruction.clone().unwrap_or_default()
+        } else {
+            card.body.trim().to_owned()
+        };
+        let mut allowed_hosts = Vec::new();
+        if !matches!(host.as_str(), "localhost" | "127.0.0.1" | "::1") {
+            allowed_hosts.push(host.clone());
+        }
+
+        let settings = AgentSettings {
+            name: key.clone(),
+            instruction,
+            model,
+            provider,
+            request_params,
+            capabilities,
+            servers: downstream,
+            instance_scope,
+            allowed_hosts,
+            health,
+        };
+        let title = entry
+            .title
+            .clone()
+            .filter(|t| !t.trim().is_empty())
+            .unwrap_or_else(|| python_title(key));
+        let description = entry
+            .description
+            .clone()
+            .or_else(|| card_spec.description.clone())
+            .filter(|d| !d.trim().is_empty())
+            .unwrap_or_else(|| format!("{title} agent served by Pallas"));
+        agents.push(AgentEntry {
+            settings: Arc::new(settings),
+            port: entry.port.value,
+            title: truncate(&title, REGISTRY_TEXT_LIMIT),
+            description: truncate(&description, REGISTRY_TEXT_LIMIT),
+            icons: entry.icons.clone(),
+            depends_on: entry.depends_on.iter().map(|d| d.value.clone()).collect(),
+            card: card_path,
+        });
+    }
+
+    let log_level = fa
+        .secrets
+        .logger
+        .as_ref()
+        .and_then(|l| l.level.clone())
+        .or_else(|| fa.config.logger.as_ref().and_then(|l| l.level.clone()));
+
+    Ok(Deployment {
+        dir: dir.to_path_buf(),
+        agents_file: agents_path,
+        name,
+        version,
+        host,
+        namespace,
+        registry_port,
+        agents,
+        publish_capabilities: capabilities_spec.is_some(),
+        log_level,
+        watched_files: watched,
+    })
+}
+
+fn at<T>(src: &SourceFile, spanned: &Spanned<T>, message: impl Into<String>) -> ConfigError {
+    ConfigError::at(src, src.position(&spanned.referenced), message)
+}
+
+fn read_fast_agent(
+    path: &Path,
+    watched: &mut Vec<PathBuf>,
+) -> Result<(FastAgentSpec, Option<SourceFile>), ConfigError> {
+    watched.push(path.to_path_buf());
+    if !path.is_file() {
+        return Ok((FastAgentSpec::default(), None));
+    }
+    let src = SourceFile::read(
+        path,
+        "fast-agent configuration",
+        "check the file's permissions",
+    )?;
+    let spec = src.parse(
+        &src.text,
+        "see the fastagent.config.yaml reference in reference-impl/README.md",
+    )?;
+    Ok((spec, Some(src)))
+}
+
+/// `fastagent.config.yaml` with `fastagent.secrets.yaml` over it.
+struct Merged<'a> {
+    config: &'a FastAgentSpec,
+    config_src: Option<&'a SourceFile>,
+    secrets: &'a FastAgentSpec,
+    secrets_src: Option<&'a SourceFile>,
+    env: &'a Env,
+}
+
+impl<'a> Merged<'a> {
+    /// Expands `${VAR}` in a value of `src`; unset variables are an error when `required`, and
+    /// `Ok(None)` otherwise.
+    fn expand_opt(
+        &self,
+        src: &SourceFile,
+        value: &Spanned<String>,
+        required: bool,
+    ) -> Result<Option<String>, ConfigError> {
+        match expand(&value.value, self.env) {
+            Ok(v) => Ok(Some(v)),
+            Err(ExpandError::Unset(name)) if !required => {
+                tracing::warn!(
+                    file = %src.path.display(),
+                    line = value.referenced.line(),
+                    variable = %name,
+                    "environment variable is not set; the value is left out"
+                );
+                Ok(None)
+            }
+            Err(ExpandError::Unset(name)) => Err(at(
+                src,
+                value,
+                format!("environment variable `{name}` is not set"),
+            )
+            .with_hint(format!(
+                "set {name} in the environment or in .env, or write `${{{name}:-default}}`"
+            ))),
+            Err(ExpandError::Malformed) => Err(at(src, value, "malformed `${…}` reference")
+                .with_hint("write `${NAME}` or `${NAME:-default}`; `$$` is a literal `$`")),
+        }
+    }
+
+    fn env_expand(
+        &self,
+        src: &SourceFile,
+        value: &Spanned<String>,
+        required: bool,
+    ) -> Result<String, ConfigError> {
+        Ok(self.expand_opt(src, value, required)?.unwrap_or_default())
+    }
+
+    fn default_model(&self) -> Result<Option<ModelRef>, ConfigError> {
+        let pick = self
+            .secrets
+            .default_model
+            .as_ref()
+            .zip(self.secrets_src)
+            .or(self.config.default_model.as_ref().zip(self.config_src));
+        match pick {
+            None => Ok(None),
+            Some((m, src)) => {
+                let text = self.env_expand(src, m, true)?;
+                parse_model(src, m, &text).map(Some)
+            }
+        }
+    }
+
+    /// The merged `mcp.servers` (secrets override config per key; headers merge).
+    fn servers(&self) -> BTreeMap<String, (MergedServer<'a>, &'a SourceFile)> {
+        let mut out: BTreeMap<String, (MergedServer<'a>, &'a SourceFile)> = BTreeMap::new();
+        let layers = [
+            (self.config, self.config_src),
+            (self.secrets, self.secrets_src),
+        ];
+        for (spec, src) in layers {
+            let (Some(mcp), Some(src)) = (spec.mcp.as_ref(), src) else {
+                continue;
+            };
+            for (name, server) in &mcp.servers {
+                let entry = out
+                    .entry(name.clone())
+                    .or_insert_with(|| (MergedServer::default(), src));
+                entry.0.layers.push((server, src));
+                if server.url.is_some() {
+                    entry.1 = src;
+                }
+            }
+        }
+        out
+    }
+
+    fn downstream(
+        &self,
+        name: &str,
+        server: &MergedServer<'_>,
+        src: &SourceFile,
+    ) -> Result<DownstreamSettings, ConfigError> {
+        let mut url = None;
+        let mut transport = None;
+        let mut forward = false;
+        let mut headers: IndexMap<String, (Spanned<String>, &SourceFile)> = IndexMap::new();
+        for (layer, layer_src) in &server.layers {
+            if let Some(u) = &layer.url {
+                url = Some((u, *layer_src));
+            }
+            if let Some(t) = &layer.transport {
+                transport = Some((t, *layer_src));
+            }
+            if let Some(f) = layer.forward_inbound_auth {
+                forward = f;
+            }
+            for (k, v) in &layer.headers {
+                headers.insert(k.clone(), (v.clone(), *layer_src));
+            }
+        }
+        if let Some((t, tsrc)) = transport {
+            if !matches!(
+                t.value.as_str(),
+                "http" | "streamable-http" | "streamable_http"
+            ) {
+                return Err(at(
+                    tsrc,
+                    t,
+                    format!(
+                        "server `{name}` uses transport `{}`, which the reference does not support",
+                        t.value
+                    ),
+                )
+                .with_hint("use `transport: http` with a `url:` (Streamable HTTP)"));
+            }
+        }
+        let Some((u, usrc)) = url else {
+            return Err(ConfigError::at(
+                src,
+                find_key(src, name),
+                format!("server `{name}` has no `url`"),
+            )
+            .with_hint("add `url: http://host:port/mcp` (Streamable HTTP endpoint)"));
+        };
+        let url = self.env_expand(usrc, u, true)?;
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(at(
+                usrc,
+                u,
+                format!("server `{name}` has an invalid url `{url}`"),
+            )
+            .with_hint("use an http:// or https:// URL, e.g. http://localhost:8000/mcp"));
+        }
+        let mut out_headers = Vec::with_capacity(headers.len());
+        for (k, (v, vsrc)) in &headers {
+            if let Some(value) = self.expand_opt(vsrc, v, false)? {
+                out_headers.push((k.clone(), Secret::new(value)));
+            }
+        }
+        Ok(DownstreamSettings {
+            name: name.to_owned(),
+            url,
+            headers: out_headers,
+            forward_inbound_auth: forward,
+        })
+    }
+
+    fn provider(&self, provider: Provider) -> Result<ProviderSettings, ConfigError> {
+        let pick = |spec: &'a FastAgentSpec| match provider {
+            Provider::OpenAi => spec.openai.as_ref(),
+            Provider::Anthropic => spec.anthropic.as_ref(),
+        };
+        let layers = [
+            (pick(self.secrets), self.secrets_src),
+            (pick(self.config), self.config_src),
+        ];
+        let mut base_url = None;
+        let mut api_key = None;
+        for (spec, src) in layers {
+            let (Some(spec), Some(src)) = (spec, src) else {
+                continue;
+            };
+            if base_url.is_none() {
+                if let Some(b) = &spec.base_url {
+                    base_url = self.expand_opt(src, b, false)?;
+                }
+            }
+            if api_key.is_none() {
+                if let Some(k) = &spec.api_key {
+                    api_key = self.expand_opt(src, k, false)?;
+                }
+            }
+        }
+        let (env_url, env_key, default_url) = match provider {
+            Provider::OpenAi => ("OPENAI_BASE_URL", "OPENAI_API_KEY", DEFAULT_OPENAI_BASE_URL),
+            Provider::Anthropic => (
+                "ANTHROPIC_BASE_URL",
+                "ANTHROPIC_API_KEY",
+                DEFAULT_ANTHROPIC_BASE_URL,
+            ),
+        };
+        let base_url = base_url
+            .filter(|u| !u.is_empty())
+            .or_else(|| self.env.get(env_url).map(str::to_owned))
+            .unwrap_or_else(|| default_url.to_owned());
+        let api_key = api_key
+            .filter(|k| !k.is_empty())
+            .or_else(|| self.env.get(env_key).map(str::to_owned));
+        let mut settings = ProviderSettings::new(base_url.trim_end_matches('/'));
+        settings.api_key = api_key.map(Secret::new);
+        Ok(settings)
+    }
+}
+
+#[derive(Default)]
+struct MergedServer<'a> {
+    layers: Vec<(&'a ServerSpec, &'a SourceFile)>,
+}
+
+fn parse_model(
+    src: &SourceFile,
+    spanned: &Spanned<String>,
+    text: &str,
+) -> Result<ModelRef, ConfigError> {
+    let text = text.trim();
+    let (prefix, model) = text.split_once('.').unwrap_or(("", text));
+    // fast-agent accepts query options after the model (`openai.gpt-4.1?reasoning=high`).
+    let model = model.split('?').next().unwrap_or(model);
+    let provider = match prefix {
+        "openai" => Provider::OpenAi,
+        "anthropic" => Provider::Anthropic,
+        _ => {
+            return Err(at(
+                src,
+                spanned,
+                format!("model `{text}` does not name a supported provider"),
+            )
+            .with_hint(
+                "write `openai.<model>` (any OpenAI-compatible server) or `anthropic.<model>`",
+            ));
+        }
+    };
+    if model.is_empty() {
+        return Err(
+            at(src, spanned, format!("model `{text}` has no model name"))
+                .with_hint("write the model after the provider, e.g. openai.gpt-4.1"),
+        );
+    }
+    Ok(ModelRef {
+        provider,
+        model: model.to_owned(),
+    })
+}
+
+fn card_path(
+    dir: &Path,
+    src: &SourceFile,
+    key: &str,
+    entry: &files::AgentEntrySpec,
+) -> Result<PathBuf, ConfigError> {
+    match (&entry.card, &entry.module) {
+        (Some(card), _) => {
+            let p = PathBuf::from(&card.value);
+            Ok(if p.is_absolute() {
+                p
+            } else {
+                src.path.parent().unwrap_or(dir).join(p)
+            })
+        }
+        (None, Some(module)) => {
+            let m = module.value.trim();
+            if m.is_empty()
+                || !m.split('.').all(|part| {
+                    !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_')
+                })
+            {
+                return Err(
+                    at(src, module, format!("`{m}` is not a module path")).with_hint(
+                        "write a dotted module path such as agents.jarvis (→ agents/jarvis.md)",
+                    ),
+                );
+            }
+            let mut p = dir.to_path_buf();
+            for part in m.split('.') {
+                p.push(part);
+            }
+            p.set_extension("md");
+            Ok(p)
+        }
+        (None, None) => Err(ConfigError::at(
+            src,
+            find_key(src, key),
+            format!("agent `{key}` has neither `module` nor `card`"),
+        )
+        .with_hint(format!(
+            "add `module: agents.{key}` (reads agents/{key}.md) or `card: path/to/{key}.md`"
+        ))),
+    }
+}
+
+/// A card split into its YAML front matter and its body.
+struct Card {
+    front_matter: String,
+    body: String,
+}
+
+fn split_card(mut src: SourceFile) -> Result<(SourceFile, Card), ConfigError> {
+    let text = src.text.trim_start_matches('\u{feff}');
+    let mut lines = text.split_inclusive('\n');
+    let first = lines.next().unwrap_or("");
+    if first.trim_end() != "---" {
+        return Err(ConfigError::at(
+            &src,
+            Some(Position { line: 1, column: 1 }),
+            "an AgentCard must open with a `---` line (YAML front matter)",
+        )
+        .with_hint("start the file with ---, the front matter (name, model, servers…), ---, then the instruction"));
+    }
+    let mut front = String::new();
+    let mut closed = false;
+    let mut body = String::new();
+    for line in lines.by_ref() {
+        if line.trim_end() == "---" {
+            closed = true;
+            break;
+        }
+        front.push_str(line);
+    }
+    if !closed {
+        return Err(ConfigError::at(
+            &src,
+            Some(Position { line: 1, column: 1 }),
+            "the card's front matter is not closed",
+        )
+        .with_hint("end the front matter with a `---` line before the instruction"));
+    }
+    for line in lines {
+        body.push_str(line);
+    }
+    src.line_offset = 1;
+    Ok((
+        src,
+        Card {
+            front_matter: front,
+            body,
+        },
+    ))
+}
+
+fn check_ports(src: &SourceFile, spec: &AgentsFileSpec) -> Result<(), ConfigError> {
+    let mut used: HashMap<u16, (String, usize)> = HashMap::new();
+    if let Some(p) = spec.registry_port.as_ref().filter(|p| p.value != 0) {
+        used.insert(
+            p.value,
+            ("the registry".to_owned(), line_of(src, &p.referenced)),
+        );
+    } else if spec.registry_port.is_none() {
+        used.insert(
+            DEFAULT_REGISTRY_PORT,
+            ("the registry (default port)".to_owned(), 0),
+        );
+    }
+    for (name, entry) in &spec.agents {
+        let port = entry.port.value;
+        if port == 0 {
+            continue;
+        }
+        if let Some((other, line)) = used.get(&port) {
+            let where_ = if *line > 0 {
+                format!(" (line {line})")
+            } else {
+                String::new()
+            };
+            return Err(at(
+                src,
+                &entry.port,
+                format!("port {port} of agent `{name}` is already used by {other}{where_}"),
+            )
+            .with_hint("give every agent and the registry its own port (0 picks a free one)"));
+        }
+        used.insert(
+            port,
+            (
+                format!("agent `{name}`"),
+                line_of(src, &entry.port.referenced),
+            ),
+        );
+    }
+    Ok(())
+}
+
+fn line_of(src: &SourceFile, loc: &serde_saphyr::Location) -> usize {
+    src.position(loc).map_or(0, |p| p.line)
+}
+
+fn check_dependencies(src: &SourceFile, spec: &AgentsFileSpec) -> Result<(), ConfigError> {
+    let names: Vec<&str> = spec.agents.keys().map(String::as_str).collect();
+    for (name, entry) in &spec.agents {
+        for dep in &entry.depends_on {
+            if !spec.agents.contains_key(&dep.value) {
+                return Err(at(
+                    src,
+                    dep,
+                    format!(
+                        "agent `{name}` depends on `{}`, which is not an agent",
+                        dep.value
+                    ),
+                )
+                .with_hint(match closest(&dep.value, &names) {
+                    Some(c) => format!("did you mean `{c}`?"),
+                    None => format!("declare `{}` under `agents:` or remove it", dep.value),
+                }));
+            }
+        }
+    }
+    // Depth-first search for a cycle; report it on the edge that closes it.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        Active,
+        Done,
+    }
+    let mut marks: HashMap<&str, Mark> = names.iter().map(|n| (*n, Mark::New)).collect();
+    fn visit<'a>(
+        node: &'a str,
+        spec: &'a AgentsFileSpec,
+        marks: &mut HashMap<&'a str, Mark>,
+        path: &mut Vec<&'a str>,
+    ) -> Option<(&'a str, &'a Spanned<String>, Vec<&'a str>)> {
+        marks.insert(node, Mark::Active);
+        path.push(node);
+        let entry = spec.agents.get(node)?;
+        for dep in &entry.depends_on {
+            match marks.get(dep.value.as_str()).copied() {
+                Some(Mark::Active) => {
+                    let start = path.iter().position(|n| *n == dep.value).unwrap_or(0);
+                    let mut cycle = path[start..].to_vec();
+                    cycle.push(dep.value.as_str());
+                    return Some((node, dep, cycle));
+                }
+                Some(Mark::New) => {
+                    if let Some(found) = visit(dep.value.as_str(), spec, marks, path) {
+                        return Some(found);
+                    }
+                }
+                _ => {}
+            }
+        }
+        path.pop();
+        marks.insert(node, Mark::Done);
+        None
+    }
+    for name in &names {
+        if marks.get(name) == Some(&Mark::New) {
+            let mut path = Vec::new();
+            if let Some((node, dep, cycle)) = visit(name, spec, &mut marks, &mut path) {
+                return Err(at(
+                    src,
+                    dep,
+                    format!(
+                        "dependency cycle in depends_on: {} (agent `{node}` → `{}`)",
+                        cycle.join(" → "),
+                        dep.value
+                    ),
+                )
+                .with_hint(
+                    "remove one of these depends_on entries so the agents can start in order",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The first line declaring `key:` (for keys, which carry no position of their own).
+fn find_key(src: &SourceFile, key: &str) -> Option<Position> {
+    for (i, line) in src.text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        let unquoted = trimmed.strip_prefix(['"', '\'']).map_or(trimmed, |t| t);
+        if let Some(rest) = unquoted.strip_prefix(key) {
+            let rest = rest.trim_start_matches(['"', '\'']);
+            if rest.starts_with(':') {
+                return Some(Position {
+                    line: i + 1,
+                    column: line.len() - trimmed.len() + 1,
+                });
+            }
+        }
+    }
+    None
+}
+
+fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|c| (strsim::jaro_winkler(word, c), *c))
+        .filter(|(s, _)| *s > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+fn valid_namespace(ns: &str) -> bool {
+    !ns.is_empty()
+        && ns.len() <= 150
+        && ns
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+}
+
+/// `local.<project name>`, keeping only the characters a registry namespace allows.
+pub fn default_namespace(project: &str) -> String {
+    let mut slug: String = project
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    slug = slug.trim_matches(['-', '.']).to_owned();
+    if slug.is_empty() {
+        slug = "pallas".to_owned();
+    }
+    format!("local.{slug}")
+}
+
+/// Python's `str.title()`: the first letter of every run of letters upper-case, the rest lower.
+pub fn python_title(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut prev_cased = false;
+    for c in s.chars() {
+        if c.is_alphabetic() {
+            if prev_cased {
+                out.extend(c.to_lowercase());
+            } else {
+                out.extend(c.to_uppercase());
+            }
+            prev_cased = true;
+        } else {
+            out.push(c);
+            prev_cased = false;
+        }
+    }
+    out
+}
+
+fn truncate(s: &str, limit: usize) -> String {
+    if s.chars().count() <= limit {
+        return s.to_owned();
+    }
+    tracing::warn!(
+        limit,
+        "registry text longer than the registry schema allows; truncated"
+    );
+    let mut t: String = s.chars().take(limit - 1).collect();
+    t.push('…');
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_title_matches_str_title() {
+        assert_eq!(python_title("jarvis"), "Jarvis");
+        assert_eq!(python_title("tech_research"), "Tech_Research");
+        assert_eq!(python_title("gpt4all agent"), "Gpt4All Agent");
+    }
+
+    #[test]
+    fn default_namespace_is_valid_for_any_project_name() {
+        assert_eq!(default_namespace("my-project"), "local.my-project");
+        assert_eq!(default_namespace("My Project_1"), "local.my-project-1");
+        assert_eq!(default_namespace("__"), "local.pallas");
+        assert!(valid_namespace(&default_namespace("ünïcode")));
+    }
+
+    #[test]
+    fn long_registry_texts_are_cut_to_the_limit() {
+        let t = truncate(&"x".repeat(150), REGISTRY_TEXT_LIMIT);
+        assert_eq!(t.chars().count(), REGISTRY_TEXT_LIMIT);
+    }
+}

@@ -1,0 +1,133 @@
+//! Environment lookup (process environment first, then `.env`) and `${VAR}` expansion.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::error::ConfigError;
+
+/// The variables configuration values can refer to: the process environment, plus the `.env`
+/// file of the working directory for names the environment does not set (it never overrides).
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    vars: HashMap<String, String>,
+}
+
+impl Env {
+    /// The process environment plus `dir/.env`.
+    pub fn from_process(dir: &Path) -> Result<Self, ConfigError> {
+        Self::with_vars(std::env::vars().collect(), dir)
+    }
+
+    /// `vars` (standing for the process environment) plus `dir/.env`.
+    pub fn with_vars(mut vars: HashMap<String, String>, dir: &Path) -> Result<Self, ConfigError> {
+        let path = dir.join(".env");
+        if path.is_file() {
+            let iter = dotenvy::from_path_iter(&path).map_err(|e| {
+                ConfigError::file(&path, format!("cannot read .env: {e}"))
+                    .with_hint("fix or remove the .env file")
+            })?;
+            for (n, item) in iter.enumerate() {
+                let (key, value) = item.map_err(|e| {
+                    ConfigError::file(&path, format!("invalid .env entry (entry {}): {e}", n + 1))
+                        .with_hint("each line must be NAME=value")
+                })?;
+                vars.entry(key).or_insert(value);
+            }
+        }
+        Ok(Self { vars })
+    }
+
+    /// The value of `name`; empty values count as unset.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.vars
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+}
+
+/// Why a `${VAR}` reference could not be expanded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ExpandError {
+    /// The variable is unset and the reference has no default.
+    Unset(String),
+    /// `${` without a closing `}` or with an invalid name.
+    Malformed,
+}
+
+/// Expands `${VAR}`, `${VAR:-default}` and `${VAR:default}` in `value`. `$$` is a literal `$`.
+pub(crate) fn expand(value: &str, env: &Env) -> Result<String, ExpandError> {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        if let Some(stripped) = after.strip_prefix('$') {
+            out.push('$');
+            rest = stripped;
+            continue;
+        }
+        let Some(body_start) = after.strip_prefix('{') else {
+            out.push('$');
+            rest = after;
+            continue;
+        };
+        let end = body_start.find('}').ok_or(ExpandError::Malformed)?;
+        let body = &body_start[..end];
+        let (name, default) = match body.split_once(":-").or_else(|| body.split_once(':')) {
+            Some((n, d)) => (n, Some(d)),
+            None => (body, None),
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(ExpandError::Malformed);
+        }
+        match (env.get(name), default) {
+            (Some(v), _) => out.push_str(v),
+            (None, Some(d)) => out.push_str(d),
+            (None, None) => return Err(ExpandError::Unset(name.to_owned())),
+        }
+        rest = &body_start[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Env {
+        Env {
+            vars: pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn references_expand_with_defaults_and_escapes() {
+        let e = env(&[("A", "1"), ("EMPTY", "")]);
+        assert_eq!(expand("x${A}y", &e).unwrap(), "x1y");
+        assert_eq!(expand("${B:-dflt}", &e).unwrap(), "dflt");
+        assert_eq!(expand("${B:dflt}", &e).unwrap(), "dflt");
+        assert_eq!(expand("$$A $A", &e).unwrap(), "$A $A");
+        assert_eq!(
+            expand("${EMPTY}", &e),
+            Err(ExpandError::Unset("EMPTY".into()))
+        );
+        assert_eq!(expand("${B}", &e), Err(ExpandError::Unset("B".into())));
+        assert_eq!(expand("${A", &e), Err(ExpandError::Malformed));
+        assert_eq!(expand("${A B}", &e), Err(ExpandError::Malformed));
+    }
+
+    #[test]
+    fn dotenv_fills_only_unset_variables() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".env"), "A=from-file\nB=from-file\n").unwrap();
+        let env =
+            Env::with_vars([("A".to_owned(), "from-env".to_owned())].into(), dir.path()).unwrap();
+        assert_eq!(env.get("A"), Some("from-env"));
+        assert_eq!(env.get("B"), Some("from-file"));
+    }
+}
