@@ -1,0 +1,1 @@
+//! The scripted Daedalus client on the raw wire.

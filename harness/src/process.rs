@@ -1,0 +1,1 @@
+//! Launching an implementation under test.
