@@ -89,6 +89,10 @@ probe header-version-bogus -H "$ACCEPT" -H "$CT" -H "Mcp-Session-Id: $sid" -H 'M
 probe get-sse-stream --max-time 2 -H 'Accept: text/event-stream' -H "Mcp-Session-Id: $sid" -H "MCP-Protocol-Version: $V" "$mcp"
 probe no-session-id -H "$ACCEPT" -H "$CT" -H "MCP-Protocol-Version: $V" "$mcp" -d '{"jsonrpc":"2.0","id":22,"method":"tools/list"}'
 probe unknown-session-id -H "$ACCEPT" -H "$CT" -H 'Mcp-Session-Id: 00000000000000000000000000000000' -H "MCP-Protocol-Version: $V" "$mcp" -d '{"jsonrpc":"2.0","id":23,"method":"tools/list"}'
+# A second session: does it see the first session's history (instance scope)?
+sidb=$(open_session $V)
+probe second-session-call -H "$ACCEPT" -H "$CT" -H "Mcp-Session-Id: $sidb" -H "MCP-Protocol-Version: $V" "$mcp" -d "$(call 25 "$agent" '{"message":"second session"}')"
+[ -z "$sidb" ] || curl -sS --max-time 10 -o /dev/null -X DELETE -H "Mcp-Session-Id: $sidb" "$mcp" || true
 probe delete-session -X DELETE -H "Mcp-Session-Id: $sid" -H "MCP-Protocol-Version: $V" "$mcp"
 probe after-delete "${S[@]}" "$mcp" -d '{"jsonrpc":"2.0","id":24,"method":"tools/list"}'
 probe delete-unknown-session -X DELETE -H 'Mcp-Session-Id: 00000000000000000000000000000000' "$mcp"
@@ -97,4 +101,14 @@ probe delete-unknown-session -X DELETE -H 'Mcp-Session-Id: 000000000000000000000
 sid2=$(open_session 2026-07-28)
 probe session-2026-07-28-call -H "$ACCEPT" -H "$CT" -H "Mcp-Session-Id: $sid2" -H 'MCP-Protocol-Version: 2026-07-28' "$mcp" -d "$(call 30 "$agent" '{"message":"2026 session"}' '{"progressToken":"t2026"}')"
 [ -z "$sid2" ] || curl -sS --max-time 10 -o /dev/null -X DELETE -H "Mcp-Session-Id: $sid2" "$mcp" || true
+# 2026-07-28 (no initialize, no session): lifecycle data travels in every request's _meta.
+M=(-H "$ACCEPT" -H "$CT" -H 'MCP-Protocol-Version: 2026-07-28')
+env='"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"probe","version":"0"}'
+probe modern-no-method-header "${M[@]}" "$mcp" -d "{\"jsonrpc\":\"2.0\",\"id\":40,\"method\":\"tools/list\",\"params\":{\"_meta\":{$env}}}"
+probe modern-discover "${M[@]}" -H 'Mcp-Method: server/discover' "$mcp" -d "{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"server/discover\",\"params\":{\"_meta\":{$env}}}"
+probe modern-tools-list "${M[@]}" -H 'Mcp-Method: tools/list' "$mcp" -d "{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"tools/list\",\"params\":{\"_meta\":{$env}}}"
+probe modern-call-progress "${M[@]}" -H 'Mcp-Method: tools/call' -H "Mcp-Name: $agent" "$mcp" -d "$(call 43 "$agent" '{"message":"modern call"}' "{\"progressToken\":\"m1\",$env}")"
+probe modern-call-unknown-tool "${M[@]}" -H 'Mcp-Method: tools/call' -H 'Mcp-Name: no_such_tool' "$mcp" -d "$(call 44 no_such_tool '{"message":"x"}' "{$env}")"
+probe modern-get -H 'Accept: text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' "$mcp"
+probe modern-delete -X DELETE -H 'MCP-Protocol-Version: 2026-07-28' "$mcp"
 echo "$n probes written to $out"
