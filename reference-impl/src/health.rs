@@ -1,1 +1,341 @@
 //! `get_health`: downstream probes and the active provider status.
+//!
+//! Every downstream server is probed in parallel with a raw `initialize` POST (configured headers,
+//! `Accept: application/json, text/event-stream`), then a `DELETE` of the session it returned; a
+//! server that refuses `initialize` but answers a 2026-07-28 `server/discover` is reachable too.
+//! The active provider's status comes from the shared [`LlmStatusCell`], re-probed when stale.
+//! The LLM itself is never called and no progress is ever sent.
+
+use std::time::{Duration, Instant};
+
+use futures::future::join_all;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::llm::{LlmStatusCell, ProviderStatus};
+use crate::metrics::Metrics;
+use crate::settings::{AgentSettings, DownstreamSettings};
+
+/// Aggregate health.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HealthStatus {
+    /// Everything reachable.
+    Ok,
+    /// Serving, with problems.
+    Degraded,
+    /// Cannot process requests.
+    Error,
+}
+
+impl HealthStatus {
+    /// `ok`, `degraded`, `error`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HealthStatus::Ok => "ok",
+            HealthStatus::Degraded => "degraded",
+            HealthStatus::Error => "error",
+        }
+    }
+}
+
+/// The JSON object `get_health` answers (seed 000 §2).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HealthReport {
+    /// `ok`, `degraded` or `error`.
+    pub status: HealthStatus,
+    /// When the check ran (RFC 3339, UTC, seconds).
+    pub timestamp: String,
+    /// What is wrong; absent when ok.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// The result of probing one downstream server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeResult {
+    /// Server key.
+    pub server: String,
+    /// `None` when reachable; otherwise why not.
+    pub problem: Option<String>,
+}
+
+const ACCEPT: &str = "application/json, text/event-stream";
+
+/// Probes one downstream server; `Err` says why it is unreachable. Never carries an inbound
+/// bearer: only the server's configured headers.
+pub async fn probe(
+    http: &reqwest::Client,
+    server: &DownstreamSettings,
+    timeout: Duration,
+) -> Result<(), String> {
+    let deadline = Instant::now() + timeout;
+    match tokio::time::timeout(timeout, probe_inner(http, server, deadline)).await {
+        Ok(result) => result,
+        Err(_) => Err(format!(
+            "no answer within {}",
+            humantime::format_duration(timeout)
+        )),
+    }
+}
+
+fn with_headers(
+    mut request: reqwest::RequestBuilder,
+    server: &DownstreamSettings,
+) -> reqwest::RequestBuilder {
+    for (name, value) in &server.headers {
+        request = request.header(name.as_str(), value.expose());
+    }
+    request
+}
+
+async fn probe_inner(
+    http: &reqwest::Client,
+    server: &DownstreamSettings,
+    deadline: Instant,
+) -> Result<(), String> {
+    let initialize = json!({
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "pallas-health", "version": env!("CARGO_PKG_VERSION")},
+        },
+    });
+    let response = with_headers(http.post(&server.url), server)
+        .header(http::header::ACCEPT, ACCEPT)
+        .json(&initialize)
+        .send()
+        .await
+        .map_err(|error| describe(&error))?;
+    let status = response.status();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let reply = if status.is_success() {
+        read_reply(response).await
+    } else {
+        None
+    };
+    if let Some(session) = session {
+        // Tear the probe's session down whatever the reply said.
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let delete = with_headers(http.delete(&server.url), server)
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .timeout(remaining.max(Duration::from_millis(1)))
+            .send()
+            .await;
+        if let Err(error) = delete {
+            tracing::debug!(target: "pallas::health", server = %server.name, error = %describe(&error), "probe DELETE failed");
+        }
+    }
+    match reply {
+        Some(reply) if reply.get("result").is_some() => return Ok(()),
+        _ if status.is_server_error() => return Err(format!("HTTP {}", status.as_u16())),
+        _ if status == reqwest::StatusCode::UNAUTHORIZED
+            || status == reqwest::StatusCode::FORBIDDEN =>
+        {
+            return Err(format!(
+                "HTTP {} (check the configured headers)",
+                status.as_u16()
+            ));
+        }
+        _ => {}
+    }
+    // No session era: a 2026-07-28 server answers `server/discover`.
+    let discover = json!({
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "server/discover",
+        "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "pallas-health", "version": env!("CARGO_PKG_VERSION")},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }},
+    });
+    let response = with_headers(http.post(&server.url), server)
+        .header(http::header::ACCEPT, ACCEPT)
+        .header("mcp-protocol-version", "2026-07-28")
+        .json(&discover)
+        .send()
+        .await
+        .map_err(|error| describe(&error))?;
+    let modern_status = response.status();
+    if modern_status.is_success()
+        && read_reply(response)
+            .await
+            .is_some_and(|reply| reply.get("result").is_some())
+    {
+        return Ok(());
+    }
+    Err(format!(
+        "initialize answered HTTP {}, server/discover HTTP {}",
+        status.as_u16(),
+        modern_status.as_u16()
+    ))
+}
+
+/// Reads a JSON-RPC reply from a JSON body or from an SSE stream (first `data:` event that is a
+/// response), stopping as soon as it is found.
+async fn read_reply(mut response: reqwest::Response) -> Option<Value> {
+    let is_sse = response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("text/event-stream"));
+    let mut buffer = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        buffer.extend_from_slice(&chunk);
+        if is_sse && let Some(reply) = sse_reply(&buffer) {
+            return Some(reply);
+        }
+        if buffer.len() > 1 << 20 {
+            return None;
+        }
+    }
+    if is_sse {
+        sse_reply(&buffer)
+    } else {
+        serde_json::from_slice(&buffer).ok()
+    }
+}
+
+fn sse_reply(buffer: &[u8]) -> Option<Value> {
+    let text = std::str::from_utf8(buffer).ok()?;
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        .find(|value| value.get("result").is_some() || value.get("error").is_some())
+}
+
+fn describe(error: &reqwest::Error) -> String {
+    if error.is_timeout() {
+        "timed out".to_owned()
+    } else if error.is_connect() {
+        "connection refused or failed".to_owned()
+    } else {
+        "request failed".to_owned()
+    }
+}
+
+/// Runs the whole check for one agent: probes in parallel, the provider status (re-probed when
+/// older than the TTL), metrics gauges updated. `serving` is false when the agent cannot process
+/// requests (e.g. shutting down).
+pub async fn check(
+    settings: &AgentSettings,
+    http: &reqwest::Client,
+    llm: &LlmStatusCell,
+    metrics: &Metrics,
+    serving: bool,
+) -> HealthReport {
+    let timeout = settings.health.probe_timeout;
+    let probes = join_all(settings.servers.iter().map(|server| async move {
+        ProbeResult {
+            server: server.name.clone(),
+            problem: probe(http, server, timeout).await.err(),
+        }
+    }));
+    let provider = llm.current(
+        &settings.provider,
+        &settings.model,
+        http,
+        settings.health.llm_ttl,
+        timeout,
+    );
+    let (probes, (provider_status, reprobed)) = tokio::join!(probes, provider);
+    for probe in &probes {
+        metrics.set_downstream_up(&settings.name, &probe.server, probe.problem.is_none());
+        if let Some(problem) = &probe.problem {
+            tracing::info!(target: "pallas::health", agent = %settings.name, server = %probe.server, %problem, "downstream unreachable");
+        }
+    }
+    if reprobed {
+        metrics.set_llm_provider_up(provider_status.provider.as_str(), provider_status.is_ok());
+    }
+    let report = summarize(&probes, &provider_status, serving);
+    metrics.set_agent_health(&settings.name, report.status.as_str());
+    report
+}
+
+/// Turns probe results and the provider status into the seed's report.
+pub fn summarize(probes: &[ProbeResult], provider: &ProviderStatus, serving: bool) -> HealthReport {
+    let timestamp = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    if !serving {
+        return HealthReport {
+            status: HealthStatus::Error,
+            timestamp,
+            message: Some("agent is shutting down and cannot process requests".to_owned()),
+        };
+    }
+    let unreachable: Vec<&str> = probes
+        .iter()
+        .filter(|probe| probe.problem.is_some())
+        .map(|probe| probe.server.as_str())
+        .collect();
+    let mut parts = Vec::new();
+    if !unreachable.is_empty() {
+        parts.push(format!("Unreachable: {}", unreachable.join(", ")));
+    }
+    if let Some(problem) = provider.describe() {
+        parts.push(format!("LLM: {problem}"));
+    }
+    if parts.is_empty() {
+        HealthReport {
+            status: HealthStatus::Ok,
+            timestamp,
+            message: None,
+        }
+    } else {
+        HealthReport {
+            status: HealthStatus::Degraded,
+            timestamp,
+            message: Some(parts.join("; ")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::Provider;
+
+    #[test]
+    fn degraded_message_has_the_seed_form() {
+        let probes = [
+            ProbeResult {
+                server: "argos".into(),
+                problem: None,
+            },
+            ProbeResult {
+                server: "neo4j_cypher".into(),
+                problem: Some("refused".into()),
+            },
+        ];
+        let provider = ProviderStatus {
+            provider: Provider::OpenAi,
+            model: "bad-model".into(),
+            problem: Some("model 'bad-model' not found".into()),
+        };
+        let report = summarize(&probes, &provider, true);
+        assert_eq!(report.status, HealthStatus::Degraded);
+        assert_eq!(
+            report.message.as_deref(),
+            Some("Unreachable: neo4j_cypher; LLM: openai: model 'bad-model' not found")
+        );
+        let healthy = ProviderStatus {
+            problem: None,
+            ..provider
+        };
+        let report = summarize(&probes[..1], &healthy, true);
+        assert_eq!(report.status, HealthStatus::Ok);
+        let json = serde_json::to_value(&report).unwrap();
+        assert!(json.get("message").is_none());
+        assert!(json["timestamp"].as_str().unwrap().ends_with('Z'));
+        assert_eq!(summarize(&[], &healthy, false).status, HealthStatus::Error);
+    }
+}

@@ -1,1 +1,183 @@
 //! Progress notifications for one `tools/call`.
+//!
+//! One [`Progress`] per request. It sends nothing when the request carried no
+//! `_meta.progressToken`; otherwise every notification echoes that token unchanged, takes the
+//! next value of one strictly increasing counter (sends are serialized so the wire order is the
+//! counter order), and a finished sub-task carries `total` equal to its `progress`. After
+//! [`Progress::close`] nothing more is sent. Sending is best-effort: a failed send is logged and
+//! the loop goes on.
+
+use std::time::Duration;
+
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
+use rmcp::{Peer, RoleServer};
+
+/// How long one notification send may block the loop.
+const SEND_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Where notifications go (a seam so tests and defects can observe or alter sending).
+pub trait ProgressSink: Send + Sync + 'static {
+    /// Sends one notification.
+    fn send(
+        &self,
+        param: ProgressNotificationParam,
+    ) -> futures::future::BoxFuture<'_, Result<(), String>>;
+}
+
+impl ProgressSink for Peer<RoleServer> {
+    fn send(
+        &self,
+        param: ProgressNotificationParam,
+    ) -> futures::future::BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move {
+            self.notify_progress(param)
+                .await
+                .map_err(|error| error.to_string())
+        })
+    }
+}
+
+struct State {
+    next: u64,
+    closed: bool,
+}
+
+/// The progress reporter of one request.
+pub struct Progress {
+    target: Option<(ProgressToken, Box<dyn ProgressSink>)>,
+    state: tokio::sync::Mutex<State>,
+}
+
+impl Progress {
+    /// A reporter that sends nothing (no token).
+    pub fn disabled() -> Self {
+        Self {
+            target: None,
+            state: tokio::sync::Mutex::new(State {
+                next: 0,
+                closed: true,
+            }),
+        }
+    }
+
+    /// A reporter for `token`, sending through `sink`; disabled without a token.
+    pub fn new(token: Option<ProgressToken>, sink: impl ProgressSink) -> Self {
+        match token {
+            None => Self::disabled(),
+            Some(token) => Self {
+                target: Some((token, Box::new(sink))),
+                state: tokio::sync::Mutex::new(State {
+                    next: 0,
+                    closed: false,
+                }),
+            },
+        }
+    }
+
+    /// Whether notifications are sent at all.
+    pub fn is_enabled(&self) -> bool {
+        self.target.is_some()
+    }
+
+    /// A step of the running loop: `total` absent.
+    pub async fn step(&self, message: String) {
+        self.emit(message, false).await;
+    }
+
+    /// A finished sub-task: `total` equal to `progress`.
+    pub async fn finished(&self, message: String) {
+        self.emit(message, true).await;
+    }
+
+    /// Stops all further notifications (call before the result is returned).
+    pub async fn close(&self) {
+        self.state.lock().await.closed = true;
+    }
+
+    async fn emit(&self, message: String, finished: bool) {
+        let Some((token, sink)) = &self.target else {
+            return;
+        };
+        let mut state = self.state.lock().await;
+        if state.closed {
+            return;
+        }
+        let progress = state.next as f64;
+        state.next += 1;
+        let mut param =
+            ProgressNotificationParam::new(token.clone(), progress).with_message(message);
+        if finished {
+            param = param.with_total(progress);
+        }
+        match tokio::time::timeout(SEND_TIMEOUT, sink.send(param)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                tracing::debug!(target: "pallas::progress", %error, "progress notification not sent");
+            }
+            Err(_) => {
+                tracing::debug!(target: "pallas::progress", "progress notification send timed out");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use rmcp::model::NumberOrString;
+
+    use super::*;
+
+    #[derive(Clone, Default)]
+    struct Recorder(Arc<Mutex<Vec<ProgressNotificationParam>>>, bool);
+
+    impl ProgressSink for Recorder {
+        fn send(
+            &self,
+            param: ProgressNotificationParam,
+        ) -> futures::future::BoxFuture<'_, Result<(), String>> {
+            let fail = self.1;
+            self.0.lock().unwrap().push(param);
+            Box::pin(async move {
+                if fail {
+                    Err("closed".to_owned())
+                } else {
+                    Ok(())
+                }
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn notifications_increase_strictly_and_completions_carry_total_equal_progress() {
+        let recorder = Recorder::default();
+        let token = ProgressToken(NumberOrString::Number(7));
+        let progress = Progress::new(Some(token.clone()), recorder.clone());
+        progress.step("a step 1 (llm)".into()).await;
+        progress.step("s/t: started".into()).await;
+        progress.finished("s/t: completed".into()).await;
+        progress.close().await;
+        progress.step("after".into()).await;
+        let sent = recorder.0.lock().unwrap().clone();
+        assert_eq!(sent.len(), 3);
+        assert!(sent.iter().all(|param| param.progress_token == token));
+        assert!(sent.windows(2).all(|w| w[1].progress > w[0].progress));
+        assert_eq!(sent[0].total, None);
+        assert_eq!(sent[2].total, Some(sent[2].progress));
+    }
+
+    #[tokio::test]
+    async fn nothing_is_sent_without_a_token_and_failed_sends_do_not_stop_later_ones() {
+        let recorder = Recorder::default();
+        let progress = Progress::new(None, recorder.clone());
+        progress.step("x".into()).await;
+        assert!(recorder.0.lock().unwrap().is_empty());
+        let failing = Recorder(Arc::default(), true);
+        let token = ProgressToken(NumberOrString::String("t".into()));
+        let progress = Progress::new(Some(token), failing.clone());
+        progress.step("one".into()).await;
+        progress.step("two".into()).await;
+        assert_eq!(failing.0.lock().unwrap().len(), 2);
+    }
+}

@@ -1,1 +1,343 @@
 //! The MCP server of one agent: `send_message`, `get_health`, the `{agent}_history` prompt.
+//!
+//! [`router`] mounts an rmcp Streamable HTTP service at `/mcp`: MCP 2025-11-25 with sessions,
+//! and 2026-07-28 requests answered statelessly as rmcp does. The configured `host` is allowed
+//! in rmcp's Host check besides loopback.
+
+pub mod run;
+pub mod tools;
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListToolsResult,
+    PaginatedRequestParams, PromptMessage, Role, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use tokio_util::sync::CancellationToken;
+
+use crate::downstream::Downstream;
+use crate::health;
+use crate::llm::{ChatMessage, LlmStatusCell, Part};
+use crate::metrics::Metrics;
+use crate::progress::Progress;
+use crate::settings::{AgentSettings, InstanceScope, Secret};
+
+/// What an agent server shares with the rest of the process.
+#[derive(Clone)]
+pub struct AgentDeps {
+    /// Process-wide metrics.
+    pub metrics: Metrics,
+    /// Status of the agent's active provider (shared by every agent of that provider).
+    pub llm_status: LlmStatusCell,
+    /// HTTP client for providers and health probes.
+    pub http: reqwest::Client,
+}
+
+/// A conversation history shared by the requests of one scope.
+type History = Arc<Mutex<Vec<ChatMessage>>>;
+
+/// Everything one agent server runs with, shared by all its sessions.
+pub struct AgentCore {
+    /// Settings.
+    pub settings: Arc<AgentSettings>,
+    /// Shared dependencies.
+    pub deps: AgentDeps,
+    /// Downstream clients, in the card's order.
+    pub downstreams: Vec<Arc<Downstream>>,
+    shared_history: History,
+    shutdown: CancellationToken,
+}
+
+/// The handler of one MCP session (or one stateless request).
+#[derive(Clone)]
+struct AgentServer {
+    core: Arc<AgentCore>,
+    history: Option<History>,
+}
+
+/// The axum router of one agent: the MCP endpoint at `/mcp`. Cancelling `shutdown` ends open
+/// streams, cancels in-flight loops and closes the downstream sessions.
+pub fn router(
+    settings: Arc<AgentSettings>,
+    deps: AgentDeps,
+    shutdown: CancellationToken,
+) -> axum::Router {
+    let downstreams = settings
+        .servers
+        .iter()
+        .map(|server| Arc::new(Downstream::new(server.clone(), deps.http.clone())))
+        .collect::<Vec<_>>();
+    let core = Arc::new(AgentCore {
+        settings: settings.clone(),
+        deps,
+        downstreams,
+        shared_history: Arc::default(),
+        shutdown: shutdown.clone(),
+    });
+    {
+        let core = core.clone();
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            shutdown.cancelled().await;
+            futures::future::join_all(core.downstreams.iter().map(|d| d.close())).await;
+        });
+    }
+    let mut allowed_hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+    allowed_hosts.extend(settings.allowed_hosts.iter().cloned());
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(allowed_hosts)
+        .with_cancellation_token(shutdown.child_token());
+    let factory_core = core.clone();
+    let service = StreamableHttpService::new(
+        move || {
+            let history = match factory_core.settings.instance_scope {
+                InstanceScope::Shared => Some(factory_core.shared_history.clone()),
+                InstanceScope::Connection => Some(History::default()),
+                InstanceScope::Request => None,
+            };
+            Ok(AgentServer {
+                core: factory_core.clone(),
+                history,
+            })
+        },
+        LocalSessionManager::default().into(),
+        config,
+    );
+    axum::Router::new().nest_service("/mcp", service)
+}
+
+/// The bearer token of `Authorization: Bearer …` on the HTTP request behind `ctx`.
+fn inbound_bearer(ctx: &RequestContext<RoleServer>) -> Option<Secret> {
+    let parts = ctx.extensions.get::<http::request::Parts>()?;
+    let value = parts
+        .headers
+        .get(http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then(|| Secret::new(token))
+}
+
+fn text_result(text: String, is_error: bool) -> CallToolResult {
+    if is_error {
+        CallToolResult::error(vec![ContentBlock::text(text)])
+    } else {
+        CallToolResult::success(vec![ContentBlock::text(text)])
+    }
+}
+
+impl AgentServer {
+    async fn send_message(
+        &self,
+        request: &CallToolRequestParams,
+        ctx: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let started = Instant::now();
+        let settings = &self.core.settings;
+        let result = self.send_message_inner(request, ctx).await;
+        let ok = result.is_error != Some(true);
+        self.core
+            .deps
+            .metrics
+            .observe_send_message(&settings.name, ok, started.elapsed());
+        result
+    }
+
+    async fn send_message_inner(
+        &self,
+        request: &CallToolRequestParams,
+        ctx: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let settings = &self.core.settings;
+        let args = match tools::parse_send_message(request.arguments.as_ref()) {
+            Ok(args) => args,
+            Err(message) => return text_result(message, true),
+        };
+        if !args.images.is_empty() && !settings.capabilities.vision {
+            return text_result(
+                format!(
+                    "This agent's model ({}) does not accept images: model_capabilities.vision is false. \
+                     Send the message without images, or configure a vision model.",
+                    settings.model
+                ),
+                true,
+            );
+        }
+        let progress = Progress::new(ctx.meta.get_progress_token(), ctx.peer.clone());
+        let cancel = ctx.ct.child_token();
+        let shutdown_guard = {
+            let cancel = cancel.clone();
+            let shutdown = self.core.shutdown.clone();
+            tokio::spawn(async move {
+                shutdown.cancelled().await;
+                cancel.cancel();
+            })
+        };
+        let mut user_parts = vec![Part::Text(args.message)];
+        user_parts.extend(args.images);
+        let user = ChatMessage::User(user_parts);
+        let mut messages = match &self.history {
+            Some(history) => history.lock().map(|h| h.clone()).unwrap_or_default(),
+            None => Vec::new(),
+        };
+        messages.push(user.clone());
+        let outcome = run::run(
+            &self.core,
+            run::LoopRequest {
+                messages,
+                bearer: inbound_bearer(ctx),
+                progress: &progress,
+                cancel: &cancel,
+            },
+        )
+        .await;
+        progress.close().await;
+        shutdown_guard.abort();
+        match outcome.result {
+            Ok(text) => {
+                if let Some(history) = &self.history
+                    && let Ok(mut history) = history.lock()
+                {
+                    history.push(user);
+                    history.extend(outcome.added);
+                }
+                text_result(text, false)
+            }
+            Err(error) => text_result(error.to_string(), true),
+        }
+    }
+
+    fn history_messages(&self) -> Vec<PromptMessage> {
+        let Some(history) = &self.history else {
+            return Vec::new();
+        };
+        let history = history.lock().map(|h| h.clone()).unwrap_or_default();
+        let mut messages = Vec::new();
+        for message in history {
+            match message {
+                ChatMessage::User(parts) => {
+                    for part in parts {
+                        messages.push(match part {
+                            Part::Text(text) => PromptMessage::new_text(Role::User, text),
+                            Part::Image { data, mime_type } => {
+                                PromptMessage::new(Role::User, ContentBlock::image(data, mime_type))
+                            }
+                        });
+                    }
+                }
+                ChatMessage::Assistant {
+                    text: Some(text), ..
+                } if !text.is_empty() => {
+                    messages.push(PromptMessage::new_text(Role::Assistant, text));
+                }
+                _ => {}
+            }
+        }
+        messages
+    }
+}
+
+impl ServerHandler for AgentServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = if self.core.settings.instance_scope == InstanceScope::Request {
+            ServerCapabilities::builder().enable_tools().build()
+        } else {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .build()
+        };
+        ServerConfig::new(capabilities).with_server_info(Implementation::new(
+            self.core.settings.name.clone(),
+            env!("CARGO_PKG_VERSION"),
+        ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(vec![
+            tools::send_message_tool(&self.core.settings.name),
+            tools::get_health_tool(),
+        ]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        match request.name.as_ref() {
+            tools::SEND_MESSAGE => Ok(self.send_message(&request, &ctx).await.into()),
+            tools::GET_HEALTH => {
+                if request
+                    .arguments
+                    .as_ref()
+                    .is_some_and(|args| !args.is_empty())
+                {
+                    return Ok(text_result(
+                        "invalid arguments: get_health takes no arguments".to_owned(),
+                        true,
+                    )
+                    .into());
+                }
+                let report = health::check(
+                    &self.core.settings,
+                    &self.core.deps.http,
+                    &self.core.deps.llm_status,
+                    &self.core.deps.metrics,
+                    !self.core.shutdown.is_cancelled(),
+                )
+                .await;
+                let text = serde_json::to_string(&report).unwrap_or_default();
+                Ok(text_result(text, false).into())
+            }
+            other => Err(McpError::invalid_params(
+                format!("tool not found: {other}"),
+                None,
+            )),
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let prompts = match self.history {
+            Some(_) => vec![tools::history_prompt(&self.core.settings.name)],
+            None => Vec::new(),
+        };
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        if self.history.is_none()
+            || request.name != tools::history_prompt_name(&self.core.settings.name)
+        {
+            return Err(McpError::invalid_params(
+                format!("prompt not found: {}", request.name),
+                None,
+            ));
+        }
+        Ok(GetPromptResult::new(self.history_messages())
+            .with_description(format!(
+                "Conversation history of the {} agent",
+                self.core.settings.name
+            ))
+            .into())
+    }
+}

@@ -1,1 +1,508 @@
 //! Clients of the downstream MCP servers an agent uses as tools.
+//!
+//! One rmcp client session per downstream server per agent, opened on first use and reused by
+//! every request. The inbound bearer of a `send_message` never enters that shared session: it
+//! rides as a value on each `tools/call` request ([`ForwardedBearer`] in the request's
+//! extensions) and [`BearerAwareClient`] turns it into an `Authorization` header on that one HTTP
+//! request. A request without a bearer therefore sends none, whatever ran before it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::stream::BoxStream;
+use http::{HeaderName, HeaderValue};
+use rmcp::RoleClient;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
+    ClientJsonRpcMessage, ClientRequest, GetExtensions, Implementation, JsonObject, JsonRpcMessage,
+    ProtocolVersion, ServerResult, Tool,
+};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, PeerRequestOptions, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpPostResponse,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::settings::{DownstreamSettings, Secret};
+
+/// How long opening a downstream session may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one downstream tool call may take (sub-agents can run for minutes).
+pub const TOOL_CALL_TIMEOUT: Duration = Duration::from_secs(600);
+/// Concurrent POSTs one downstream session may have in flight.
+const MAX_CONCURRENT_POSTS: usize = 1024;
+
+/// The inbound bearer token of one `send_message`, carried in the extensions of each outbound
+/// `tools/call` it causes. Never serialized: rmcp skips extensions on the wire.
+#[derive(Clone)]
+pub struct ForwardedBearer(pub Secret);
+
+/// The bearer (token without `Bearer `) one outbound call to `server` carries, given the inbound
+/// request's bearer: only for servers marked `forward_inbound_auth`, and never over an explicit
+/// configured `Authorization` header.
+pub fn outbound_bearer(server: &DownstreamSettings, inbound: Option<&Secret>) -> Option<Secret> {
+    if server.forward_inbound_auth && !server.has_configured_authorization() {
+        inbound.cloned()
+    } else {
+        None
+    }
+}
+
+/// A failure talking to a downstream server.
+#[derive(Debug, thiserror::Error)]
+pub enum DownstreamError {
+    /// A configured header is not a valid HTTP header.
+    #[error("server '{server}': header '{header}' is not a valid HTTP header")]
+    InvalidHeader {
+        /// Server key.
+        server: String,
+        /// Header name (value never shown).
+        header: String,
+    },
+    /// The session could not be opened.
+    #[error("server '{server}' unreachable: {reason}")]
+    Connect {
+        /// Server key.
+        server: String,
+        /// What happened.
+        reason: String,
+    },
+    /// A request failed.
+    #[error("server '{server}': {operation} failed: {reason}")]
+    Request {
+        /// Server key.
+        server: String,
+        /// `tools/list`, `tools/call`.
+        operation: &'static str,
+        /// What happened.
+        reason: String,
+    },
+    /// The call was cancelled by the client.
+    #[error("server '{server}': call cancelled")]
+    Cancelled {
+        /// Server key.
+        server: String,
+    },
+}
+
+/// An rmcp HTTP client that adds the per-request [`ForwardedBearer`] of a message, if any, as
+/// `Authorization: Bearer …` on the HTTP request carrying that message, and nowhere else.
+#[derive(Clone)]
+pub struct BearerAwareClient {
+    inner: reqwest::Client,
+}
+
+impl BearerAwareClient {
+    /// Wraps a reqwest client.
+    pub fn new(inner: reqwest::Client) -> Self {
+        Self { inner }
+    }
+}
+
+/// The forwarded bearer a message carries, if it is a request with one.
+fn message_bearer(message: &ClientJsonRpcMessage) -> Option<&Secret> {
+    match message {
+        JsonRpcMessage::Request(request) => request
+            .request
+            .extensions()
+            .get::<ForwardedBearer>()
+            .map(|bearer| &bearer.0),
+        _ => None,
+    }
+}
+
+impl StreamableHttpClient for BearerAwareClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        self.post_message_with_max_sse_event_size(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            usize::MAX,
+        )
+        .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        mut custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        if let Some(bearer) = message_bearer(&message)
+            && !custom_headers.contains_key(&http::header::AUTHORIZATION)
+            && let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", bearer.expose()))
+        {
+            value.set_sensitive(true);
+            custom_headers.insert(http::header::AUTHORIZATION, value);
+        }
+        self.inner
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
+        self.inner
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<
+        BoxStream<'static, Result<sse_stream::Sse, SseError>>,
+        StreamableHttpError<Self::Error>,
+    > {
+        self.inner
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<
+        BoxStream<'static, Result<sse_stream::Sse, SseError>>,
+        StreamableHttpError<Self::Error>,
+    > {
+        self.inner
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+}
+
+/// The configured headers of a server as HTTP headers (values marked sensitive).
+pub fn configured_headers(
+    server: &DownstreamSettings,
+) -> Result<HashMap<HeaderName, HeaderValue>, DownstreamError> {
+    let mut headers = HashMap::with_capacity(server.headers.len());
+    for (name, value) in &server.headers {
+        let invalid = || DownstreamError::InvalidHeader {
+            server: server.name.clone(),
+            header: name.clone(),
+        };
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
+        let mut value = HeaderValue::from_str(value.expose()).map_err(|_| invalid())?;
+        value.set_sensitive(true);
+        headers.insert(name, value);
+    }
+    Ok(headers)
+}
+
+/// An open session with a downstream server and the tools it listed.
+struct Session {
+    service: RunningService<RoleClient, ClientConfig>,
+    tools: Arc<Vec<Tool>>,
+}
+
+/// One downstream server of one agent: a lazily opened, shared rmcp session.
+pub struct Downstream {
+    settings: DownstreamSettings,
+    http: reqwest::Client,
+    session: tokio::sync::Mutex<Option<Arc<Session>>>,
+}
+
+/// The outcome of one downstream tool call.
+pub struct CallOutcome {
+    /// The result, or why there is none.
+    pub result: Result<CallToolResult, DownstreamError>,
+    /// How long the call took.
+    pub elapsed: Duration,
+}
+
+impl Downstream {
+    /// A client for `settings`; nothing is opened until first use.
+    pub fn new(settings: DownstreamSettings, http: reqwest::Client) -> Self {
+        Self {
+            settings,
+            http,
+            session: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// The server's settings.
+    pub fn settings(&self) -> &DownstreamSettings {
+        &self.settings
+    }
+
+    /// The server key.
+    pub fn name(&self) -> &str {
+        &self.settings.name
+    }
+
+    async fn session(&self) -> Result<Arc<Session>, DownstreamError> {
+        let mut slot = self.session.lock().await;
+        if let Some(session) = slot.as_ref()
+            && !session.service.is_closed()
+        {
+            return Ok(session.clone());
+        }
+        let session = Arc::new(self.open().await?);
+        *slot = Some(session.clone());
+        Ok(session)
+    }
+
+    async fn open(&self) -> Result<Session, DownstreamError> {
+        let headers = configured_headers(&self.settings)?;
+        let connect_error = |reason: String| DownstreamError::Connect {
+            server: self.settings.name.clone(),
+            reason,
+        };
+        let mut last_error = String::new();
+        // Sessions (2025-11-25) first; a server that speaks only 2026-07-28 gets `server/discover`.
+        for lifecycle in [
+            ClientLifecycleMode::Initialize,
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        ] {
+            let config = StreamableHttpClientTransportConfig::with_uri(self.settings.url.as_str())
+                .custom_headers(headers.clone())
+                .max_concurrent_requests(MAX_CONCURRENT_POSTS)
+                .reinit_on_expired_session(true);
+            let transport = StreamableHttpClientTransport::with_client(
+                BearerAwareClient::new(self.http.clone()),
+                config,
+            );
+            let info = ClientConfig::new(
+                ClientCapabilities::default(),
+                Implementation::new("pallas-reference", env!("CARGO_PKG_VERSION")),
+            )
+            .with_protocol_version(ProtocolVersion::V_2025_11_25);
+            let started = tokio::time::timeout(
+                CONNECT_TIMEOUT,
+                info.serve_with_lifecycle(transport, lifecycle),
+            )
+            .await;
+            let service = match started {
+                Ok(Ok(service)) => service,
+                Ok(Err(error)) => {
+                    last_error = error.to_string();
+                    continue;
+                }
+                Err(_) => {
+                    return Err(connect_error(format!(
+                        "no answer within {}",
+                        humantime::format_duration(CONNECT_TIMEOUT)
+                    )));
+                }
+            };
+            let tools = tokio::time::timeout(CONNECT_TIMEOUT, service.peer().list_all_tools())
+                .await
+                .map_err(|_| DownstreamError::Request {
+                    server: self.settings.name.clone(),
+                    operation: "tools/list",
+                    reason: "timed out".to_owned(),
+                })?
+                .map_err(|error| DownstreamError::Request {
+                    server: self.settings.name.clone(),
+                    operation: "tools/list",
+                    reason: error.to_string(),
+                })?;
+            tracing::debug!(
+                target: "pallas::downstream",
+                server = %self.settings.name, tools = tools.len(),
+                "downstream session opened"
+            );
+            return Ok(Session {
+                service,
+                tools: Arc::new(tools),
+            });
+        }
+        Err(connect_error(last_error))
+    }
+
+    /// The server's tools (opening the session if needed).
+    pub async fn tools(&self) -> Result<Arc<Vec<Tool>>, DownstreamError> {
+        Ok(self.session().await?.tools.clone())
+    }
+
+    /// Calls `tool` with `arguments`. `bearer` is the already-chosen outbound bearer (see
+    /// [`outbound_bearer`]); it travels with this request only. Cancelling `cancel` sends
+    /// `notifications/cancelled` downstream and returns [`DownstreamError::Cancelled`].
+    pub async fn call_tool(
+        &self,
+        tool: &str,
+        arguments: JsonObject,
+        bearer: Option<Secret>,
+        cancel: &CancellationToken,
+    ) -> CallOutcome {
+        let started = Instant::now();
+        let result = self.call_tool_inner(tool, arguments, bearer, cancel).await;
+        CallOutcome {
+            result,
+            elapsed: started.elapsed(),
+        }
+    }
+
+    async fn call_tool_inner(
+        &self,
+        tool: &str,
+        arguments: JsonObject,
+        bearer: Option<Secret>,
+        cancel: &CancellationToken,
+    ) -> Result<CallToolResult, DownstreamError> {
+        let session = tokio::select! {
+            session = self.session() => session?,
+            () = cancel.cancelled() => return Err(self.cancelled()),
+        };
+        let mut request = CallToolRequest::new(
+            CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments),
+        );
+        if let Some(bearer) = bearer {
+            request.extensions_mut().insert(ForwardedBearer(bearer));
+        }
+        let request_error = |reason: String| DownstreamError::Request {
+            server: self.settings.name.clone(),
+            operation: "tools/call",
+            reason,
+        };
+        let mut handle = session
+            .service
+            .peer()
+            .send_request_with_option(
+                ClientRequest::CallToolRequest(request),
+                PeerRequestOptions::no_options(),
+            )
+            .await
+            .map_err(|error| {
+                self.forget_if_closed(&session);
+                request_error(error.to_string())
+            })?;
+        let response = tokio::select! {
+            response = &mut handle.rx => response,
+            () = cancel.cancelled() => {
+                let _ = handle.cancel(Some("cancelled by the client".to_owned())).await;
+                return Err(self.cancelled());
+            }
+            () = tokio::time::sleep(TOOL_CALL_TIMEOUT) => {
+                let _ = handle.cancel(Some("request timeout".to_owned())).await;
+                return Err(request_error(format!(
+                    "no answer within {}",
+                    humantime::format_duration(TOOL_CALL_TIMEOUT)
+                )));
+            }
+        };
+        match response {
+            Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
+            Ok(Ok(other)) => Err(request_error(format!("unexpected response {other:?}"))),
+            Ok(Err(error)) => {
+                self.forget_if_closed(&session);
+                Err(request_error(error.to_string()))
+            }
+            Err(_) => {
+                self.forget_if_closed(&session);
+                Err(request_error("connection closed".to_owned()))
+            }
+        }
+    }
+
+    fn cancelled(&self) -> DownstreamError {
+        DownstreamError::Cancelled {
+            server: self.settings.name.clone(),
+        }
+    }
+
+    fn forget_if_closed(&self, session: &Arc<Session>) {
+        if session.service.is_closed()
+            && let Ok(mut slot) = self.session.try_lock()
+            && slot.as_ref().is_some_and(|held| Arc::ptr_eq(held, session))
+        {
+            *slot = None;
+        }
+    }
+
+    /// Closes the session (sends the `DELETE`), if one is open.
+    pub async fn close(&self) {
+        let session = self.session.lock().await.take();
+        if let Some(session) = session
+            && let Ok(session) = Arc::try_unwrap(session)
+        {
+            let mut service = session.service;
+            let _ = service.close_with_timeout(Duration::from_secs(3)).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearer_goes_only_to_opted_in_servers_without_explicit_authorization() {
+        let inbound = Secret::new("tok");
+        let plain = DownstreamSettings::new("plain", "http://x");
+        let opted = DownstreamSettings {
+            forward_inbound_auth: true,
+            ..DownstreamSettings::new("opted", "http://x")
+        };
+        let explicit = DownstreamSettings {
+            headers: vec![("Authorization".into(), Secret::new("Bearer fixed"))],
+            ..opted.clone()
+        };
+        assert_eq!(outbound_bearer(&plain, Some(&inbound)), None);
+        assert_eq!(
+            outbound_bearer(&opted, Some(&inbound)),
+            Some(inbound.clone())
+        );
+        assert_eq!(outbound_bearer(&opted, None), None);
+        assert_eq!(outbound_bearer(&explicit, Some(&inbound)), None);
+    }
+
+    #[test]
+    fn configured_headers_reject_invalid_names_without_showing_values() {
+        let server = DownstreamSettings {
+            headers: vec![("bad header".into(), Secret::new("s3cret"))],
+            ..DownstreamSettings::new("m", "http://x")
+        };
+        let error = configured_headers(&server).unwrap_err().to_string();
+        assert!(error.contains("bad header"));
+        assert!(!error.contains("s3cret"));
+    }
+}

@@ -1,0 +1,259 @@
+//! The agent loop of one `send_message`: model turns, concurrent downstream tool calls, results
+//! fed back, until final text or the iteration cap.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use futures::future::join_all;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::AgentCore;
+use crate::downstream::{Downstream, DownstreamError, outbound_bearer};
+use crate::llm::{self, ChatMessage, ToolCall, ToolDef, ToolResult, TurnRequest};
+use crate::progress::Progress;
+use crate::settings::Secret;
+
+/// Why a loop ended without final text.
+#[derive(Debug, thiserror::Error)]
+pub enum LoopError {
+    /// The provider failed.
+    #[error("LLM request failed: {0}")]
+    Llm(#[from] llm::LlmError),
+    /// The model kept calling tools.
+    #[error(
+        "the agent stopped after {0} model turns without a final answer (request_params.max_iterations)"
+    )]
+    IterationCap(u32),
+    /// The client cancelled the request.
+    #[error("cancelled by the client")]
+    Cancelled,
+}
+
+/// What one loop produced: the messages it added (after the user message) and the final text.
+pub struct LoopOutcome {
+    /// Messages added to the conversation.
+    pub added: Vec<ChatMessage>,
+    /// Final text, or why there is none.
+    pub result: Result<String, LoopError>,
+}
+
+/// One tool offered to the model, and where it goes.
+struct Route {
+    downstream: Arc<Downstream>,
+    tool: String,
+}
+
+/// Per-request context of the loop.
+pub struct LoopRequest<'a> {
+    /// Conversation so far, user message last.
+    pub messages: Vec<ChatMessage>,
+    /// Inbound bearer of the `send_message` request.
+    pub bearer: Option<Secret>,
+    /// Progress reporter of the request.
+    pub progress: &'a Progress,
+    /// Cancelled by `notifications/cancelled` (or shutdown).
+    pub cancel: &'a CancellationToken,
+}
+
+/// Collects the tools of every downstream server, in parallel. A server that cannot be reached
+/// offers no tools this time (and is logged).
+async fn collect_tools(core: &AgentCore) -> (Vec<ToolDef>, HashMap<String, Route>) {
+    let listed = join_all(
+        core.downstreams
+            .iter()
+            .map(|downstream| async move { (downstream.clone(), downstream.tools().await) }),
+    )
+    .await;
+    let mut defs = Vec::new();
+    let mut routes = HashMap::new();
+    for (downstream, tools) in listed {
+        let tools = match tools {
+            Ok(tools) => tools,
+            Err(error) => {
+                tracing::warn!(target: "pallas::agent", agent = %core.settings.name, %error, "downstream tools unavailable");
+                continue;
+            }
+        };
+        for tool in tools.iter() {
+            let name = format!("{}__{}", downstream.name(), tool.name);
+            defs.push(ToolDef {
+                name: name.clone(),
+                description: tool.description.as_deref().unwrap_or_default().to_owned(),
+                input_schema: Value::Object((*tool.input_schema).clone()),
+            });
+            routes.insert(
+                name,
+                Route {
+                    downstream: downstream.clone(),
+                    tool: tool.name.to_string(),
+                },
+            );
+        }
+    }
+    (defs, routes)
+}
+
+/// Runs the loop.
+pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
+    let LoopRequest {
+        mut messages,
+        bearer,
+        progress,
+        cancel,
+    } = request;
+    let start_len = messages.len();
+    let settings = &core.settings;
+    let (tools, routes) = tokio::select! {
+        collected = collect_tools(core) => collected,
+        () = cancel.cancelled() => return LoopOutcome { added: Vec::new(), result: Err(LoopError::Cancelled) },
+    };
+    let step = AtomicU32::new(0);
+    let next_step = || step.fetch_add(1, Ordering::Relaxed) + 1;
+    let mut result = Err(LoopError::IterationCap(
+        settings.request_params.max_iterations,
+    ));
+    for _ in 0..settings.request_params.max_iterations {
+        progress
+            .step(format!("{} step {} (llm)", settings.name, next_step()))
+            .await;
+        let turn = TurnRequest {
+            model: &settings.model,
+            provider: &settings.provider,
+            params: &settings.request_params,
+            capabilities: &settings.capabilities,
+            instruction: &settings.instruction,
+            messages: &messages,
+            tools: &tools,
+        };
+        let completion = tokio::select! {
+            completion = llm::complete(&core.deps.http, &turn) => completion,
+            () = cancel.cancelled() => { result = Err(LoopError::Cancelled); break; }
+        };
+        let completion = match completion {
+            Ok(completion) => completion,
+            Err(error) => {
+                tracing::warn!(target: "pallas::agent", agent = %settings.name, %error, "LLM turn failed");
+                result = Err(LoopError::Llm(error));
+                break;
+            }
+        };
+        core.deps.metrics.observe_llm_turn(
+            &settings.name,
+            &settings.model.model,
+            &completion.usage,
+        );
+        if completion.tool_calls.is_empty() {
+            let text = completion.text.unwrap_or_default();
+            messages.push(ChatMessage::Assistant {
+                text: Some(text.clone()),
+                tool_calls: Vec::new(),
+            });
+            result = Ok(text);
+            break;
+        }
+        messages.push(ChatMessage::Assistant {
+            text: completion.text.clone(),
+            tool_calls: completion.tool_calls.clone(),
+        });
+        progress
+            .step(format!("{} step {} (tool)", settings.name, next_step()))
+            .await;
+        let results = tokio::select! {
+            results = join_all(completion.tool_calls.iter().map(|call| {
+                run_tool(core, &routes, call, bearer.as_ref(), progress, cancel)
+            })) => results,
+            () = cancel.cancelled() => { result = Err(LoopError::Cancelled); break; }
+        };
+        if cancel.is_cancelled() {
+            result = Err(LoopError::Cancelled);
+            break;
+        }
+        messages.push(ChatMessage::ToolResults(results));
+    }
+    LoopOutcome {
+        added: messages.split_off(start_len),
+        result,
+    }
+}
+
+/// Runs one tool call; every failure becomes an error result for the model.
+async fn run_tool(
+    core: &AgentCore,
+    routes: &HashMap<String, Route>,
+    call: &ToolCall,
+    inbound_bearer: Option<&Secret>,
+    progress: &Progress,
+    cancel: &CancellationToken,
+) -> ToolResult {
+    let error = |content: String| ToolResult {
+        id: call.id.clone(),
+        name: call.name.clone(),
+        content,
+        is_error: true,
+    };
+    let Some(route) = routes.get(&call.name) else {
+        return error(format!("unknown tool '{}'", call.name));
+    };
+    let arguments: JsonObject = match &call.arguments {
+        Value::Object(map) => map.clone(),
+        Value::Null => JsonObject::new(),
+        other => {
+            return error(format!(
+                "tool arguments must be a JSON object, got: {other}"
+            ));
+        }
+    };
+    let server = route.downstream.name();
+    let label = format!("{server}/{}", route.tool);
+    progress.step(format!("{label}: started")).await;
+    let bearer = outbound_bearer(route.downstream.settings(), inbound_bearer);
+    let outcome = route
+        .downstream
+        .call_tool(&route.tool, arguments, bearer, cancel)
+        .await;
+    let ok = matches!(&outcome.result, Ok(result) if result.is_error != Some(true));
+    core.deps
+        .metrics
+        .observe_tool_call(&core.settings.name, server, "tool", ok, outcome.elapsed);
+    if matches!(outcome.result, Err(DownstreamError::Cancelled { .. })) {
+        return error("cancelled".to_owned());
+    }
+    progress
+        .finished(format!(
+            "{label}: {}",
+            if ok { "completed" } else { "failed" }
+        ))
+        .await;
+    match outcome.result {
+        Ok(result) => ToolResult {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            content: result_text(&result),
+            is_error: result.is_error == Some(true),
+        },
+        Err(failure) => {
+            tracing::info!(target: "pallas::agent", agent = %core.settings.name, %failure, "downstream tool call failed");
+            error(failure.to_string())
+        }
+    }
+}
+
+/// The text the model sees for a tool result.
+fn result_text(result: &CallToolResult) -> String {
+    let mut parts = Vec::new();
+    for content in &result.content {
+        match content {
+            ContentBlock::Text(text) => parts.push(text.text.clone()),
+            other => parts.push(serde_json::to_string(other).unwrap_or_default()),
+        }
+    }
+    if parts.is_empty()
+        && let Some(structured) = &result.structured_content
+    {
+        parts.push(structured.to_string());
+    }
+    parts.join("\n")
+}
