@@ -485,7 +485,7 @@ pub static CATALOG: &[CheckDef] = &[
         May,
         [MCP_HTTP],
         None,
-        Builtin,
+        Assertion,
         "SSE events carry ids and a JSON-RPC message per `data:` (empty priming events allowed)"
     ),
     def!(

@@ -1,1 +1,284 @@
-//! target
+//! Target profiles: how to deploy and start one implementation under test — files rendered
+//! from a scenario's deployment, the command, readiness probes, the message tool's name and the
+//! capabilities claimed.
+
+mod render;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub use render::{Rendered, render_deployment};
+
+use crate::scenario::{Capability, InvalidFiles, from_yaml};
+
+/// A target profile file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSpec {
+    /// Short name shown in reports.
+    pub name: String,
+    /// What the target is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Run once before any scenario (e.g. `cargo build`), in the workspace directory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub build: Vec<String>,
+    /// Program and arguments, templated (`{{workspace}}`, `{{run.dir}}`, `{{ports.registry}}`).
+    pub command: Vec<String>,
+    /// Environment, templated. The command line's `--target-env K=V` adds to it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Files rendered into the run directory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileSpec>,
+    /// The registry URL (templated); absent for targets without a registry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry_url: Option<String>,
+    /// An agent's MCP endpoint (templated with `{{agent.name}}`, `{{agent.port}}`).
+    pub agent_url: String,
+    /// `/metrics` URL of the registry port (templated); absent: no metrics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_url: Option<String>,
+    /// `/metrics` URL of an agent port (templated with `{{agent.port}}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_metrics_url: Option<String>,
+    /// Readiness probes, all of which must pass.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub readiness: Vec<ProbeSpec>,
+    /// Name of the message tool: `send_message`, or a template such as `{agent}`.
+    #[serde(default = "default_message_tool")]
+    pub message_tool: String,
+    /// Name of the health tool.
+    #[serde(default = "default_health_tool")]
+    pub health_tool: String,
+    /// Capabilities the target claims.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capabilities: Vec<Capability>,
+    /// Log files the implementation writes (templated), read by log checks with stdout/stderr.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub log_files: Vec<String>,
+    /// Startup deadline (default 30s).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<String>")]
+    pub startup_timeout: Option<Duration>,
+    /// How a reload is triggered after the files are rewritten: `sighup` (default) or `restart`.
+    #[serde(default)]
+    pub reload: ReloadMode,
+}
+
+fn default_message_tool() -> String {
+    "send_message".to_owned()
+}
+
+fn default_health_tool() -> String {
+    "get_health".to_owned()
+}
+
+/// How the implementation picks up a changed deployment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReloadMode {
+    /// Send SIGHUP to the process.
+    #[default]
+    Sighup,
+    /// Stop it and start it again.
+    Restart,
+}
+
+/// One rendered file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileSpec {
+    /// Path relative to the run directory; `{agent}` makes one file per agent.
+    pub path: String,
+    /// Built-in generator: `agents_yaml`, `fastagent_config`, `fastagent_secrets`,
+    /// `agent_card`, `dotenv`, `mock_agents_ecosystem`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generate: Option<Generator>,
+    /// Literal template text (`{{…}}` variables), instead of a generator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<String>,
+}
+
+/// Built-in renderers of a deployment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Generator {
+    /// Pallas `agents.yaml`.
+    AgentsYaml,
+    /// `fastagent.config.yaml` (model, capabilities, providers, MCP servers, logger).
+    FastagentConfig,
+    /// `fastagent.secrets.yaml` (API keys).
+    FastagentSecrets,
+    /// `agents/{agent}.md` agent card (front matter + instruction).
+    AgentCard,
+    /// `.env` with the deployment's `env`.
+    Dotenv,
+    /// A `pallas-mocks up` ecosystem where each agent is a mock MCP server offering the
+    /// message tool and `get_health` (a stand-in implementation that proves the harness).
+    MockAgentsEcosystem,
+}
+
+/// A readiness probe, templated. `each_agent` repeats it for every agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeSpec {
+    /// HTTP GET answering 2xx.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_get: Option<String>,
+    /// MCP initialize answering a result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_initialize: Option<String>,
+    /// TCP connect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<String>,
+    /// Repeat for every agent (`{{agent.url}}`, `{{agent.port}}`).
+    #[serde(default)]
+    pub each_agent: bool,
+}
+
+/// A loaded profile and where it lives (relative paths resolve against the workspace root:
+/// the nearest ancestor of the profile holding a `Cargo.toml` with `[workspace]`).
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The profile.
+    pub spec: TargetSpec,
+    /// The profile file.
+    pub path: PathBuf,
+    /// The workspace root (`{{workspace}}`).
+    pub workspace: PathBuf,
+    /// Extra environment from the command line (wins over the profile's `env`).
+    pub env_overrides: BTreeMap<String, String>,
+}
+
+impl Target {
+    /// The message tool's name for an agent.
+    pub fn message_tool(&self, agent: &str) -> String {
+        self.spec.message_tool.replace("{agent}", agent)
+    }
+
+    /// Whether the target claims a capability.
+    pub fn claims(&self, cap: Capability) -> bool {
+        self.spec.capabilities.contains(&cap)
+    }
+
+    /// Runs the `build` command once, in the workspace; returns its output on failure.
+    pub fn build(&self) -> Result<(), String> {
+        let Some((program, args)) = self.spec.build.split_first() else {
+            return Ok(());
+        };
+        let out = std::process::Command::new(program)
+            .args(args)
+            .current_dir(&self.workspace)
+            .output()
+            .map_err(|e| format!("cannot run `{program}`: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "`{}` failed ({}): {}",
+                self.spec.build.join(" "),
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .rev()
+                    .take(20)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ))
+        }
+    }
+}
+
+/// Finds the workspace root above `start`.
+pub fn workspace_root(start: &Path) -> PathBuf {
+    let abs = std::path::absolute(start).unwrap_or_else(|_| start.to_path_buf());
+    let mut dir = if abs.is_dir() {
+        abs.clone()
+    } else {
+        abs.parent().map(Path::to_path_buf).unwrap_or_default()
+    };
+    loop {
+        let manifest = dir.join("Cargo.toml");
+        if std::fs::read_to_string(&manifest).is_ok_and(|t| t.contains("[workspace]")) {
+            return dir;
+        }
+        if !dir.pop() {
+            return abs.parent().map(Path::to_path_buf).unwrap_or_default();
+        }
+    }
+}
+
+/// Parses a profile from text.
+pub fn parse_str(file: &str, text: &str) -> Result<TargetSpec, InvalidFiles> {
+    let spec: TargetSpec = from_yaml(file, text).map_err(|e| InvalidFiles { errors: vec![e] })?;
+    let mut errors = Vec::new();
+    if spec.command.is_empty() {
+        errors.push(crate::scenario::SpecError::at(
+            file,
+            text,
+            1,
+            1,
+            "`command` is empty",
+            Some("e.g. `command: [\"{{workspace}}/target/debug/pallas\"]`".into()),
+        ));
+    }
+    for (i, f) in spec.files.iter().enumerate() {
+        if f.generate.is_some() == f.template.is_some() {
+            let line = text
+                .lines()
+                .position(|l| l.contains(&f.path))
+                .map_or(0, |p| p + 1);
+            errors.push(crate::scenario::SpecError::at(
+                file,
+                text,
+                line,
+                1,
+                format!(
+                    "file {} (`{}`) needs exactly one of `generate` or `template`",
+                    i + 1,
+                    f.path
+                ),
+                None,
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(spec)
+    } else {
+        Err(InvalidFiles { errors })
+    }
+}
+
+/// Loads a profile file.
+pub fn load(path: &Path) -> Result<Target, InvalidFiles> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| InvalidFiles {
+        errors: vec![crate::scenario::SpecError::at(
+            &file,
+            "",
+            0,
+            0,
+            format!("cannot read: {e}"),
+            None,
+        )],
+    })?;
+    let spec = parse_str(&file, &text)?;
+    Ok(Target {
+        spec,
+        path: path.to_path_buf(),
+        workspace: workspace_root(path),
+        env_overrides: BTreeMap::new(),
+    })
+}

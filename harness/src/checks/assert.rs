@@ -1,0 +1,332 @@
+//! Generic assertions: JSONPath predicates on step outputs, timing windows, journal queries,
+//! session accounting and log scans.
+
+use serde_json::{Value, json};
+use serde_json_path::JsonPath;
+
+use super::{Evidence, Observed, Outcome, excerpt, select_steps};
+use crate::scenario::{AssertSpec, PathAssert};
+
+/// Evaluates a predicate on a value; `Err` says why it does not hold.
+pub fn predicate(p: &PathAssert, value: &Value) -> Result<(), Evidence> {
+    let path = JsonPath::parse(&p.path)
+        .map_err(|e| Evidence::new("JSONPath", "a valid path", e.to_string()))?;
+    let nodes = path.query(value).all();
+    let ev = |expected: String, seen: String| Evidence {
+        what: format!("`{}`", p.path),
+        expected: Some(expected),
+        seen: Some(seen),
+        path: Some(p.path.clone()),
+    };
+    if let Some(c) = &p.count
+        && !c.holds(nodes.len() as u64)
+    {
+        return Err(ev(
+            format!("count {}", c.describe()),
+            nodes.len().to_string(),
+        ));
+    }
+    if let Some(exists) = p.exists
+        && exists == nodes.is_empty()
+    {
+        return Err(ev(
+            if exists {
+                "a value".into()
+            } else {
+                "nothing".into()
+            },
+            nodes.first().map_or("nothing".into(), |v| excerpt(v, 200)),
+        ));
+    }
+    let needs_first = p.equals.is_some() || p.matches.is_some() || p.contains.is_some();
+    if needs_first {
+        let Some(first) = nodes.first() else {
+            return Err(ev("a value".into(), "nothing".into()));
+        };
+        let first: Value = match (*first, p.parse_json) {
+            (Value::String(s), true) => serde_json::from_str(s).unwrap_or(Value::String(s.clone())),
+            (v, _) => v.clone(),
+        };
+        let text = match &first {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        if let Some(e) = &p.equals
+            && e != &first
+        {
+            return Err(ev(excerpt(e, 200), excerpt(&first, 200)));
+        }
+        if let Some(re) = &p.matches {
+            match regex::Regex::new(re) {
+                Ok(r) if r.is_match(&text) => {}
+                Ok(_) => return Err(ev(format!("matches /{re}/"), excerpt(&first, 200))),
+                Err(e) => return Err(ev("a valid regex".into(), e.to_string())),
+            }
+        }
+        if let Some(c) = &p.contains
+            && !text.contains(c.as_str())
+        {
+            return Err(ev(format!("contains {c:?}"), excerpt(&first, 200)));
+        }
+    }
+    if let Some(schema) = &p.schema {
+        let validator = jsonschema::validator_for(schema)
+            .map_err(|e| Evidence::new("schema", "a valid JSON Schema", e.to_string()))?;
+        for n in &nodes {
+            if let Some(err) = validator.iter_errors(n).next() {
+                return Err(Evidence {
+                    what: format!("`{}`", p.path),
+                    expected: Some("valid against the schema".into()),
+                    seen: Some(format!("{err} (at {})", err.instance_path())),
+                    path: Some(p.path.clone()),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn within(time: &str, steps: &[&super::StepRecord]) -> bool {
+    steps
+        .iter()
+        .any(|s| time >= s.started_at.as_str() && time <= s.ended_at.as_str())
+}
+
+/// Runs one assertion.
+pub fn run(a: &AssertSpec, o: &Observed) -> Outcome {
+    if let Some(p) = &a.output {
+        let globs: Vec<String> = p.step.iter().cloned().collect();
+        let steps = select_steps(&o.steps, &globs);
+        if steps.is_empty() {
+            return Outcome::Error(format!(
+                "no step named `{}` ran",
+                p.step.as_deref().unwrap_or("")
+            ));
+        }
+        for s in steps {
+            if let Some(err) = &s.error
+                && s.output.is_null()
+            {
+                return Outcome::Error(format!("step `{}` could not run: {err}", s.name));
+            }
+            if let Err(mut e) = predicate(p, &s.output) {
+                e.what = format!("step `{}` {}", s.name, e.what);
+                return Outcome::Fail(
+                    format!("step `{}`: `{}` does not hold", s.name, p.path),
+                    vec![e],
+                );
+            }
+        }
+        return Outcome::Pass;
+    }
+    if let Some(t) = &a.timing {
+        let steps = select_steps(&o.steps, std::slice::from_ref(&t.step));
+        if steps.is_empty() {
+            return Outcome::Error(format!("no step named `{}` ran", t.step));
+        }
+        for s in steps {
+            let d = s.elapsed_ms;
+            if let Some(max) = t.max
+                && d > max.as_secs_f64() * 1000.0
+            {
+                return Outcome::Fail(
+                    format!("step `{}` took {d:.0} ms", s.name),
+                    vec![Evidence::new(
+                        format!("step `{}`", s.name),
+                        format!("<= {} ms", max.as_millis()),
+                        format!("{d:.0} ms"),
+                    )],
+                );
+            }
+            if let Some(min) = t.min
+                && d < min.as_secs_f64() * 1000.0
+            {
+                return Outcome::Fail(
+                    format!("step `{}` took {d:.0} ms", s.name),
+                    vec![Evidence::new(
+                        format!("step `{}`", s.name),
+                        format!(">= {} ms", min.as_millis()),
+                        format!("{d:.0} ms"),
+                    )],
+                );
+            }
+        }
+        return Outcome::Pass;
+    }
+    if let Some(j) = &a.journal {
+        let Some(entries) = o.mcp_journals.get(&j.server) else {
+            return Outcome::Error(format!("no journal for mock server `{}`", j.server));
+        };
+        let during = select_steps(&o.steps, &j.during);
+        let mut selected = Vec::new();
+        for e in entries {
+            if j.method
+                .as_ref()
+                .is_some_and(|m| e.jsonrpc_method.as_ref() != Some(m))
+            {
+                continue;
+            }
+            if j.tool.as_ref().is_some_and(|t| e.tool.as_ref() != Some(t)) {
+                continue;
+            }
+            if !j.during.is_empty() && !within(&e.time, &during) {
+                continue;
+            }
+            let view = serde_json::to_value(e).unwrap_or_default();
+            if let Some(f) = &j.filter
+                && predicate(f, &view).is_err()
+            {
+                continue;
+            }
+            selected.push(e);
+        }
+        if let Some(c) = &j.count
+            && !c.holds(selected.len() as u64)
+        {
+            return Outcome::Fail(
+                format!("{} matching request(s) at `{}`", selected.len(), j.server),
+                vec![Evidence::new(
+                    format!("journal of `{}`", j.server),
+                    format!("count {}", c.describe()),
+                    selected.len().to_string(),
+                )],
+            );
+        }
+        if let Some(h) = &j.header {
+            for e in &selected {
+                let seen = e.headers.get(&h.to_ascii_lowercase());
+                let bad = if j.header_absent {
+                    seen.is_some()
+                } else if let Some(want) = &j.header_equals {
+                    seen != Some(want)
+                } else {
+                    seen.is_none()
+                };
+                if bad {
+                    let expected = if j.header_absent {
+                        "absent".to_owned()
+                    } else {
+                        j.header_equals.clone().unwrap_or_else(|| "present".into())
+                    };
+                    return Outcome::Fail(
+                        format!(
+                            "`{}` received `{h}` {}",
+                            j.server,
+                            seen.map_or("absent".to_owned(), |v| format!("= {v}"))
+                        ),
+                        vec![Evidence {
+                            what: format!(
+                                "{} {} at {}",
+                                e.jsonrpc_method.as_deref().unwrap_or(&e.method),
+                                e.tool.as_deref().unwrap_or(""),
+                                e.time
+                            ),
+                            expected: Some(format!("{h}: {expected}")),
+                            seen: Some(format!("{h}: {}", seen.map_or("absent", String::as_str))),
+                            path: None,
+                        }],
+                    );
+                }
+            }
+        }
+        return Outcome::Pass;
+    }
+    if let Some(j) = &a.llm_journal {
+        let Some(entries) = o.llm_journals.get(&j.llm) else {
+            return Outcome::Error(format!("no journal for mock LLM `{}`", j.llm));
+        };
+        let during = select_steps(&o.steps, &j.during);
+        let n = entries
+            .iter()
+            .filter(|e| {
+                j.path_contains
+                    .as_ref()
+                    .is_none_or(|p| e.path.contains(p.as_str()))
+            })
+            .filter(|e| j.during.is_empty() || within(&e.time, &during))
+            .count();
+        return if j.count.holds(n as u64) {
+            Outcome::Pass
+        } else {
+            Outcome::Fail(
+                format!("{n} request(s) reached mock LLM `{}`", j.llm),
+                vec![Evidence::new(
+                    format!("journal of `{}`", j.llm),
+                    format!("count {}", j.count.describe()),
+                    n.to_string(),
+                )],
+            )
+        };
+    }
+    if let Some(s) = &a.sessions {
+        let names: Vec<&String> = match &s.server {
+            Some(n) => vec![n],
+            None => o.sessions.keys().collect(),
+        };
+        for n in names {
+            let Some(st) = o.sessions.get(n) else {
+                return Outcome::Error(format!("no session accounting for `{n}`"));
+            };
+            if let Some(c) = &s.open_now
+                && !c.holds(st.open_now)
+            {
+                return Outcome::Fail(
+                    format!("`{n}` has {} session(s) open", st.open_now),
+                    vec![Evidence::new(
+                        format!("sessions of `{n}`"),
+                        format!("open_now {}", c.describe()),
+                        json!(st).to_string(),
+                    )],
+                );
+            }
+            if let Some(c) = &s.opened
+                && !c.holds(st.opened)
+            {
+                return Outcome::Fail(
+                    format!("`{n}` opened {} session(s)", st.opened),
+                    vec![Evidence::new(
+                        format!("sessions of `{n}`"),
+                        format!("opened {}", c.describe()),
+                        json!(st).to_string(),
+                    )],
+                );
+            }
+        }
+        return Outcome::Pass;
+    }
+    if let Some(l) = &a.logs {
+        if !o.logs_available {
+            return Outcome::Error(
+                "the implementation's logs are not available (attach mode?)".into(),
+            );
+        }
+        let mut forbidden: Vec<String> = l.never_contains.clone();
+        if l.no_secrets {
+            forbidden.extend(
+                o.vars
+                    .iter()
+                    .filter(|(k, _)| k.starts_with("secret."))
+                    .map(|(_, v)| v.clone()),
+            );
+        }
+        for f in forbidden.iter().filter(|f| !f.is_empty()) {
+            if let Some(line) = o.logs.lines().find(|line| line.contains(f.as_str())) {
+                return Outcome::Fail(
+                    "a forbidden string appears in the implementation's output".into(),
+                    vec![Evidence::new(
+                        "log line",
+                        "no secret",
+                        line.chars().take(300).collect::<String>(),
+                    )],
+                );
+            }
+        }
+        for c in &l.contains {
+            if !o.logs.contains(c.as_str()) {
+                return Outcome::Fail(format!("the logs never mention {c:?}"), vec![]);
+            }
+        }
+        return Outcome::Pass;
+    }
+    Outcome::Error("empty assertion".into())
+}

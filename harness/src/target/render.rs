@@ -1,0 +1,424 @@
+//! Rendering a deployment for a target: free ports, template variables, config files.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use super::{Generator, Target};
+use crate::process::{LaunchSpec, ReadinessProbe, free_port};
+use crate::redact::Redactor;
+use crate::scenario::DeploymentSpec;
+use crate::scenario::template::{Vars, render};
+
+/// What rendering produced: where to reach things, how to launch, what is secret.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    /// Template variables (`registry.url`, `agents.NAME.url`, `mocks.NAME.url`, `run.dir`…).
+    pub vars: Vars,
+    /// Agent key → MCP endpoint URL.
+    pub agent_urls: BTreeMap<String, String>,
+    /// Agent key → port.
+    pub agent_ports: BTreeMap<String, u16>,
+    /// Registry URL, when the target has one.
+    pub registry_url: Option<String>,
+    /// How to launch.
+    pub launch: LaunchSpec,
+    /// Readiness probes.
+    pub probes: Vec<ReadinessProbe>,
+    /// Log files to read (absolute).
+    pub log_files: Vec<PathBuf>,
+    /// Files written (relative paths).
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+/// Why a deployment could not be rendered.
+pub enum RenderError {
+    /// A template variable has no value.
+    #[error("target `{target}`: {source}")]
+    Template {
+        /// Target name.
+        target: String,
+        /// The template error.
+        #[source]
+        source: crate::scenario::template::TemplateError,
+    },
+    /// I/O.
+    #[error("cannot write {path}: {reason}")]
+    Io {
+        /// File.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+fn slug(agent: &str) -> String {
+    agent.replace('_', "-")
+}
+
+/// Renders `deployment` for `target` into `run_dir`. `mock_urls` maps mock names to URLs;
+/// `ports` reuses earlier port choices (reload keeps ports stable), new agents get free ports.
+pub fn render_deployment(
+    target: &Target,
+    deployment: &DeploymentSpec,
+    mock_urls: &BTreeMap<String, String>,
+    run_dir: &Path,
+    ports: &mut BTreeMap<String, u16>,
+    redactor: &mut Redactor,
+) -> Result<Rendered, RenderError> {
+    let terr = |source| RenderError::Template {
+        target: target.spec.name.clone(),
+        source,
+    };
+    let io = |path: &Path, e: std::io::Error| RenderError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    };
+    let mut vars = Vars::new();
+    vars.insert("workspace".into(), target.workspace.display().to_string());
+    vars.insert("run.dir".into(), run_dir.display().to_string());
+    for (name, url) in mock_urls {
+        vars.insert(format!("mocks.{name}.url"), url.clone());
+    }
+    let mut port_for = |key: &str| -> Result<u16, RenderError> {
+        if let Some(p) = ports.get(key) {
+            return Ok(*p);
+        }
+        let p = free_port().map_err(|e| RenderError::Io {
+            path: "127.0.0.1:0".into(),
+            reason: e.to_string(),
+        })?;
+        ports.insert(key.to_owned(), p);
+        Ok(p)
+    };
+    let registry_port = port_for("@registry")?;
+    vars.insert("ports.registry".into(), registry_port.to_string());
+    let mut agent_urls = BTreeMap::new();
+    let mut agent_ports = BTreeMap::new();
+    for name in deployment.agents.keys() {
+        let port = port_for(name)?;
+        agent_ports.insert(name.clone(), port);
+        let mut v = vars.clone();
+        v.insert("agent.name".into(), name.clone());
+        v.insert("agent.port".into(), port.to_string());
+        let url = render(&target.spec.agent_url, &v).map_err(terr)?;
+        vars.insert(format!("agents.{name}.url"), url.clone());
+        vars.insert(format!("agents.{name}.port"), port.to_string());
+        agent_urls.insert(name.clone(), url);
+    }
+    let registry_url = match &target.spec.registry_url {
+        Some(t) => Some(render(t, &vars).map_err(terr)?),
+        None => None,
+    };
+    if let Some(r) = &registry_url {
+        vars.insert("registry.url".into(), r.clone());
+    }
+    for (k, v) in &deployment.env {
+        vars.insert(format!("env.{k}"), v.clone());
+    }
+
+    // Secrets the deployment carries.
+    for p in deployment.providers.values() {
+        if let Some(k) = &p.api_key {
+            redactor.add(k.clone());
+        }
+    }
+    for s in deployment.servers.values() {
+        for (h, v) in &s.headers {
+            if h.eq_ignore_ascii_case("authorization") || h.to_ascii_lowercase().contains("key") {
+                redactor.add(v.clone());
+            }
+        }
+    }
+
+    std::fs::create_dir_all(run_dir).map_err(|e| io(run_dir, e))?;
+    let mut files = Vec::new();
+    for f in &target.spec.files {
+        let per_agent = f.path.contains("{agent}");
+        let agents: Vec<Option<&String>> = if per_agent {
+            deployment.agents.keys().map(Some).collect()
+        } else {
+            vec![None]
+        };
+        for agent in agents {
+            let rel = match agent {
+                Some(a) => f.path.replace("{agent}", a),
+                None => f.path.clone(),
+            };
+            let text = match (&f.generate, &f.template) {
+                (Some(g), _) => generate(
+                    *g,
+                    target,
+                    deployment,
+                    &vars,
+                    &agent_ports,
+                    registry_port,
+                    mock_urls,
+                    agent.map(String::as_str),
+                ),
+                (None, Some(t)) => {
+                    let mut v = vars.clone();
+                    if let Some(a) = agent {
+                        v.insert("agent.name".into(), a.clone());
+                    }
+                    render(t, &v).map_err(terr)?
+                }
+                (None, None) => String::new(),
+            };
+            let path = run_dir.join(&rel);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+            }
+            std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+            files.push(rel);
+        }
+    }
+
+    let mut env_vars = vars.clone();
+    let mut env: Vec<(String, String)> = Vec::new();
+    for (k, v) in target.spec.env.iter().chain(deployment.env.iter()) {
+        env.push((k.clone(), render(v, &env_vars).map_err(terr)?));
+    }
+    for (k, v) in &target.env_overrides {
+        env.retain(|(n, _)| n != k);
+        env.push((k.clone(), render(v, &env_vars).map_err(terr)?));
+    }
+    env_vars.clear();
+    let command: Vec<String> = target
+        .spec
+        .command
+        .iter()
+        .map(|c| render(c, &vars))
+        .collect::<Result<_, _>>()
+        .map_err(terr)?;
+    let (program, args) = command
+        .split_first()
+        .map(|(p, a)| (p.clone(), a.to_vec()))
+        .unwrap_or_default();
+    let launch = LaunchSpec {
+        program,
+        args,
+        cwd: run_dir.to_path_buf(),
+        env,
+        log_dir: run_dir.join("logs"),
+    };
+
+    let mut probes = Vec::new();
+    for p in &target.spec.readiness {
+        let agents: Vec<Option<&String>> = if p.each_agent {
+            deployment.agents.keys().map(Some).collect()
+        } else {
+            vec![None]
+        };
+        for agent in agents {
+            let mut v = vars.clone();
+            if let Some(a) = agent {
+                v.insert("agent.name".into(), a.clone());
+                v.insert(
+                    "agent.url".into(),
+                    agent_urls.get(a).cloned().unwrap_or_default(),
+                );
+                v.insert(
+                    "agent.port".into(),
+                    agent_ports.get(a).map(u16::to_string).unwrap_or_default(),
+                );
+            }
+            if let Some(u) = &p.http_get {
+                probes.push(ReadinessProbe::HttpGet {
+                    url: render(u, &v).map_err(terr)?,
+                });
+            }
+            if let Some(u) = &p.mcp_initialize {
+                probes.push(ReadinessProbe::McpInitialize {
+                    url: render(u, &v).map_err(terr)?,
+                });
+            }
+            if let Some(u) = &p.tcp {
+                probes.push(ReadinessProbe::Tcp {
+                    addr: render(u, &v).map_err(terr)?,
+                });
+            }
+        }
+    }
+    let log_files = target
+        .spec
+        .log_files
+        .iter()
+        .map(|l| render(l, &vars).map(PathBuf::from))
+        .collect::<Result<_, _>>()
+        .map_err(terr)?;
+    Ok(Rendered {
+        vars,
+        agent_urls,
+        agent_ports,
+        registry_url,
+        launch,
+        probes,
+        log_files,
+        files,
+    })
+}
+
+fn yaml(value: &Value) -> String {
+    serde_saphyr::to_string(value)
+        .unwrap_or_else(|_| serde_json::to_string_pretty(value).unwrap_or_default())
+}
+
+fn provider_url(
+    deployment: &DeploymentSpec,
+    name: &str,
+    mock_urls: &BTreeMap<String, String>,
+    vars: &Vars,
+) -> Option<String> {
+    let p = deployment.providers.get(name)?;
+    if let Some(m) = &p.mock {
+        return mock_urls.get(m).cloned();
+    }
+    p.base_url
+        .as_ref()
+        .map(|u| render(u, vars).unwrap_or_else(|_| u.clone()))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn generate(
+    g: Generator,
+    target: &Target,
+    d: &DeploymentSpec,
+    vars: &Vars,
+    agent_ports: &BTreeMap<String, u16>,
+    registry_port: u16,
+    mock_urls: &BTreeMap<String, String>,
+    agent: Option<&str>,
+) -> String {
+    match g {
+        Generator::AgentsYaml => {
+            let mut agents = Map::new();
+            for (name, a) in &d.agents {
+                let mut e = Map::new();
+                e.insert("card".into(), json!(format!("agents/{name}.md")));
+                e.insert("port".into(), json!(agent_ports.get(name)));
+                if let Some(t) = &a.title {
+                    e.insert("title".into(), json!(t));
+                }
+                if let Some(t) = &a.description {
+                    e.insert("description".into(), json!(t));
+                }
+                if !a.depends_on.is_empty() {
+                    e.insert("depends_on".into(), json!(a.depends_on));
+                }
+                agents.insert(name.clone(), Value::Object(e));
+            }
+            let mut top = Map::new();
+            top.insert("name".into(), json!(d.name));
+            if let Some(v) = &d.version {
+                top.insert("version".into(), json!(v));
+            }
+            if let Some(n) = &d.namespace {
+                top.insert("namespace".into(), json!(n));
+            }
+            top.insert("host".into(), json!("127.0.0.1"));
+            top.insert("registry_port".into(), json!(registry_port));
+            top.insert("agents".into(), Value::Object(agents));
+            yaml(&Value::Object(top))
+        }
+        Generator::FastagentConfig => {
+            let mut top = Map::new();
+            top.insert("default_model".into(), json!(d.model));
+            if let Some(c) = &d.model_capabilities {
+                top.insert(
+                    "model_capabilities".into(),
+                    serde_json::to_value(c).unwrap_or_default(),
+                );
+            }
+            for p in ["openai", "anthropic"] {
+                if let Some(url) = provider_url(d, p, mock_urls, vars) {
+                    top.insert(p.into(), json!({"base_url": url}));
+                }
+            }
+            let mut servers = Map::new();
+            for (name, s) in &d.servers {
+                let url = match (&s.mock, &s.url) {
+                    (Some(m), _) => mock_urls.get(m).cloned().unwrap_or_default(),
+                    (None, Some(u)) => render(u, vars).unwrap_or_else(|_| u.clone()),
+                    _ => String::new(),
+                };
+                let mut e = Map::new();
+                e.insert("transport".into(), json!("http"));
+                e.insert("url".into(), json!(url));
+                if !s.headers.is_empty() {
+                    e.insert("headers".into(), json!(s.headers));
+                }
+                if s.forward_inbound_auth {
+                    e.insert("forward_inbound_auth".into(), json!(true));
+                }
+                servers.insert(name.clone(), Value::Object(e));
+            }
+            top.insert("mcp".into(), json!({"servers": servers}));
+            top.insert(
+                "logger".into(),
+                json!({"level": d.log_level.clone().unwrap_or_else(|| "info".into())}),
+            );
+            yaml(&Value::Object(top))
+        }
+        Generator::FastagentSecrets => {
+            let mut top = Map::new();
+            for (name, p) in &d.providers {
+                if let Some(k) = &p.api_key {
+                    top.insert(name.clone(), json!({"api_key": k}));
+                }
+            }
+            yaml(&Value::Object(top))
+        }
+        Generator::AgentCard => {
+            let name = agent.unwrap_or_default();
+            let a = d.agents.get(name).cloned().unwrap_or_default();
+            let mut fm = Map::new();
+            fm.insert("name".into(), json!(name));
+            if let Some(t) = &a.description {
+                fm.insert("description".into(), json!(t));
+            }
+            if let Some(m) = &a.model {
+                fm.insert("model".into(), json!(m));
+            }
+            fm.insert("servers".into(), json!(a.servers));
+            if let Some(r) = &a.request_params {
+                fm.insert("request_params".into(), r.clone());
+            }
+            if let Some(s) = &a.instance_scope {
+                fm.insert("instance_scope".into(), json!(s));
+            }
+            format!(
+                "---\n{}---\n{}\n",
+                yaml(&Value::Object(fm)),
+                a.instruction
+                    .as_deref()
+                    .unwrap_or("You are a helpful agent.")
+            )
+        }
+        Generator::Dotenv => d.env.iter().map(|(k, v)| format!("{k}={v}\n")).collect(),
+        Generator::MockAgentsEcosystem => {
+            let mut servers = Map::new();
+            for name in d.agents.keys() {
+                let tool = target.message_tool(name);
+                servers.insert(
+                    name.clone(),
+                    json!({
+                        "port": agent_ports.get(name),
+                        "server_name": format!("{}/{}", d.namespace.clone().unwrap_or_else(|| d.name.clone()), slug(name)),
+                        "tools": [
+                            {"name": tool, "description": "Send a message to the agent.",
+                             "input_schema": {"type": "object", "properties": {"message": {"type": "string"}, "images": {"type": "array"}}, "required": ["message"]},
+                             "result": "echo_args"},
+                            {"name": target.spec.health_tool, "description": "Returns the health status of this agent and its downstream dependencies.",
+                             "input_schema": {"type": "object", "properties": {}, "additionalProperties": false},
+                             "result": {"text": "{\"status\":\"ok\"}"}}
+                        ]
+                    }),
+                );
+            }
+            yaml(&json!({"mcp_servers": servers}))
+        }
+    }
+}
