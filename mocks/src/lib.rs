@@ -1,9 +1,25 @@
 //! `pallas-mocks`: scriptable, fault-injectable mock LLM providers (OpenAI-compatible and
 //! Anthropic) and mock downstream MCP servers, each with a journal of what it received.
+//!
+//! Start a whole [`Ecosystem`] from an [`EcosystemSpec`] (the `ecosystem:` section of a scenario,
+//! or a file read with [`parse_ecosystem`]), or a single [`LlmMock`] / [`McpMock`]. Every mock binds
+//! `127.0.0.1`, serves its journal at `GET /__mock/journal` and clears it at `POST /__mock/reset`.
 
+pub mod cli;
+mod common;
+mod ecosystem;
+pub mod error;
 pub mod journal;
+pub mod llm;
+pub mod mcp;
 pub mod spec;
+pub mod validate;
 pub mod yaml;
 
+pub use ecosystem::Ecosystem;
+pub use error::MockError;
 pub use journal::{LlmJournalEntry, McpJournalEntry, SessionStats};
+pub use llm::LlmMock;
+pub use mcp::McpMock;
 pub use spec::*;
+pub use validate::{SpecIssue, parse_ecosystem, validate_ecosystem};

@@ -182,11 +182,19 @@ pub struct FaultSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<u64>,
     /// Wait this long before the first byte (e.g. `250ms`, `2s`).
-    #[serde(default, with = "humantime_serde", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(with = "Option<String>")]
     pub latency: Option<Duration>,
     /// When streaming, wait this long between chunks.
-    #[serde(default, with = "humantime_serde", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(with = "Option<String>")]
     pub chunk_delay: Option<Duration>,
     /// Accept the request and never answer.
@@ -245,7 +253,11 @@ pub struct McpMockSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_status: Option<u16>,
     /// Delay before answering `initialize`.
-    #[serde(default, with = "humantime_serde", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(with = "Option<String>")]
     pub initialize_delay: Option<Duration>,
     /// Require `Authorization: Bearer <token>`; otherwise 401 with `WWW-Authenticate`.
@@ -275,7 +287,11 @@ pub struct ToolSpec {
     #[serde(default)]
     pub result: ToolResultSpec,
     /// Wait this long before answering.
-    #[serde(default, with = "humantime_serde", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(with = "Option<String>")]
     pub delay: Option<Duration>,
     /// Emit this many `notifications/progress` before the result when the call carries a

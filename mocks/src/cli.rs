@@ -1,0 +1,170 @@
+//! The `pallas-mocks` command line: `up` starts an ecosystem file's mocks, `validate` checks it.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::ecosystem::Ecosystem;
+use crate::spec::EcosystemSpec;
+use crate::validate::parse_ecosystem;
+
+/// Exit code: everything went well.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: the mocks could not start or run (port in use, I/O error…).
+pub const EXIT_RUNTIME: u8 = 1;
+/// Exit code: the ecosystem file is unreadable, malformed or invalid; nothing was started.
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+/// Mock LLM providers and mock MCP servers for local development and tests.
+#[derive(Debug, Parser)]
+#[command(name = "pallas-mocks", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Start every mock an ecosystem file declares; stop on Ctrl-C or SIGTERM.
+    Up {
+        /// The ecosystem file (YAML).
+        file: PathBuf,
+        /// Write `{"name": "url", …}` to this file once everything listens.
+        #[arg(long)]
+        urls_out: Option<PathBuf>,
+    },
+    /// Check an ecosystem file and report the first problem with file:line:col.
+    Validate {
+        /// The ecosystem file (YAML).
+        file: PathBuf,
+    },
+}
+
+/// Reads and validates an ecosystem file; on failure prints the diagnostic to stderr.
+pub fn load(file: &Path) -> Result<EcosystemSpec, ExitCode> {
+    let name = file.display().to_string();
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read {name}: {e}");
+            return Err(ExitCode::from(EXIT_BAD_INPUT));
+        }
+    };
+    parse_ecosystem(&name, &text).map_err(|e| {
+        eprintln!("{:?}", miette::Report::new(e));
+        ExitCode::from(EXIT_BAD_INPUT)
+    })
+}
+
+/// Runs the command line.
+pub async fn run(cli: Cli) -> ExitCode {
+    match cli.command {
+        Command::Validate { file } => match load(&file) {
+            Ok(spec) => {
+                println!(
+                    "{}: ok ({} LLM mocks, {} MCP servers)",
+                    file.display(),
+                    spec.llms.len(),
+                    spec.mcp_servers.len()
+                );
+                ExitCode::from(EXIT_OK)
+            }
+            Err(code) => code,
+        },
+        Command::Up { file, urls_out } => {
+            let spec = match load(&file) {
+                Ok(s) => s,
+                Err(code) => return code,
+            };
+            up(&spec, urls_out.as_deref()).await
+        }
+    }
+}
+
+async fn up(spec: &EcosystemSpec, urls_out: Option<&Path>) -> ExitCode {
+    let eco = match Ecosystem::start_with_fixed_ports(spec).await {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("{:?}", miette::Report::new(e));
+            return ExitCode::from(EXIT_RUNTIME);
+        }
+    };
+    let urls = eco.urls();
+    println!("{}", url_table(spec, &urls));
+    if let Some(path) = urls_out
+        && let Err(e) = write_urls(path, &urls)
+    {
+        eprintln!("error: cannot write {}: {e}", path.display());
+        eco.shutdown().await;
+        return ExitCode::from(EXIT_RUNTIME);
+    }
+    wait_for_signal().await;
+    tracing::info!("stopping mocks");
+    eco.shutdown().await;
+    ExitCode::from(EXIT_OK)
+}
+
+/// The name → URL table `up` prints.
+pub fn url_table(
+    spec: &EcosystemSpec,
+    urls: &std::collections::BTreeMap<String, String>,
+) -> String {
+    let width = urls.keys().map(String::len).max().unwrap_or(4).max(4);
+    let mut out = format!("{:width$}  {:9}  URL\n", "NAME", "KIND");
+    for (name, url) in urls {
+        let kind = if let Some(l) = spec.llms.get(name) {
+            match l.dialect {
+                crate::spec::Dialect::Openai => "openai".to_owned(),
+                crate::spec::Dialect::Anthropic => "anthropic".to_owned(),
+            }
+        } else {
+            let r = spec.mcp_servers.get(name).map(|m| m.reachability);
+            match r {
+                Some(crate::spec::Reachability::Down) => "mcp/down".to_owned(),
+                Some(crate::spec::Reachability::Blackhole) => "mcp/hole".to_owned(),
+                _ => "mcp".to_owned(),
+            }
+        };
+        out.push_str(&format!("{name:width$}  {kind:9}  {url}\n"));
+    }
+    out
+}
+
+/// Writes the URL map as JSON, atomically (readers never see a partial file).
+pub fn write_urls(
+    path: &Path,
+    urls: &std::collections::BTreeMap<String, String>,
+) -> std::io::Result<()> {
+    let json = serde_json::to_string_pretty(urls).map_err(std::io::Error::other)?;
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, json)?;
+    std::fs::rename(&tmp, path)
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!("cannot listen for SIGTERM: {e}");
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

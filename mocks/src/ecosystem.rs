@@ -1,0 +1,95 @@
+//! A whole mock ecosystem started from an [`EcosystemSpec`]: every LLM and MCP mock it declares.
+
+use std::collections::BTreeMap;
+use std::net::{Ipv4Addr, SocketAddr};
+
+use crate::error::MockError;
+use crate::llm::LlmMock;
+use crate::mcp::McpMock;
+use crate::spec::EcosystemSpec;
+use crate::validate::validate_ecosystem;
+
+/// Every mock of an ecosystem, running. Stops them all when dropped.
+#[derive(Debug)]
+pub struct Ecosystem {
+    llms: BTreeMap<String, LlmMock>,
+    mcps: BTreeMap<String, McpMock>,
+}
+
+impl Ecosystem {
+    /// Starts every mock on `127.0.0.1` ephemeral ports (ignoring `port` fields). Returns once
+    /// all listen.
+    pub async fn start(spec: &EcosystemSpec) -> Result<Ecosystem, MockError> {
+        Self::start_inner(spec, false).await
+    }
+
+    /// Same, honouring fixed `port` fields (used by `pallas-mocks up`).
+    pub async fn start_with_fixed_ports(spec: &EcosystemSpec) -> Result<Ecosystem, MockError> {
+        Self::start_inner(spec, true).await
+    }
+
+    async fn start_inner(spec: &EcosystemSpec, fixed: bool) -> Result<Ecosystem, MockError> {
+        if let Some(issue) = validate_ecosystem(spec).into_iter().next() {
+            return Err(MockError::InvalidSpec {
+                name: issue.path.clone(),
+                message: issue.message,
+            });
+        }
+        let addr = |port: Option<u16>| {
+            SocketAddr::from((
+                Ipv4Addr::LOCALHOST,
+                if fixed { port.unwrap_or(0) } else { 0 },
+            ))
+        };
+        let mut eco = Ecosystem {
+            llms: BTreeMap::new(),
+            mcps: BTreeMap::new(),
+        };
+        for (name, s) in &spec.llms {
+            let m = LlmMock::start_named(name, s.clone(), addr(s.port)).await?;
+            eco.llms.insert(name.clone(), m);
+        }
+        for (name, s) in &spec.mcp_servers {
+            let m = McpMock::start(name, s.clone(), addr(s.port)).await?;
+            eco.mcps.insert(name.clone(), m);
+        }
+        Ok(eco)
+    }
+
+    /// Name → URL a client configures: OpenAI `http://127.0.0.1:P/v1`, Anthropic
+    /// `http://127.0.0.1:P`, MCP `http://127.0.0.1:P/mcp`.
+    pub fn urls(&self) -> BTreeMap<String, String> {
+        self.llms
+            .iter()
+            .map(|(n, m)| (n.clone(), m.url()))
+            .chain(self.mcps.iter().map(|(n, m)| (n.clone(), m.url())))
+            .collect()
+    }
+
+    /// The LLM mock named `name`.
+    pub fn llm(&self, name: &str) -> Option<&LlmMock> {
+        self.llms.get(name)
+    }
+
+    /// The MCP mock named `name`.
+    pub fn mcp(&self, name: &str) -> Option<&McpMock> {
+        self.mcps.get(name)
+    }
+
+    /// Resets every mock (journals, scripts, fault and session counters).
+    pub fn reset(&self) {
+        self.llms.values().for_each(LlmMock::reset);
+        self.mcps.values().for_each(McpMock::reset);
+    }
+
+    /// Stops every mock, waiting briefly for in-flight requests.
+    pub async fn shutdown(self) {
+        let llms = self.llms.into_values().map(LlmMock::shutdown);
+        let mcps = self.mcps.into_values().map(McpMock::shutdown);
+        futures::future::join(
+            futures::future::join_all(llms),
+            futures::future::join_all(mcps),
+        )
+        .await;
+    }
+}

@@ -1,0 +1,28 @@
+//! Errors of the mocks library.
+
+use std::net::SocketAddr;
+
+/// Why a mock (or an ecosystem) could not start.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum MockError {
+    /// Binding a listener failed (port in use, permission…).
+    #[error("mock `{name}` could not listen on {addr}: {source}")]
+    #[diagnostic(help("choose another `port`, or omit it for an ephemeral one"))]
+    Bind {
+        /// Mock name.
+        name: String,
+        /// Requested address.
+        addr: SocketAddr,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The spec is semantically invalid (see [`crate::validate`]).
+    #[error("invalid mock spec for `{name}`: {message}")]
+    InvalidSpec {
+        /// Mock name.
+        name: String,
+        /// What is wrong.
+        message: String,
+    },
+}

@@ -1,0 +1,583 @@
+//! Mock LLM providers: OpenAI-compatible and Anthropic, one provider-neutral script, faults in the
+//! providers' real shapes, and a journal of every request.
+
+mod conversation;
+mod render;
+mod script;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::common::{Journal, ServerHandle, Ticket, header_map, lock, now_rfc3339};
+use crate::error::MockError;
+use crate::journal::LlmJournalEntry;
+use crate::spec::{Dialect, FaultSpec, LlmMockSpec, UsageSpec};
+use conversation::Conversation;
+use script::{Outcome, Reply, Script, ScriptState};
+
+/// A running mock LLM provider. Stops when dropped.
+#[derive(Debug)]
+pub struct LlmMock {
+    addr: SocketAddr,
+    dialect: Dialect,
+    shared: Arc<Shared>,
+    server: ServerHandle,
+}
+
+#[derive(Debug)]
+struct Shared {
+    spec: LlmMockSpec,
+    script: Script,
+    state: Mutex<ScriptState>,
+    journal: Arc<Journal<LlmJournalEntry>>,
+    counter: AtomicU64,
+    ct: CancellationToken,
+}
+
+impl LlmMock {
+    /// Starts the mock on `addr` (use port 0 for an ephemeral port). Returns once it listens.
+    pub async fn start(spec: LlmMockSpec, addr: SocketAddr) -> Result<LlmMock, MockError> {
+        Self::start_named("llm", spec, addr).await
+    }
+
+    /// Like [`LlmMock::start`], naming the mock in errors and logs.
+    pub async fn start_named(
+        name: &str,
+        spec: LlmMockSpec,
+        addr: SocketAddr,
+    ) -> Result<LlmMock, MockError> {
+        let script = Script::compile(&spec).map_err(|message| MockError::InvalidSpec {
+            name: name.to_owned(),
+            message,
+        })?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| MockError::Bind {
+                name: name.to_owned(),
+                addr,
+                source,
+            })?;
+        let bound = listener.local_addr().map_err(|source| MockError::Bind {
+            name: name.to_owned(),
+            addr,
+            source,
+        })?;
+        let ct = CancellationToken::new();
+        let dialect = spec.dialect;
+        let shared = Arc::new(Shared {
+            state: Mutex::new(script.fresh_state()),
+            script,
+            spec,
+            journal: Journal::new(),
+            counter: AtomicU64::new(0),
+            ct: ct.clone(),
+        });
+        let app = router(shared.clone());
+        let server = ServerHandle::serve(listener, app);
+        // Hanging requests end when the server stops.
+        let server_ct = server.ct.clone();
+        tokio::spawn(async move {
+            server_ct.cancelled().await;
+            ct.cancel();
+        });
+        tracing::debug!(name, %bound, ?dialect, "mock LLM listening");
+        Ok(LlmMock {
+            addr: bound,
+            dialect,
+            shared,
+            server,
+        })
+    }
+
+    /// The base URL a client configures: `http://127.0.0.1:P/v1` (OpenAI) or
+    /// `http://127.0.0.1:P` (Anthropic; the SDKs append `/v1/messages`).
+    pub fn url(&self) -> String {
+        match self.dialect {
+            Dialect::Openai => format!("http://{}/v1", self.addr),
+            Dialect::Anthropic => format!("http://{}", self.addr),
+        }
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Every request received since start or the last reset.
+    pub fn journal(&self) -> Vec<LlmJournalEntry> {
+        self.shared.journal.snapshot()
+    }
+
+    /// Clears the journal and restarts the script and the fault counters.
+    pub fn reset(&self) {
+        self.shared.reset();
+    }
+
+    /// Stops the mock, waiting briefly for in-flight requests.
+    pub async fn shutdown(self) {
+        self.server.shutdown().await;
+    }
+}
+
+impl Shared {
+    fn reset(&self) {
+        *lock(&self.state) = self.script.fresh_state();
+        self.journal.clear();
+    }
+
+    fn next_id(&self) -> u64 {
+        self.counter.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/__mock/journal", get(journal_handler))
+        .route("/__mock/reset", post(reset_handler))
+        .fallback(api_handler)
+        .layer(DefaultBodyLimit::max(64 * 1024 * 1024))
+        .with_state(shared)
+}
+
+async fn journal_handler(State(shared): State<Arc<Shared>>) -> Response {
+    axum::Json(shared.journal.snapshot()).into_response()
+}
+
+async fn reset_handler(State(shared): State<Arc<Shared>>) -> StatusCode {
+    shared.reset();
+    StatusCode::NO_CONTENT
+}
+
+/// Which API endpoint a request addresses.
+enum Endpoint {
+    Models,
+    Model(String),
+    Completion,
+    Unknown,
+}
+
+fn endpoint(dialect: Dialect, method: &Method, path: &str) -> Endpoint {
+    let path = path.trim_end_matches('/');
+    match (method, path) {
+        (&Method::GET, "/v1/models") => Endpoint::Models,
+        (&Method::GET, p) if p.starts_with("/v1/models/") => {
+            Endpoint::Model(p["/v1/models/".len()..].to_owned())
+        }
+        (&Method::POST, "/v1/chat/completions") if dialect == Dialect::Openai => {
+            Endpoint::Completion
+        }
+        (&Method::POST, "/v1/messages") if dialect == Dialect::Anthropic => Endpoint::Completion,
+        _ => Endpoint::Unknown,
+    }
+}
+
+/// Effects of the faults that apply to one request (mock-level and turn-level combined).
+#[derive(Debug, Default)]
+struct Effects {
+    latency: Option<Duration>,
+    chunk_delay: Option<Duration>,
+    disconnect_after: Option<u32>,
+    hang: bool,
+    status: Option<(u16, Option<u64>)>,
+    malformed: bool,
+}
+
+impl Effects {
+    fn add(&mut self, f: &FaultSpec) {
+        if let Some(l) = f.latency {
+            self.latency = Some(self.latency.unwrap_or_default() + l);
+        }
+        self.chunk_delay = f.chunk_delay.or(self.chunk_delay);
+        self.disconnect_after = f.disconnect_after_chunks.or(self.disconnect_after);
+        self.hang |= f.hang;
+        if let Some(s) = f.status {
+            self.status = Some((s, f.retry_after));
+        }
+        self.malformed |= f.malformed;
+    }
+}
+
+async fn api_handler(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let dialect = shared.spec.dialect;
+    let path = uri
+        .path_and_query()
+        .map_or_else(|| uri.path().to_owned(), |p| p.as_str().to_owned());
+    let json: Option<Value> = if body.is_empty() {
+        None
+    } else {
+        serde_json::from_slice(&body).ok()
+    };
+    let ep = endpoint(dialect, &method, uri.path());
+    let model = match &ep {
+        Endpoint::Model(id) => Some(id.clone()),
+        _ => json
+            .as_ref()
+            .and_then(|b| b.get("model"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    };
+    let ticket = shared.journal.push(LlmJournalEntry {
+        time: now_rfc3339(),
+        method: method.as_str().to_owned(),
+        path,
+        headers: header_map(&headers),
+        body: json.clone(),
+        model,
+        matched_turn: None,
+        status: None,
+    });
+
+    let mut effects = Effects::default();
+    // Mock-level fault: every request, model listings included.
+    if let Some(f) = &shared.spec.fault {
+        let mut st = lock(&shared.state);
+        if f.times.is_none_or(|n| st.mock_fault_hits < n) {
+            st.mock_fault_hits = st.mock_fault_hits.saturating_add(1);
+            effects.add(f);
+        }
+    }
+    if effects.status.is_some() || effects.hang || effects.malformed {
+        return apply_terminal(&shared, ticket, &effects, false).await;
+    }
+
+    if let Some(resp) = check_auth(&shared, &headers) {
+        return finish(&shared, ticket, None, effects.latency, resp).await;
+    }
+
+    let body_json = match (&ep, json) {
+        (Endpoint::Completion, Some(v)) => v,
+        (Endpoint::Completion, None) => {
+            let msg = if body.is_empty() {
+                "the request body is empty; expected a JSON object"
+            } else {
+                "the request body is not valid JSON"
+            };
+            let r = error_response(dialect, 400, msg, None);
+            return finish(&shared, ticket, None, effects.latency, r).await;
+        }
+        (Endpoint::Models, _) => {
+            let r = json_response(
+                StatusCode::OK,
+                &render::model_list(dialect, &shared.spec.models),
+            );
+            return finish(&shared, ticket, None, effects.latency, r).await;
+        }
+        (Endpoint::Model(id), _) => {
+            let r = if shared.spec.models.iter().any(|m| m == id) {
+                json_response(StatusCode::OK, &render::model_object(dialect, id))
+            } else {
+                model_not_found(dialect, id)
+            };
+            return finish(&shared, ticket, None, effects.latency, r).await;
+        }
+        (Endpoint::Unknown, _) => {
+            let msg = format!("Unknown request URL: {} {}", method, uri.path());
+            let r = error_response(dialect, 404, &msg, None);
+            return finish(&shared, ticket, None, effects.latency, r).await;
+        }
+    };
+
+    if dialect == Dialect::Anthropic && !headers.contains_key("anthropic-version") {
+        let r = error_response(dialect, 400, "anthropic-version: header is required", None);
+        return finish(&shared, ticket, None, effects.latency, r).await;
+    }
+    let conv = match Conversation::parse(dialect, &body_json) {
+        Ok(c) => c,
+        Err(e) => {
+            let r = error_response(dialect, 400, &e.0, None);
+            return finish(&shared, ticket, None, effects.latency, r).await;
+        }
+    };
+    if !shared.spec.models.contains(&conv.model) {
+        let r = model_not_found(dialect, &conv.model);
+        return finish(&shared, ticket, None, effects.latency, r).await;
+    }
+
+    let outcome = shared.script.select(&mut lock(&shared.state), &conv);
+    let (turn, reply) = match outcome {
+        Outcome::Exhausted => {
+            let r = error_response(
+                dialect,
+                500,
+                "mock script exhausted: no turn matches this request",
+                None,
+            );
+            return finish(&shared, ticket, None, effects.latency, r).await;
+        }
+        Outcome::FaultOnly { turn, fault } => {
+            effects.add(&fault);
+            shared
+                .journal
+                .update(ticket, |e| e.matched_turn = Some(turn));
+            return apply_terminal(&shared, ticket, &effects, conv.stream).await;
+        }
+        Outcome::Answer { turn, fault, reply } => {
+            if let Some(f) = &fault {
+                effects.add(f);
+            }
+            (turn, reply)
+        }
+    };
+    let meta = make_meta(&shared, &conv, &reply);
+    let resp = if conv.stream {
+        let events = render::stream_events(dialect, &reply, &meta, conv.include_usage);
+        sse_response(events, effects.chunk_delay, effects.disconnect_after)
+    } else {
+        let body = render::body(dialect, &reply, &meta).to_string();
+        match effects.disconnect_after {
+            Some(_) => truncated_body(body),
+            None => json_text_response(StatusCode::OK, body),
+        }
+    };
+    finish(&shared, ticket, turn, effects.latency, resp).await
+}
+
+fn make_meta(shared: &Shared, conv: &Conversation, reply: &Reply) -> render::Meta {
+    let n = shared.next_id();
+    let usage = reply.usage.or(shared.spec.usage).unwrap_or_else(|| {
+        let out_chars = reply.text.as_ref().map_or(0, String::len)
+            + reply
+                .tool_calls
+                .iter()
+                .map(|c| c.name.len() + c.arguments.to_string().len())
+                .sum::<usize>();
+        UsageSpec {
+            input_tokens: (conv.prompt_chars / 4 + 1) as u64,
+            output_tokens: (out_chars / 4 + 1) as u64,
+            ..UsageSpec::default()
+        }
+    });
+    let (id, prefix) = match shared.spec.dialect {
+        Dialect::Openai => (format!("chatcmpl-mock-{n}"), "call_mock_"),
+        Dialect::Anthropic => (format!("msg_mock_{n}"), "toolu_mock_"),
+    };
+    let call_ids = reply
+        .tool_calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| c.id.clone().unwrap_or_else(|| format!("{prefix}{n}_{i}")))
+        .collect();
+    render::Meta {
+        id,
+        model: conv.model.clone(),
+        created: chrono::Utc::now().timestamp(),
+        usage,
+        call_ids,
+    }
+}
+
+fn check_auth(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
+    let key = shared.spec.api_key.as_deref()?;
+    let dialect = shared.spec.dialect;
+    let presented = match dialect {
+        Dialect::Openai => headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer ")),
+        Dialect::Anthropic => headers.get("x-api-key").and_then(|v| v.to_str().ok()),
+    };
+    match presented {
+        Some(p) if p == key => None,
+        Some(_) => Some(error_response(
+            dialect,
+            401,
+            match dialect {
+                Dialect::Openai => "Incorrect API key provided.",
+                Dialect::Anthropic => "invalid x-api-key",
+            },
+            None,
+        )),
+        None => Some(error_response(
+            dialect,
+            401,
+            match dialect {
+                Dialect::Openai => {
+                    "You didn't provide an API key. Provide it in the Authorization header (Bearer)."
+                }
+                Dialect::Anthropic => "x-api-key header is required",
+            },
+            None,
+        )),
+    }
+}
+
+fn model_not_found(dialect: Dialect, model: &str) -> Response {
+    let msg = match dialect {
+        Dialect::Openai => {
+            format!("The model `{model}` does not exist or you do not have access to it.")
+        }
+        Dialect::Anthropic => format!("model: {model}"),
+    };
+    error_response(dialect, 404, &msg, None)
+}
+
+/// Hang, injected status or malformed body.
+async fn apply_terminal(
+    shared: &Shared,
+    ticket: Ticket,
+    effects: &Effects,
+    stream: bool,
+) -> Response {
+    if let Some(l) = effects.latency {
+        sleep_or_stop(&shared.ct, l).await;
+    }
+    if effects.hang {
+        shared.ct.cancelled().await;
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    }
+    let dialect = shared.spec.dialect;
+    let resp = if let Some((status, retry_after)) = effects.status {
+        error_response(
+            dialect,
+            status,
+            render::default_error_message(status),
+            retry_after,
+        )
+    } else if stream {
+        let garbage = match dialect {
+            Dialect::Openai => "data: {\"id\":\"chatcmpl-mock\",\"choices\":[{\"delta\":\n\n",
+            Dialect::Anthropic => "event: message_start\ndata: {\"type\":\"message_start\",\n\n",
+        };
+        sse_response(vec![Bytes::from_static(garbage.as_bytes())], None, None)
+    } else {
+        json_text_response(
+            StatusCode::OK,
+            "{\"id\": \"mock\", \"choices\": [".to_owned(),
+        )
+    };
+    record_status(shared, ticket, &resp);
+    resp
+}
+
+async fn finish(
+    shared: &Shared,
+    ticket: Ticket,
+    turn: Option<usize>,
+    latency: Option<Duration>,
+    resp: Response,
+) -> Response {
+    shared.journal.update(ticket, |e| {
+        e.matched_turn = turn;
+        e.status = Some(resp.status().as_u16());
+    });
+    if let Some(l) = latency {
+        sleep_or_stop(&shared.ct, l).await;
+    }
+    resp
+}
+
+fn record_status(shared: &Shared, ticket: Ticket, resp: &Response) {
+    let s = resp.status().as_u16();
+    shared.journal.update(ticket, |e| e.status = Some(s));
+}
+
+async fn sleep_or_stop(ct: &CancellationToken, d: Duration) {
+    tokio::select! {
+        () = tokio::time::sleep(d) => {}
+        () = ct.cancelled() => {}
+    }
+}
+
+fn json_response(status: StatusCode, v: &Value) -> Response {
+    json_text_response(status, v.to_string())
+}
+
+fn json_text_response(status: StatusCode, body: String) -> Response {
+    let mut r = Response::new(Body::from(body));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+fn error_response(
+    dialect: Dialect,
+    status: u16,
+    message: &str,
+    retry_after: Option<u64>,
+) -> Response {
+    let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut r = json_response(code, &render::error_body(dialect, status, message));
+    if let Some(s) = retry_after {
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(s));
+    }
+    if dialect == Dialect::Anthropic {
+        r.headers_mut()
+            .insert("request-id", HeaderValue::from_static("req_mock"));
+    }
+    r
+}
+
+fn sse_response(events: Vec<Bytes>, delay: Option<Duration>, disconnect: Option<u32>) -> Response {
+    use futures::StreamExt;
+    let n = disconnect.map_or(events.len(), |d| (d as usize).min(events.len()));
+    let cut = disconnect.is_some();
+    let items = events
+        .into_iter()
+        .take(n)
+        .enumerate()
+        .map(Ok::<_, std::io::Error>);
+    let stream = futures::stream::iter(items)
+        .then(move |item| async move {
+            if let (Some(d), Ok((i, _))) = (delay, &item)
+                && *i > 0
+            {
+                tokio::time::sleep(d).await;
+            }
+            item.map(|(_, b)| b)
+        })
+        .chain(futures::stream::iter(cut.then(|| {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionAborted,
+                "mock fault: disconnect mid-stream",
+            ))
+        })));
+    let mut r = Response::new(Body::from_stream(stream));
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    r
+}
+
+/// A 200 JSON response whose connection drops halfway through the body.
+fn truncated_body(body: String) -> Response {
+    let half = Bytes::from(body.into_bytes());
+    let half = half.slice(..half.len() / 2);
+    let stream = futures::stream::iter(vec![
+        Ok(half),
+        Err(std::io::Error::new(
+            std::io::ErrorKind::ConnectionAborted,
+            "mock fault: disconnect mid-body",
+        )),
+    ]);
+    let mut r = Response::new(Body::from_stream(stream));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}

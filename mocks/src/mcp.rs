@@ -1,0 +1,463 @@
+//! Mock downstream MCP servers: tools declared as data, server-level faults (down, blackhole, HTTP
+//! status, slow `initialize`, required bearer), both wire eras, a journal and session accounting.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use http::{HeaderValue, Method, StatusCode, header};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::common::{Journal, ServerHandle, header_map, now_rfc3339};
+use crate::error::MockError;
+use crate::journal::{McpJournalEntry, SessionStats};
+use crate::spec::{McpMockSpec, Reachability, ToolResultSpec, WireEra};
+
+/// Largest request body the mock reads (rmcp's own default limit).
+const MAX_BODY: usize = 4 * 1024 * 1024;
+
+/// A running mock MCP server. Stops when dropped.
+#[derive(Debug)]
+pub struct McpMock {
+    addr: SocketAddr,
+    shared: Arc<McpShared>,
+    server: ServerHandle,
+}
+
+#[derive(Debug)]
+struct McpShared {
+    name: String,
+    spec: McpMockSpec,
+    tools: Vec<Tool>,
+    journal: Arc<Journal<McpJournalEntry>>,
+    opened: AtomicU64,
+    deleted: AtomicU64,
+    ct: CancellationToken,
+}
+
+impl McpShared {
+    fn stats(&self) -> SessionStats {
+        let opened = self.opened.load(Ordering::SeqCst);
+        let deleted = self.deleted.load(Ordering::SeqCst);
+        SessionStats {
+            opened,
+            deleted,
+            open_now: opened.saturating_sub(deleted),
+        }
+    }
+
+    fn reset(&self) {
+        self.journal.clear();
+        self.opened.store(0, Ordering::SeqCst);
+        self.deleted.store(0, Ordering::SeqCst);
+    }
+}
+
+impl McpMock {
+    /// Starts the mock named `name` on `addr` (port 0 for an ephemeral port). Returns once it
+    /// listens (for `down`: once its port is known to be closed).
+    pub async fn start(
+        name: &str,
+        spec: McpMockSpec,
+        addr: SocketAddr,
+    ) -> Result<McpMock, MockError> {
+        let bind_err = |source| MockError::Bind {
+            name: name.to_owned(),
+            addr,
+            source,
+        };
+        let tools = spec
+            .tools
+            .iter()
+            .map(to_rmcp_tool)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|message| MockError::InvalidSpec {
+                name: name.to_owned(),
+                message,
+            })?;
+        let shared = Arc::new(McpShared {
+            name: name.to_owned(),
+            spec: spec.clone(),
+            tools,
+            journal: Journal::new(),
+            opened: AtomicU64::new(0),
+            deleted: AtomicU64::new(0),
+            ct: CancellationToken::new(),
+        });
+        let (bound, server) = match spec.reachability {
+            Reachability::Down => {
+                // Reserve a free port, then close it: nothing listens there.
+                let bound = if addr.port() == 0 {
+                    let l = tokio::net::TcpListener::bind(addr)
+                        .await
+                        .map_err(bind_err)?;
+                    l.local_addr().map_err(bind_err)?
+                } else {
+                    addr
+                };
+                (bound, ServerHandle::idle())
+            }
+            Reachability::Blackhole => {
+                let l = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .map_err(bind_err)?;
+                let bound = l.local_addr().map_err(bind_err)?;
+                let ct = shared.ct.clone();
+                let task = tokio::spawn(blackhole(l, ct.clone()));
+                (bound, ServerHandle::from_task(ct, task))
+            }
+            Reachability::Up => {
+                let l = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .map_err(bind_err)?;
+                let bound = l.local_addr().map_err(bind_err)?;
+                let server = ServerHandle::serve(l, router(shared.clone()));
+                let server_ct = server.ct.clone();
+                let ct = shared.ct.clone();
+                tokio::spawn(async move {
+                    server_ct.cancelled().await;
+                    ct.cancel();
+                });
+                (bound, server)
+            }
+        };
+        tracing::debug!(name, %bound, reachability = ?spec.reachability, "mock MCP server ready");
+        Ok(McpMock {
+            addr: bound,
+            shared,
+            server,
+        })
+    }
+
+    /// `http://127.0.0.1:P/mcp` (also for `down` and `blackhole` servers).
+    pub fn url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    /// The bound (or, for `down`, reserved-then-closed) address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The mock's name.
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// Every HTTP request received since start or the last reset.
+    pub fn journal(&self) -> Vec<McpJournalEntry> {
+        self.shared.journal.snapshot()
+    }
+
+    /// Sessions opened by `initialize` and closed by `DELETE`.
+    pub fn sessions(&self) -> SessionStats {
+        self.shared.stats()
+    }
+
+    /// Clears the journal and the session counters.
+    pub fn reset(&self) {
+        self.shared.reset();
+    }
+
+    /// Stops the mock, waiting briefly for in-flight requests.
+    pub async fn shutdown(self) {
+        self.server.shutdown().await;
+    }
+}
+
+async fn blackhole(listener: tokio::net::TcpListener, ct: CancellationToken) {
+    let mut held = Vec::new();
+    loop {
+        tokio::select! {
+            () = ct.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((socket, _)) => held.push(socket),
+                Err(e) => tracing::debug!("blackhole accept failed: {e}"),
+            },
+        }
+    }
+}
+
+fn to_rmcp_tool(t: &crate::spec::ToolSpec) -> Result<Tool, String> {
+    let schema = match &t.input_schema {
+        None => json!({"type": "object"}),
+        Some(s) => s.clone(),
+    };
+    let Value::Object(schema) = schema else {
+        return Err(format!(
+            "tool `{}`: input_schema must be a JSON object",
+            t.name
+        ));
+    };
+    Ok(Tool::new_with_raw(
+        t.name.clone(),
+        t.description.clone().map(Into::into),
+        Arc::new(schema),
+    ))
+}
+
+fn router(shared: Arc<McpShared>) -> Router {
+    let stateless = shared.spec.era == WireEra::V2026_07_28;
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(!stateless)
+        .with_json_response(stateless)
+        .disable_allowed_hosts()
+        .with_cancellation_token(shared.ct.child_token());
+    let handler_shared = shared.clone();
+    let service = StreamableHttpService::new(
+        move || {
+            Ok(MockServer {
+                shared: handler_shared.clone(),
+            })
+        },
+        LocalSessionManager::default().into(),
+        config,
+    );
+    let mcp =
+        Router::new()
+            .nest_service("/mcp", service)
+            .layer(axum::middleware::from_fn_with_state(
+                shared.clone(),
+                observe,
+            ));
+    Router::new()
+        .route("/__mock/journal", get(journal_handler))
+        .route("/__mock/reset", post(reset_handler))
+        .route("/__mock/sessions", get(sessions_handler))
+        .with_state(shared)
+        .merge(mcp)
+}
+
+async fn journal_handler(State(shared): State<Arc<McpShared>>) -> Response {
+    axum::Json(shared.journal.snapshot()).into_response()
+}
+
+async fn reset_handler(State(shared): State<Arc<McpShared>>) -> StatusCode {
+    shared.reset();
+    StatusCode::NO_CONTENT
+}
+
+async fn sessions_handler(State(shared): State<Arc<McpShared>>) -> Response {
+    axum::Json(shared.stats()).into_response()
+}
+
+/// Journals every request, applies the server-level faults and counts sessions.
+async fn observe(State(shared): State<Arc<McpShared>>, req: Request, next: Next) -> Response {
+    let (parts, body) = req.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
+        Ok(b) => b,
+        Err(_) => {
+            return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response();
+        }
+    };
+    let json: Option<Value> = serde_json::from_slice(&bytes).ok();
+    // Batches are not part of 2025-11-25; look at the first message if one arrives.
+    let msg = match &json {
+        Some(Value::Array(a)) => a.first(),
+        other => other.as_ref(),
+    };
+    let jsonrpc_method = msg
+        .and_then(|m| m.get("method"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let (tool, arguments) = if jsonrpc_method.as_deref() == Some("tools/call") {
+        let params = msg.and_then(|m| m.get("params"));
+        (
+            params
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            params.and_then(|p| p.get("arguments")).cloned(),
+        )
+    } else {
+        (None, None)
+    };
+    let session_id = parts
+        .headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let ticket = shared.journal.push(McpJournalEntry {
+        time: now_rfc3339(),
+        method: parts.method.as_str().to_owned(),
+        headers: header_map(&parts.headers),
+        jsonrpc_method: jsonrpc_method.clone(),
+        tool,
+        arguments,
+        session_id,
+        status: None,
+    });
+
+    let resp = if let Some(status) = shared.spec.http_status {
+        let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        (
+            code,
+            format!("mock `{}` answers every request with {status}", shared.name),
+        )
+            .into_response()
+    } else if let Some(token) = shared.spec.require_bearer.as_deref()
+        && parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            != Some(token)
+    {
+        let mut r = (
+            StatusCode::UNAUTHORIZED,
+            axum::Json(json!({"error": "invalid_token",
+                "error_description": "a valid bearer token is required"})),
+        )
+            .into_response();
+        r.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"pallas-mocks\", error=\"invalid_token\""),
+        );
+        r
+    } else {
+        if jsonrpc_method.as_deref() == Some("initialize")
+            && let Some(d) = shared.spec.initialize_delay
+        {
+            tokio::select! {
+                () = tokio::time::sleep(d) => {}
+                () = shared.ct.cancelled() => {}
+            }
+        }
+        let is_delete = parts.method == Method::DELETE;
+        let resp = next
+            .run(Request::from_parts(parts, Body::from(bytes)))
+            .await;
+        if jsonrpc_method.as_deref() == Some("initialize")
+            && resp.status().is_success()
+            && resp.headers().contains_key("mcp-session-id")
+        {
+            shared.opened.fetch_add(1, Ordering::SeqCst);
+        }
+        if is_delete && resp.status().is_success() {
+            shared.deleted.fetch_add(1, Ordering::SeqCst);
+        }
+        resp
+    };
+    let status = resp.status().as_u16();
+    shared.journal.update(ticket, |e| e.status = Some(status));
+    resp
+}
+
+/// The rmcp handler serving the declared tools.
+#[derive(Debug, Clone)]
+struct MockServer {
+    shared: Arc<McpShared>,
+}
+
+impl ServerHandler for MockServer {
+    fn get_info(&self) -> ServerConfig {
+        let name = self
+            .shared
+            .spec
+            .server_name
+            .clone()
+            .unwrap_or_else(|| self.shared.name.clone());
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(name, env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.shared.tools.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(spec) = self
+            .shared
+            .spec
+            .tools
+            .iter()
+            .find(|t| t.name == request.name)
+        else {
+            return Err(ErrorData::new(
+                ErrorCode::INVALID_PARAMS,
+                format!("tool not found: {}", request.name),
+                None,
+            ));
+        };
+        let stopped = || async {
+            tokio::select! {
+                () = ctx.ct.cancelled() => {}
+                () = self.shared.ct.cancelled() => {}
+            }
+        };
+        if let Some(d) = spec.delay {
+            tokio::select! {
+                () = tokio::time::sleep(d) => {}
+                () = stopped() => return Err(cancelled()),
+            }
+        }
+        if let Some(n) = spec.progress
+            && let Some(token) = ctx.meta.get_progress_token()
+        {
+            for i in 1..=n {
+                let p = ProgressNotificationParam::new(token.clone(), f64::from(i))
+                    .with_total(f64::from(n))
+                    .with_message(format!("{} step {i}/{n}", spec.name));
+                if let Err(e) = ctx.peer.notify_progress(p).await {
+                    tracing::debug!("progress notification failed: {e}");
+                }
+            }
+        }
+        let result = match &spec.result {
+            ToolResultSpec::Text(t) => CallToolResult::success(vec![ContentBlock::text(t.clone())]),
+            ToolResultSpec::Json(v) => CallToolResult::structured(v.clone()),
+            ToolResultSpec::IsError(t) => {
+                CallToolResult::error(vec![ContentBlock::text(t.clone())])
+            }
+            ToolResultSpec::JsonrpcError { code, message } => {
+                return Err(ErrorData::new(ErrorCode(*code), message.clone(), None));
+            }
+            ToolResultSpec::EchoHeaders => {
+                let headers = ctx
+                    .extensions
+                    .get::<http::request::Parts>()
+                    .map(|p| header_map(&p.headers))
+                    .unwrap_or_default();
+                let text = serde_json::to_string(&headers).unwrap_or_default();
+                CallToolResult::success(vec![ContentBlock::text(text)])
+            }
+            ToolResultSpec::EchoArgs => {
+                let args = request.arguments.clone().map_or(json!({}), Value::Object);
+                CallToolResult::success(vec![ContentBlock::text(args.to_string())])
+            }
+            ToolResultSpec::Hang => {
+                stopped().await;
+                return Err(cancelled());
+            }
+        };
+        Ok(result.into())
+    }
+}
+
+fn cancelled() -> ErrorData {
+    ErrorData::new(ErrorCode::INTERNAL_ERROR, "mock tool call cancelled", None)
+}

@@ -1,0 +1,240 @@
+//! Semantic checks of an ecosystem file beyond its shape, reported at the offending key.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use crate::spec::{EcosystemSpec, Reachability};
+use crate::yaml::{self, YamlError};
+
+/// One semantic problem: where (a dotted path into the document, as [`yaml::locate`] takes),
+/// what, and how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecIssue {
+    /// Dotted path, e.g. `llms.openai.script.2.tool_calls.0.name`.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it.
+    pub hint: Option<String>,
+}
+
+impl SpecIssue {
+    fn new(path: String, message: impl Into<String>, hint: Option<&str>) -> Self {
+        Self {
+            path,
+            message: message.into(),
+            hint: hint.map(str::to_owned),
+        }
+    }
+
+    /// This issue as a diagnostic on `text` (named `name`); `prefix` is prepended to the path
+    /// when the ecosystem is nested in a larger document (e.g. `ecosystem`).
+    pub fn to_yaml_error(&self, name: &str, text: &str, prefix: &str) -> YamlError {
+        let path = if prefix.is_empty() {
+            self.path.clone()
+        } else {
+            format!("{prefix}.{}", self.path)
+        };
+        let (line, column) = yaml::locate(text, &path);
+        YamlError::at(
+            name,
+            text,
+            line,
+            column,
+            format!("{}: {}", self.path, self.message),
+            self.hint.clone(),
+        )
+    }
+}
+
+/// Every semantic problem of `spec`, in document order of its sections.
+pub fn validate_ecosystem(spec: &EcosystemSpec) -> Vec<SpecIssue> {
+    let mut issues = Vec::new();
+    let mut ports: BTreeMap<u16, String> = BTreeMap::new();
+    let mut port_check = |port: Option<u16>, path: String, issues: &mut Vec<SpecIssue>| {
+        if let Some(p) = port {
+            if p == 0 {
+                issues.push(SpecIssue::new(
+                    path,
+                    "port 0 is not a fixed port",
+                    Some("omit `port` for an ephemeral port"),
+                ));
+            } else if let Some(other) = ports.insert(p, path.clone()) {
+                issues.push(SpecIssue::new(
+                    path,
+                    format!("port {p} is already used by `{other}`"),
+                    Some("give every mock its own port, or omit `port`"),
+                ));
+            }
+        }
+    };
+    for (name, llm) in &spec.llms {
+        let base = format!("llms.{name}");
+        if spec.mcp_servers.contains_key(name) {
+            issues.push(SpecIssue::new(
+                base.clone(),
+                format!("`{name}` names both an LLM and an MCP server"),
+                Some("mock names must be unique across `llms` and `mcp_servers`"),
+            ));
+        }
+        port_check(llm.port, format!("{base}.port"), &mut issues);
+        if llm.models.is_empty() {
+            issues.push(SpecIssue::new(
+                format!("{base}.models"),
+                "no models declared",
+                Some("list at least one model, e.g. `models: [mock-model]`"),
+            ));
+        }
+        if llm.api_key.as_deref() == Some("") {
+            issues.push(SpecIssue::new(
+                format!("{base}.api_key"),
+                "empty API key",
+                Some("omit `api_key` to accept any key"),
+            ));
+        }
+        if let Some(f) = &llm.fault {
+            check_fault(f, format!("{base}.fault"), &mut issues);
+        }
+        for (i, turn) in llm.script.iter().enumerate() {
+            let tpath = format!("{base}.script.{i}");
+            if turn.text.is_none() && turn.tool_calls.is_empty() && turn.fault.is_none() {
+                issues.push(SpecIssue::new(
+                    tpath.clone(),
+                    "turn has no `text`, `tool_calls` or `fault`",
+                    Some("a turn answers text, calls tools, or injects a fault"),
+                ));
+            }
+            if let Some(re) = turn.when.as_ref().and_then(|w| w.last_user_regex.as_ref())
+                && let Err(e) = regex::Regex::new(re)
+            {
+                issues.push(SpecIssue::new(
+                    format!("{tpath}.when.last_user_regex"),
+                    format!("regular expression does not compile: {e}"),
+                    Some("regex syntax: https://docs.rs/regex/latest/regex/#syntax"),
+                ));
+            }
+            for (j, call) in turn.tool_calls.iter().enumerate() {
+                let cpath = format!("{tpath}.tool_calls.{j}");
+                if call.name.trim().is_empty() {
+                    issues.push(SpecIssue::new(
+                        format!("{cpath}.name"),
+                        "tool call with an empty name",
+                        Some("name the tool as offered to the model, e.g. `argos__search_web`"),
+                    ));
+                }
+                if !matches!(call.arguments, Value::Object(_) | Value::Null) {
+                    issues.push(SpecIssue::new(
+                        format!("{cpath}.arguments"),
+                        "tool call arguments must be a mapping (or null for empty arguments)",
+                        None,
+                    ));
+                }
+            }
+            if let Some(f) = &turn.fault {
+                check_fault(f, format!("{tpath}.fault"), &mut issues);
+            }
+        }
+    }
+    for (name, mcp) in &spec.mcp_servers {
+        let base = format!("mcp_servers.{name}");
+        port_check(mcp.port, format!("{base}.port"), &mut issues);
+        if mcp.reachability != Reachability::Up {
+            let what = match mcp.reachability {
+                Reachability::Down => "down",
+                _ => "blackhole",
+            };
+            for (key, set) in [
+                ("require_bearer", mcp.require_bearer.is_some()),
+                ("http_status", mcp.http_status.is_some()),
+                ("initialize_delay", mcp.initialize_delay.is_some()),
+            ] {
+                if set {
+                    issues.push(SpecIssue::new(
+                        format!("{base}.{key}"),
+                        format!("`{key}` has no effect on a `{what}` server (it never answers)"),
+                        Some("remove it, or set `reachability: up`"),
+                    ));
+                }
+            }
+        }
+        if let Some(s) = mcp.http_status
+            && !(100..=599).contains(&s)
+        {
+            issues.push(SpecIssue::new(
+                format!("{base}.http_status"),
+                format!("{s} is not an HTTP status"),
+                Some("use a status between 100 and 599, e.g. 500"),
+            ));
+        }
+        if mcp.require_bearer.as_deref() == Some("") {
+            issues.push(SpecIssue::new(
+                format!("{base}.require_bearer"),
+                "empty bearer token",
+                Some("omit `require_bearer` to accept unauthenticated requests"),
+            ));
+        }
+        let mut seen = BTreeSet::new();
+        for (i, tool) in mcp.tools.iter().enumerate() {
+            let tpath = format!("{base}.tools.{i}");
+            if tool.name.trim().is_empty() {
+                issues.push(SpecIssue::new(
+                    format!("{tpath}.name"),
+                    "tool with an empty name",
+                    None,
+                ));
+            } else if !seen.insert(tool.name.as_str()) {
+                issues.push(SpecIssue::new(
+                    format!("{tpath}.name"),
+                    format!("tool `{}` is declared twice", tool.name),
+                    None,
+                ));
+            }
+            if let Some(s) = &tool.input_schema
+                && !s.is_object()
+            {
+                issues.push(SpecIssue::new(
+                    format!("{tpath}.input_schema"),
+                    "input_schema must be a JSON Schema object",
+                    Some("e.g. `{type: object, properties: {query: {type: string}}}`"),
+                ));
+            }
+        }
+    }
+    issues
+}
+
+fn check_fault(f: &crate::spec::FaultSpec, path: String, issues: &mut Vec<SpecIssue>) {
+    if let Some(s) = f.status
+        && !(400..=599).contains(&s)
+    {
+        issues.push(SpecIssue::new(
+            format!("{path}.status"),
+            format!("{s} is not an error status"),
+            Some("use 400–599, e.g. 401, 404, 429, 500, 529"),
+        ));
+    }
+    if f.times == Some(0) {
+        issues.push(SpecIssue::new(
+            format!("{path}.times"),
+            "`times: 0` makes the fault never fire",
+            Some("remove the fault, or set `times` to 1 or more"),
+        ));
+    }
+    if f.hang && (f.status.is_some() || f.malformed) {
+        issues.push(SpecIssue::new(
+            format!("{path}.hang"),
+            "`hang` never answers, so `status`/`malformed` would never be seen",
+            Some("keep one of them"),
+        ));
+    }
+}
+
+/// Parses an ecosystem file and validates it; errors point at `name:line:col` with a hint.
+pub fn parse_ecosystem(name: &str, text: &str) -> Result<EcosystemSpec, YamlError> {
+    let spec: EcosystemSpec = yaml::from_str(name, text)?;
+    if let Some(issue) = validate_ecosystem(&spec).first() {
+        return Err(issue.to_yaml_error(name, text, ""));
+    }
+    Ok(spec)
+}
