@@ -52,11 +52,13 @@ wait_file() {
   done
 }
 
+default_args='{"text": "hi"}'
+llm_args=${LLM_ARGS:-$default_args}
 "$fake_mcp_python" "$here/fake_mcp.py" --log "$run/downstream-requests.jsonl" \
   --url-file "$run/mcp.url" > "$run/fake_mcp.log" 2>&1 &
 pids+=($!); wait_file "$run/mcp.url" "${pids[-1]}"
 python3 "$here/fake_llm.py" --log "$run/llm-requests.jsonl" --url-file "$run/llm.url" \
-  --tool "${LLM_TOOL:-echo}" --args "${LLM_ARGS:-{\"text\": \"hi\"}}" > "$run/fake_llm.log" 2>&1 &
+  --tool "${LLM_TOOL:-echo}" --args "$llm_args" > "$run/fake_llm.log" 2>&1 &
 pids+=($!); wait_file "$run/llm.url" "${pids[-1]}"
 
 cat > "$run/cards/helper.md" <<'EOF'
