@@ -160,6 +160,9 @@ async fn reset_handler(State(shared): State<Arc<Shared>>) -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
+/// Pause before cutting a connection, so the bytes sent before the cut reach the client.
+const FLUSH_GAP: Duration = Duration::from_millis(20);
+
 /// Which API endpoint a request addresses.
 enum Endpoint {
     Models,
@@ -547,12 +550,14 @@ fn sse_response(events: Vec<Bytes>, delay: Option<Duration>, disconnect: Option<
             }
             item.map(|(_, b)| b)
         })
-        .chain(futures::stream::iter(cut.then(|| {
+        .chain(futures::stream::iter(cut.then_some(())).then(|()| async {
+            // Let the server flush what was sent before cutting the connection.
+            tokio::time::sleep(FLUSH_GAP).await;
             Err(std::io::Error::new(
                 std::io::ErrorKind::ConnectionAborted,
                 "mock fault: disconnect mid-stream",
             ))
-        })));
+        }));
     let mut r = Response::new(Body::from_stream(stream));
     let h = r.headers_mut();
     h.insert(
@@ -567,13 +572,14 @@ fn sse_response(events: Vec<Bytes>, delay: Option<Duration>, disconnect: Option<
 fn truncated_body(body: String) -> Response {
     let half = Bytes::from(body.into_bytes());
     let half = half.slice(..half.len() / 2);
-    let stream = futures::stream::iter(vec![
-        Ok(half),
+    use futures::StreamExt;
+    let stream = futures::stream::iter([Ok(half)]).chain(futures::stream::once(async {
+        tokio::time::sleep(FLUSH_GAP).await;
         Err(std::io::Error::new(
             std::io::ErrorKind::ConnectionAborted,
             "mock fault: disconnect mid-body",
-        )),
-    ]);
+        ))
+    }));
     let mut r = Response::new(Body::from_stream(stream));
     r.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -1,0 +1,142 @@
+//! Ecosystem files: parsing, diagnostics, starting and stopping every mock.
+
+use pallas_mocks::{Ecosystem, parse_ecosystem};
+
+use super::support::client;
+
+const EXAMPLE: &str = include_str!("../../examples/ecosystem.yaml");
+
+#[tokio::test]
+async fn example_ecosystem_starts_every_mock_with_the_documented_urls() {
+    let spec = parse_ecosystem("ecosystem.yaml", EXAMPLE).unwrap();
+    let eco = Ecosystem::start(&spec).await.unwrap();
+    let urls = eco.urls();
+    assert_eq!(
+        urls.keys().cloned().collect::<Vec<_>>(),
+        vec![
+            "anthropic",
+            "argos",
+            "gitea",
+            "kernos",
+            "mnemosyne",
+            "neo4j",
+            "openai"
+        ]
+    );
+    assert!(urls["openai"].starts_with("http://127.0.0.1:") && urls["openai"].ends_with("/v1"));
+    assert!(!urls["anthropic"].ends_with("/v1"));
+    assert!(urls["argos"].ends_with("/mcp") && urls["gitea"].ends_with("/mcp"));
+    assert_eq!(eco.mcp("mnemosyne").unwrap().url(), urls["mnemosyne"]);
+    let r = client()
+        .get(format!("{}/models", urls["openai"]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(eco.llm("openai").unwrap().journal().len(), 1);
+    let gitea = client().post(&urls["gitea"]).send().await.unwrap_err();
+    assert!(gitea.is_connect());
+    let addr = eco.llm("openai").unwrap().addr();
+    eco.shutdown().await;
+    let after = client()
+        .get(format!("http://{addr}/v1/models"))
+        .send()
+        .await;
+    assert!(after.is_err(), "the port must be closed after shutdown");
+}
+
+#[tokio::test]
+async fn dropping_an_ecosystem_stops_its_mocks() {
+    let spec = parse_ecosystem("e.yaml", "llms:\n  o: {dialect: openai}\n").unwrap();
+    let eco = Ecosystem::start(&spec).await.unwrap();
+    let addr = eco.llm("o").unwrap().addr();
+    drop(eco);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        if tokio::net::TcpStream::connect(addr).await.is_err() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still listening after drop"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+#[test]
+fn unknown_key_is_reported_with_position_and_suggestion() {
+    let text = "mcp_servers:\n  argos:\n    tols: []\n";
+    let err = parse_ecosystem("eco.yaml", text).unwrap_err();
+    assert_eq!((err.line, err.column), (3, 5));
+    assert_eq!(err.hint.as_deref(), Some("did you mean `tools`?"));
+    assert_eq!(err.snippet(), "    tols: []\n    ^");
+}
+
+#[test]
+fn unknown_variant_suggests_the_right_dialect() {
+    let err = parse_ecosystem("eco.yaml", "llms:\n  x:\n    dialect: opanai\n").unwrap_err();
+    assert_eq!(err.line, 3);
+    assert_eq!(err.hint.as_deref(), Some("did you mean `openai`?"));
+}
+
+#[test]
+fn semantic_errors_point_at_the_offending_key() {
+    let cases = [
+        (
+            "llms:\n  o:\n    dialect: openai\n    script:\n      - tool_calls:\n          - name: ''\n",
+            6,
+            "empty name",
+        ),
+        (
+            "llms:\n  o:\n    dialect: openai\n    script:\n      - when: {last_user_regex: '(unclosed'}\n        text: x\n",
+            5,
+            "does not compile",
+        ),
+        (
+            "mcp_servers:\n  g:\n    reachability: down\n    require_bearer: t\n",
+            4,
+            "no effect",
+        ),
+        (
+            "llms:\n  dup: {dialect: openai}\nmcp_servers:\n  dup: {}\n",
+            2,
+            "both an LLM and an MCP server",
+        ),
+        (
+            "mcp_servers:\n  a: {port: 4000}\n  b: {port: 4000}\n",
+            3,
+            "already used",
+        ),
+    ];
+    for (text, line, needle) in cases {
+        let err = parse_ecosystem("e.yaml", text).unwrap_err();
+        assert_eq!(err.line, line, "{text}: {err}");
+        assert!(err.message.contains(needle), "{text}: {err}");
+        assert!(err.to_string().starts_with(&format!("e.yaml:{line}:")));
+    }
+}
+
+#[tokio::test]
+async fn starting_an_invalid_spec_fails_without_starting_anything() {
+    let mut spec = parse_ecosystem("e.yaml", "llms:\n  o: {dialect: openai}\n").unwrap();
+    spec.llms.get_mut("o").unwrap().models.clear();
+    let err = Ecosystem::start(&spec).await.unwrap_err();
+    assert!(err.to_string().contains("no models"), "{err}");
+}
+
+#[tokio::test]
+async fn fixed_port_in_use_is_a_clear_error() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let spec = parse_ecosystem(
+        "e.yaml",
+        &format!("llms:\n  o: {{dialect: openai, port: {port}}}\n"),
+    )
+    .unwrap();
+    let err = Ecosystem::start_with_fixed_ports(&spec).await.unwrap_err();
+    assert!(err.to_string().contains("could not listen"), "{err}");
+    // Without fixed ports the same spec starts on an ephemeral port.
+    let eco = Ecosystem::start(&spec).await.unwrap();
+    assert_ne!(eco.llm("o").unwrap().addr().port(), port);
+}
