@@ -1,1 +1,416 @@
-//! JSON logs through `tracing`, configured by the `PALLAS_LOG_*` variables.
+//! JSON logs through `tracing`, configured by the `PALLAS_LOG_*` variables (seed 001, "Logging
+//! configuration knobs"): a size-rotated file sink that is always on, an optional stderr sink,
+//! dependencies kept at WARN, and a last-line redaction of bearer tokens and known secrets.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use regex::Regex;
+use tracing::Level;
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
+/// Size at which the log file rotates.
+pub const ROTATE_BYTES: u64 = 10 * 1024 * 1024;
+/// Rotated files kept (`pallas.log.1` … `pallas.log.5`).
+pub const ROTATE_KEEP: usize = 5;
+
+/// Dependencies pinned at WARN unless `PALLAS_ROOT_LOG_LEVEL` asks otherwise.
+const DEPENDENCIES: &[&str] = &[
+    "rmcp",
+    "hyper",
+    "hyper_util",
+    "h2",
+    "reqwest",
+    "tower",
+    "tower_http",
+    "axum",
+    "mio",
+];
+
+/// Resolved logging knobs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogSettings {
+    /// Level of Pallas's own logs (`PALLAS_LOG_LEVEL`, else `logger.level`, else INFO).
+    pub level: Level,
+    /// Level of everything else (`PALLAS_ROOT_LOG_LEVEL`, else the less verbose of `level` and INFO).
+    pub root_level: Level,
+    /// Whether `PALLAS_ROOT_LOG_LEVEL` was given (then dependencies are not pinned at WARN).
+    pub root_explicit: bool,
+    /// Also log to stderr (`PALLAS_LOG_STDERR`).
+    pub stderr: bool,
+    /// Rotating log file (`PALLAS_LOG_FILE`, default `~/.local/state/pallas/pallas.log`).
+    pub file: Option<PathBuf>,
+}
+
+/// Why logging could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum LoggingError {
+    /// A level name is not a level.
+    #[error("{variable}: `{value}` is not a log level (use trace, debug, info, warn or error)")]
+    Level {
+        /// Where it came from.
+        variable: &'static str,
+        /// The value.
+        value: String,
+    },
+    /// The log file cannot be opened.
+    #[error("cannot open the log file {path}: {source}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+}
+
+fn parse_level(variable: &'static str, value: &str) -> Result<Level, LoggingError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "trace" => Ok(Level::TRACE),
+        "debug" => Ok(Level::DEBUG),
+        "info" => Ok(Level::INFO),
+        "warn" | "warning" => Ok(Level::WARN),
+        "error" | "critical" => Ok(Level::ERROR),
+        _ => Err(LoggingError::Level {
+            variable,
+            value: value.to_owned(),
+        }),
+    }
+}
+
+impl LogSettings {
+    /// Reads the knobs from `var` (the environment) and `logger.level` of the config.
+    pub fn from_lookup(
+        var: impl Fn(&str) -> Option<String>,
+        config_level: Option<&str>,
+    ) -> Result<Self, LoggingError> {
+        let level = match var("PALLAS_LOG_LEVEL").filter(|v| !v.is_empty()) {
+            Some(v) => parse_level("PALLAS_LOG_LEVEL", &v)?,
+            None => match config_level {
+                Some(v) => parse_level("logger.level", v)?,
+                None => Level::INFO,
+            },
+        };
+        let root = var("PALLAS_ROOT_LOG_LEVEL").filter(|v| !v.is_empty());
+        let root_explicit = root.is_some();
+        let root_level = match root {
+            Some(v) => parse_level("PALLAS_ROOT_LOG_LEVEL", &v)?,
+            // `Level` orders verbose > quiet; the less verbose of the two.
+            None => level.min(Level::INFO),
+        };
+        let stderr = var("PALLAS_LOG_STDERR")
+            .is_some_and(|v| !matches!(v.trim(), "" | "0" | "false" | "no" | "off"));
+        let file = match var("PALLAS_LOG_FILE").filter(|v| !v.is_empty()) {
+            Some(p) => Some(PathBuf::from(p)),
+            None => var("HOME").map(|h| Path::new(&h).join(".local/state/pallas/pallas.log")),
+        };
+        Ok(Self {
+            level,
+            root_level,
+            root_explicit,
+            stderr,
+            file,
+        })
+    }
+
+    /// Reads the knobs from the process environment.
+    pub fn from_env(config_level: Option<&str>) -> Result<Self, LoggingError> {
+        Self::from_lookup(|k| std::env::var(k).ok(), config_level)
+    }
+
+    /// The filter directives these settings stand for.
+    pub fn filter(&self) -> EnvFilter {
+        let mut directives = vec![
+            self.root_level.as_str().to_ascii_lowercase(),
+            format!(
+                "pallas_reference={}",
+                self.level.as_str().to_ascii_lowercase()
+            ),
+            format!("pallas={}", self.level.as_str().to_ascii_lowercase()),
+        ];
+        if !self.root_explicit {
+            directives.extend(DEPENDENCIES.iter().map(|d| format!("{d}=warn")));
+        }
+        EnvFilter::new(directives.join(","))
+    }
+}
+
+/// Installs the global subscriber. `secrets` are scrubbed from every line (as are bearer tokens).
+pub fn init(settings: &LogSettings, secrets: Vec<String>) -> Result<(), LoggingError> {
+    let redactor = Redactor::new(secrets);
+    let file = match &settings.file {
+        Some(path) => Some(RotatingFile::open(path, ROTATE_BYTES, ROTATE_KEEP)?),
+        None => None,
+    };
+    let writer = LogWriter {
+        file: file.map(|f| Arc::new(Mutex::new(f))),
+        stderr: settings.stderr,
+        redactor: Arc::new(redactor),
+    };
+    let layer = tracing_subscriber::fmt::layer()
+        .json()
+        .flatten_event(true)
+        .with_current_span(false)
+        .with_span_list(false)
+        .with_writer(writer);
+    // A second init (tests) keeps the first subscriber.
+    let _ = tracing_subscriber::registry()
+        .with(settings.filter())
+        .with(layer)
+        .try_init();
+    Ok(())
+}
+
+/// Scrubs secrets from log lines.
+#[derive(Debug)]
+pub struct Redactor {
+    bearer: Option<Regex>,
+    secrets: Vec<String>,
+}
+
+impl Redactor {
+    /// Scrubs `Bearer <token>` and every value of `secrets` (values shorter than 4 are ignored).
+    pub fn new(mut secrets: Vec<String>) -> Self {
+        secrets.retain(|s| s.len() >= 4);
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
+        Self {
+            bearer: Regex::new(r"(?i)(bearer\s+)[^\s\x22\\,;]+").ok(),
+            secrets,
+        }
+    }
+
+    /// The line with secrets replaced by `[redacted]`.
+    pub fn redact(&self, line: &str) -> String {
+        let mut out = match &self.bearer {
+            Some(re) => re.replace_all(line, "${1}[redacted]").into_owned(),
+            None => line.to_owned(),
+        };
+        for s in &self.secrets {
+            if out.contains(s.as_str()) {
+                out = out.replace(s.as_str(), "[redacted]");
+            }
+        }
+        out
+    }
+}
+
+/// A log file that rotates by size: `pallas.log` → `pallas.log.1` → … → `pallas.log.{keep}`.
+#[derive(Debug)]
+pub struct RotatingFile {
+    path: PathBuf,
+    max_bytes: u64,
+    keep: usize,
+    file: File,
+    size: u64,
+}
+
+impl RotatingFile {
+    /// Opens (appending) `path`, creating its directory.
+    pub fn open(path: &Path, max_bytes: u64, keep: usize) -> Result<Self, LoggingError> {
+        let err = |source| LoggingError::File {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(err)?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(err)?;
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        Ok(Self {
+            path: path.to_path_buf(),
+            max_bytes,
+            keep,
+            file,
+            size,
+        })
+    }
+
+    fn rotated(&self, n: usize) -> PathBuf {
+        let mut name = self.path.as_os_str().to_owned();
+        name.push(format!(".{n}"));
+        PathBuf::from(name)
+    }
+
+    fn rotate(&mut self) -> io::Result<()> {
+        self.file.flush()?;
+        if self.keep == 0 {
+            self.file = OpenOptions::new()
+                .create(true)
+                .write(true)
+                .truncate(true)
+                .open(&self.path)?;
+        } else {
+            let _ = std::fs::remove_file(self.rotated(self.keep));
+            for n in (1..self.keep).rev() {
+                let from = self.rotated(n);
+                if from.exists() {
+                    std::fs::rename(&from, self.rotated(n + 1))?;
+                }
+            }
+            std::fs::rename(&self.path, self.rotated(1))?;
+            self.file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.path)?;
+        }
+        self.size = 0;
+        Ok(())
+    }
+
+    /// Writes one whole record, rotating first when it would cross the size limit.
+    pub fn write_record(&mut self, record: &[u8]) -> io::Result<()> {
+        if self.size > 0 && self.size + record.len() as u64 > self.max_bytes {
+            self.rotate()?;
+        }
+        self.file.write_all(record)?;
+        self.size += record.len() as u64;
+        Ok(())
+    }
+}
+
+#[derive(Clone)]
+struct LogWriter {
+    file: Option<Arc<Mutex<RotatingFile>>>,
+    stderr: bool,
+    redactor: Arc<Redactor>,
+}
+
+/// One record being written: buffered, redacted and written whole on drop.
+struct Record {
+    target: LogWriter,
+    buf: Vec<u8>,
+}
+
+impl Write for Record {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for Record {
+    fn drop(&mut self) {
+        if self.buf.is_empty() {
+            return;
+        }
+        let line = self
+            .target
+            .redactor
+            .redact(&String::from_utf8_lossy(&self.buf));
+        if let Some(file) = &self.target.file
+            && let Ok(mut f) = file.lock()
+        {
+            let _ = f.write_record(line.as_bytes());
+        }
+        if self.target.stderr {
+            let _ = io::stderr().lock().write_all(line.as_bytes());
+        }
+    }
+}
+
+impl<'a> MakeWriter<'a> for LogWriter {
+    type Writer = Record;
+    fn make_writer(&'a self) -> Record {
+        Record {
+            target: self.clone(),
+            buf: Vec::with_capacity(256),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect();
+        move |k| map.get(k).cloned()
+    }
+
+    #[test]
+    fn pallas_log_level_wins_over_logger_level_and_root_stays_at_info() {
+        let s = LogSettings::from_lookup(lookup(&[("PALLAS_LOG_LEVEL", "debug")]), Some("error"))
+            .unwrap();
+        assert_eq!(s.level, Level::DEBUG);
+        assert_eq!(s.root_level, Level::INFO);
+        let s = LogSettings::from_lookup(lookup(&[]), Some("error")).unwrap();
+        assert_eq!(s.level, Level::ERROR);
+        assert_eq!(s.root_level, Level::ERROR);
+        assert!(!s.stderr);
+        assert!(s.filter().to_string().contains("rmcp=warn"));
+    }
+
+    #[test]
+    fn explicit_root_level_unpins_dependencies() {
+        let s = LogSettings::from_lookup(
+            lookup(&[
+                ("PALLAS_ROOT_LOG_LEVEL", "debug"),
+                ("PALLAS_LOG_STDERR", "1"),
+            ]),
+            None,
+        )
+        .unwrap();
+        assert_eq!(s.root_level, Level::DEBUG);
+        assert!(s.stderr);
+        assert!(!s.filter().to_string().contains("rmcp=warn"));
+    }
+
+    #[test]
+    fn a_bad_level_is_an_error_naming_its_variable() {
+        let e =
+            LogSettings::from_lookup(lookup(&[("PALLAS_LOG_LEVEL", "loud")]), None).unwrap_err();
+        assert!(e.to_string().contains("PALLAS_LOG_LEVEL"), "{e}");
+    }
+
+    #[test]
+    fn the_log_file_defaults_under_local_state() {
+        let s = LogSettings::from_lookup(lookup(&[("HOME", "/home/u")]), None).unwrap();
+        assert_eq!(
+            s.file.as_deref(),
+            Some(Path::new("/home/u/.local/state/pallas/pallas.log"))
+        );
+    }
+
+    #[test]
+    fn bearer_tokens_and_known_secrets_are_redacted() {
+        let r = Redactor::new(vec!["sk-test-key-123".into()]);
+        let line = r#"{"authorization":"Bearer abc.def-ghi","key":"sk-test-key-123"}"#;
+        let out = r.redact(line);
+        assert!(!out.contains("abc.def-ghi"), "{out}");
+        assert!(!out.contains("sk-test-key-123"), "{out}");
+        assert!(out.contains("Bearer [redacted]"), "{out}");
+    }
+
+    #[test]
+    fn the_file_rotates_by_size_and_keeps_five() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("logs/pallas.log");
+        let mut f = RotatingFile::open(&path, 100, 5).unwrap();
+        for i in 0..40 {
+            f.write_record(format!("{i:040}\n").as_bytes()).unwrap();
+        }
+        for n in 1..=5 {
+            let rotated = dir.path().join(format!("logs/pallas.log.{n}"));
+            let len = std::fs::metadata(&rotated).unwrap().len();
+            assert!(len <= 100 && len > 0, "{n}: {len}");
+        }
+        assert!(!dir.path().join("logs/pallas.log.6").exists());
+        assert!(std::fs::metadata(&path).unwrap().len() <= 100);
+    }
+}

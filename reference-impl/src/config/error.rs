@@ -18,9 +18,13 @@ pub struct Position {
 }
 
 /// A configuration error. `Display` gives `file:line:col: what is wrong`; the miette rendering adds
-/// the source line and the hint.
+/// the source line and the hint. Its details are reached through `Deref`.
 #[derive(Debug)]
-pub struct ConfigError {
+pub struct ConfigError(Box<ConfigErrorDetails>);
+
+/// What a [`ConfigError`] says.
+#[derive(Debug)]
+pub struct ConfigErrorDetails {
     /// The file at fault.
     pub path: PathBuf,
     /// Where in the file, when known.
@@ -41,7 +45,7 @@ impl ConfigError {
         message: impl Into<String>,
     ) -> Self {
         let offset = position.map(|p| file.span_at(p));
-        Self {
+        Self(Box::new(ConfigErrorDetails {
             path: file.path.clone(),
             position,
             message: message.into(),
@@ -51,24 +55,24 @@ impl ConfigError {
                     .with_language("yaml"),
             ),
             offset,
-        }
+        }))
     }
 
     /// An error about a file as a whole (missing, unreadable).
     pub(crate) fn file(path: &Path, message: impl Into<String>) -> Self {
-        Self {
+        Self(Box::new(ConfigErrorDetails {
             path: path.to_path_buf(),
             position: None,
             message: message.into(),
             hint: None,
             source: None,
             offset: None,
-        }
+        }))
     }
 
     /// Adds the hint that says how to fix it.
     pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
+        self.0.hint = Some(hint.into());
         self
     }
 
@@ -78,6 +82,13 @@ impl ConfigError {
             Some(p) => format!("{}:{}:{}", self.path.display(), p.line, p.column),
             None => self.path.display().to_string(),
         }
+    }
+}
+
+impl std::ops::Deref for ConfigError {
+    type Target = ConfigErrorDetails;
+    fn deref(&self) -> &ConfigErrorDetails {
+        &self.0
     }
 }
 

@@ -17,7 +17,7 @@ use indexmap::IndexMap;
 use serde_saphyr::Spanned;
 
 pub use env::Env;
-pub use error::{ConfigError, Position};
+pub use error::{ConfigError, ConfigErrorDetails, Position};
 pub use files::IconSpec;
 
 use crate::settings::{
@@ -187,11 +187,13 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
         .version
         .as_ref()
         .map_or_else(|| DEFAULT_VERSION.to_owned(), |v| v.value.clone());
-    if version.is_empty() || version.len() > 255 {
-        if let Some(v) = &spec.version {
-            return Err(at(&agents_src, v, "`version` must be 1 to 255 characters")
-                .with_hint("use a semantic version such as 1.0.0"));
-        }
+    if let Some(v) = spec
+        .version
+        .as_ref()
+        .filter(|_| version.is_empty() || version.len() > 255)
+    {
+        return Err(at(&agents_src, v, "`version` must be 1 to 255 characters")
+            .with_hint("use a semantic version such as 1.0.0"));
     }
     let host = spec
         .host
@@ -559,21 +561,21 @@ impl<'a> Merged<'a> {
                 headers.insert(k.clone(), (v.clone(), *layer_src));
             }
         }
-        if let Some((t, tsrc)) = transport {
-            if !matches!(
+        if let Some((t, tsrc)) = transport
+            && !matches!(
                 t.value.as_str(),
                 "http" | "streamable-http" | "streamable_http"
-            ) {
-                return Err(at(
-                    tsrc,
-                    t,
-                    format!(
-                        "server `{name}` uses transport `{}`, which the reference does not support",
-                        t.value
-                    ),
-                )
-                .with_hint("use `transport: http` with a `url:` (Streamable HTTP)"));
-            }
+            )
+        {
+            return Err(at(
+                tsrc,
+                t,
+                format!(
+                    "server `{name}` uses transport `{}`, which the reference does not support",
+                    t.value
+                ),
+            )
+            .with_hint("use `transport: http` with a `url:` (Streamable HTTP)"));
         }
         let Some((u, usrc)) = url else {
             return Err(ConfigError::at(
@@ -621,15 +623,15 @@ impl<'a> Merged<'a> {
             let (Some(spec), Some(src)) = (spec, src) else {
                 continue;
             };
-            if base_url.is_none() {
-                if let Some(b) = &spec.base_url {
-                    base_url = self.expand_opt(src, b, false)?;
-                }
+            if base_url.is_none()
+                && let Some(b) = &spec.base_url
+            {
+                base_url = self.expand_opt(src, b, false)?;
             }
-            if api_key.is_none() {
-                if let Some(k) = &spec.api_key {
-                    api_key = self.expand_opt(src, k, false)?;
-                }
+            if api_key.is_none()
+                && let Some(k) = &spec.api_key
+            {
+                api_key = self.expand_opt(src, k, false)?;
             }
         }
         let (env_url, env_key, default_url) = match provider {

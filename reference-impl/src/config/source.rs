@@ -43,7 +43,7 @@ impl SourceFile {
                 let rest = &line[col_byte..];
                 let len = rest
                     .trim_end()
-                    .find(|c: char| c == ',' || c == ']' || c == '}' || c == '#')
+                    .find([',', ']', '}', '#'])
                     .unwrap_or_else(|| rest.trim_end().len())
                     .max(1);
                 return (offset + col_byte, len.min(rest.len().max(1)));
