@@ -538,6 +538,7 @@ fn sessions_closed(o: &Observed) -> Outcome {
     Outcome::Pass
 }
 
+#[allow(clippy::collapsible_match)]
 fn progress(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
     let steps = steps_of(o, c, &["send", "call"]);
     if steps.is_empty() {
@@ -1040,9 +1041,8 @@ fn wire_valid(o: &Observed) -> Outcome {
     let mut ev = Vec::new();
     for m in &o.received {
         match wire::validate_mcp(&m.version, &m.message, m.request_method.as_deref()) {
-            Ok(v) => ev.extend(v.into_iter().map(|v| {
-                Evidence {
-                    what: format!(
+            Ok(v) => ev.extend(v.into_iter().map(|v| Evidence {
+                what: format!(
                         "{} message {}",
                         m.label,
                         m.message
@@ -1052,10 +1052,9 @@ fn wire_valid(o: &Observed) -> Outcome {
                             .or_else(|| m.message.get("id").map(|i| format!("id {i}")))
                             .unwrap_or_default()
                     ),
-                    expected: Some(format!("valid against MCP {} schema", m.version)),
-                    seen: Some(format!("{} — {}", v.message, v.excerpt)),
-                    path: Some(v.path),
-                }
+                expected: Some(format!("valid against MCP {} schema", m.version)),
+                seen: Some(format!("{} — {}", v.message, v.excerpt)),
+                path: Some(v.path),
             })),
             Err(e) => return Outcome::Error(e),
         }

@@ -2,6 +2,7 @@
 //! of catalogued checks and generic assertions.
 
 mod assert;
+pub use assert::predicate as assert_predicate;
 mod builtin;
 pub mod wire;
 

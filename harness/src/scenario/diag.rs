@@ -117,6 +117,7 @@ pub fn did_you_mean<'a>(
 }
 
 /// Parses YAML into `T`, turning syntax and shape errors into a [`SpecError`] with a hint.
+#[allow(clippy::result_large_err)]
 pub fn from_yaml<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, SpecError> {
     serde_saphyr::from_str::<T>(text).map_err(|e| {
         let (line, column) = e
