@@ -395,7 +395,16 @@ fn check_auth(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer ")),
-        Dialect::Anthropic => headers.get("x-api-key").and_then(|v| v.to_str().ok()),
+        // Newer Anthropic SDKs send the key as a bearer token instead of `x-api-key`.
+        Dialect::Anthropic => headers
+            .get("x-api-key")
+            .and_then(|v| v.to_str().ok())
+            .or_else(|| {
+                headers
+                    .get(header::AUTHORIZATION)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.strip_prefix("Bearer "))
+            }),
     };
     match presented {
         Some(p) if p == key => None,
