@@ -161,6 +161,7 @@ async fn probe_inner(
     let response = with_headers(http.post(&server.url), server)
         .header(http::header::ACCEPT, ACCEPT)
         .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "server/discover")
         .json(&discover)
         .send()
         .await
