@@ -19,8 +19,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 find_python() {
   if [ -n "${PYTHON:-}" ]; then echo "$PYTHON"; return; fi
   local p
+  # A pyenv shim only runs python3.13 when PYENV_VERSION selects a 3.13 install.
+  export PYENV_VERSION=${PYENV_VERSION:-3.13.0}
   for p in "${PYENV_ROOT:-$HOME/.pyenv}/versions/3.13.0/bin/python3.13" \
-           "$(PYENV_VERSION=3.13.0 command -v python3.13 2>/dev/null || true)"; do
+           "$(command -v python3.13 2>/dev/null || true)"; do
     if [ -n "$p" ] && [ -x "$p" ]; then echo "$p"; return; fi
   done
   echo "error: no CPython 3.13 found (set PYTHON=/path/to/python3.13)" >&2
