@@ -161,12 +161,14 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
         progress
             .step(format!("{} step {} (tool)", settings.name, next_step()))
             .await;
-        let results = tokio::select! {
-            results = join_all(completion.tool_calls.iter().map(|call| {
-                run_tool(core, &routes, call, bearer.as_ref(), progress, cancel)
-            })) => results,
-            () = cancel.cancelled() => { result = Err(LoopError::Cancelled); break; }
-        };
+        // Each call watches `cancel` itself, so that a cancelled call tells its server.
+        let results = join_all(
+            completion
+                .tool_calls
+                .iter()
+                .map(|call| run_tool(core, &routes, call, bearer.as_ref(), progress, cancel)),
+        )
+        .await;
         if cancel.is_cancelled() {
             result = Err(LoopError::Cancelled);
             break;
