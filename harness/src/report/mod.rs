@@ -1,1 +1,34 @@
-//! report
+//! Reporters: each renders a [`crate::runner::RunResult`] (or live [`crate::runner::RunEvent`]s)
+//! in one format. They only read data; nothing here runs anything.
+
+mod junit;
+mod markdown;
+mod terminal;
+
+pub use junit::junit;
+pub use markdown::markdown;
+pub use terminal::{event_line, summary};
+
+use crate::runner::RunResult;
+
+/// The JSON report: every scenario and check with id, level, refs, verdict, evidence, duration.
+pub fn json(run: &RunResult) -> serde_json::Value {
+    serde_json::json!({
+        "format": "pallas-conformance/report/v1",
+        "target": run.target,
+        "duration_ms": run.duration_ms,
+        "counts": run.counts(),
+        "by_family": run.by_family(),
+        "exit_code": run.exit_code(),
+        "error": run.error,
+        "stale": run.stale,
+        "scenarios": run.scenarios,
+    })
+}
+
+/// The JSON report as pretty text.
+pub fn json_text(run: &RunResult) -> String {
+    let mut s = serde_json::to_string_pretty(&json(run)).unwrap_or_default();
+    s.push('\n');
+    s
+}

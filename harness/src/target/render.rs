@@ -79,6 +79,15 @@ pub fn render_deployment(
     let mut vars = Vars::new();
     vars.insert("workspace".into(), target.workspace.display().to_string());
     vars.insert("run.dir".into(), run_dir.display().to_string());
+    let target_dir = std::env::var("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| target.workspace.join("target"));
+    let target_dir = if target_dir.is_absolute() {
+        target_dir
+    } else {
+        target.workspace.join(target_dir)
+    };
+    vars.insert("cargo_target_dir".into(), target_dir.display().to_string());
     for (name, url) in mock_urls {
         vars.insert(format!("mocks.{name}.url"), url.clone());
     }
@@ -410,7 +419,7 @@ fn generate(
                         "tools": [
                             {"name": tool, "description": "Send a message to the agent.",
                              "input_schema": {"type": "object", "properties": {"message": {"type": "string"}, "images": {"type": "array"}}, "required": ["message"]},
-                             "result": "echo_args"},
+                             "result": "echo_args", "progress": 2},
                             {"name": target.spec.health_tool, "description": "Returns the health status of this agent and its downstream dependencies.",
                              "input_schema": {"type": "object", "properties": {}, "additionalProperties": false},
                              "result": {"text": "{\"status\":\"ok\"}"}}

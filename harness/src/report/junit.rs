@@ -1,0 +1,73 @@
+//! JUnit XML (via `quick-junit`): one suite per scenario, one test case per check.
+
+use std::time::Duration;
+
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+
+use crate::checks::Verdict;
+use crate::runner::RunResult;
+
+/// The JUnit XML document.
+pub fn junit(run: &RunResult) -> String {
+    let mut report = Report::new(format!("pallas-conformance ({})", run.target));
+    report.set_time(Duration::from_secs_f64(run.duration_ms / 1000.0));
+    for s in &run.scenarios {
+        let mut suite = TestSuite::new(s.id.clone());
+        suite.set_time(Duration::from_secs_f64(s.duration_ms / 1000.0));
+        suite.add_property(("file", s.file.as_str()));
+        if let Some(e) = &s.error {
+            let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
+            st.set_message(e.clone()).set_type("harness-error");
+            let mut tc = TestCase::new("setup", st);
+            tc.set_classname(s.id.clone());
+            if let Some(t) = &s.output_tail {
+                tc.set_system_err(t.clone());
+            }
+            suite.add_test_case(tc);
+        }
+        for c in &s.checks {
+            let status = match c.verdict {
+                Verdict::Pass | Verdict::Warn => TestCaseStatus::success(),
+                Verdict::Fail if c.baselined => {
+                    let mut st = TestCaseStatus::skipped();
+                    st.set_message(format!("expected failure: {}", c.reason));
+                    st
+                }
+                Verdict::Skip => {
+                    let mut st = TestCaseStatus::skipped();
+                    st.set_message(c.reason.clone());
+                    st
+                }
+                Verdict::Fail | Verdict::Error => {
+                    let kind = if c.verdict == Verdict::Fail {
+                        NonSuccessKind::Failure
+                    } else {
+                        NonSuccessKind::Error
+                    };
+                    let mut st = TestCaseStatus::non_success(kind);
+                    let mut desc = format!("{}\n--> {}\n", c.reason, c.location);
+                    for e in &c.evidence {
+                        desc.push_str(&format!(
+                            "{}: expected {} / seen {}\n",
+                            e.what,
+                            e.expected.as_deref().unwrap_or("-"),
+                            e.seen.as_deref().unwrap_or("-")
+                        ));
+                    }
+                    st.set_message(c.reason.clone())
+                        .set_type(c.level.as_str())
+                        .set_description(desc);
+                    st
+                }
+            };
+            let mut tc = TestCase::new(format!("{} {}", c.id, c.title), status);
+            tc.set_classname(s.id.clone());
+            if c.verdict == Verdict::Warn {
+                tc.set_system_out(format!("warning ({}): {}", c.level.as_str(), c.reason));
+            }
+            suite.add_test_case(tc);
+        }
+        report.add_test_suite(suite);
+    }
+    report.to_string().unwrap_or_default()
+}

@@ -1,0 +1,158 @@
+//! Terminal output: one line per finished scenario with a counter, a summary table by family,
+//! then every failure with its evidence and scenario file:line.
+
+use std::fmt::Write;
+
+use crate::checks::Verdict;
+use crate::runner::{RunEvent, RunResult, ScenarioResult};
+
+fn tag(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "PASS ",
+        Verdict::Fail => "FAIL ",
+        Verdict::Warn => "WARN ",
+        Verdict::Skip => "SKIP ",
+        Verdict::Error => "ERROR",
+    }
+}
+
+/// The live line for an event (`None` for events that print nothing).
+pub fn event_line(e: &RunEvent) -> Option<String> {
+    match e {
+        RunEvent::Started { total } => Some(format!("running {total} scenario(s)")),
+        RunEvent::ScenarioFinished {
+            done,
+            total,
+            result,
+        } => Some(scenario_line(*done, *total, result)),
+    }
+}
+
+fn scenario_line(done: usize, total: usize, r: &ScenarioResult) -> String {
+    let width = total.to_string().len();
+    let failed = r
+        .checks
+        .iter()
+        .filter(|c| matches!(c.verdict, Verdict::Fail | Verdict::Error) && !c.baselined)
+        .count();
+    let extra = match (&r.skipped, failed) {
+        (Some(why), _) => format!(" ({why})"),
+        (None, 0) => format!(" {} check(s)", r.checks.len()),
+        (None, n) => format!(" {n} of {} check(s) failed", r.checks.len()),
+    };
+    format!(
+        "[{done:>width$}/{total}] {} {} {:>7.2}s{extra}",
+        tag(r.verdict),
+        r.id,
+        r.duration_ms / 1000.0
+    )
+}
+
+/// Summary table by check family, then failures with evidence, stale baseline entries and
+/// the totals line.
+pub fn summary(run: &RunResult) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "\nsummary by check family ({})", run.target);
+    let _ = writeln!(
+        out,
+        "  {:<8} {:>5} {:>5} {:>5} {:>5} {:>5} {:>9}",
+        "family", "pass", "fail", "warn", "skip", "error", "baselined"
+    );
+    for (fam, c) in run.by_family() {
+        let _ = writeln!(
+            out,
+            "  {fam:<8} {:>5} {:>5} {:>5} {:>5} {:>5} {:>9}",
+            c.pass, c.fail, c.warn, c.skip, c.error, c.baselined
+        );
+    }
+    let mut problems = String::new();
+    for s in &run.scenarios {
+        if let Some(e) = &s.error {
+            let _ = writeln!(problems, "\nERROR {} — {e}\n  --> {}", s.id, s.file);
+            if let Some(t) = &s.output_tail {
+                for l in t.lines().take(30) {
+                    let _ = writeln!(problems, "  | {l}");
+                }
+            }
+        }
+        for c in &s.checks {
+            if !matches!(c.verdict, Verdict::Fail | Verdict::Warn | Verdict::Error)
+                || c.id == "HARNESS"
+            {
+                continue;
+            }
+            let _ = writeln!(
+                problems,
+                "\n{} {} [{}] in {} — {}{}{}",
+                tag(c.verdict).trim(),
+                c.id,
+                c.level.as_str(),
+                s.id,
+                c.title,
+                if c.reason.is_empty() {
+                    String::new()
+                } else {
+                    format!("\n  reason: {}", c.reason)
+                },
+                if c.baselined {
+                    " (expected failure)"
+                } else {
+                    ""
+                }
+            );
+            if !c.location.is_empty() {
+                let _ = writeln!(problems, "  --> {}", c.location);
+            }
+            if let Some(m) = &c.mode {
+                let _ = writeln!(problems, "  mode: {m}");
+            }
+            for e in c.evidence.iter().take(5) {
+                let _ = writeln!(
+                    problems,
+                    "  evidence: {}{}",
+                    e.what,
+                    e.path
+                        .as_ref()
+                        .map(|p| format!(" at {p}"))
+                        .unwrap_or_default()
+                );
+                if let Some(x) = &e.expected {
+                    let _ = writeln!(problems, "    expected: {x}");
+                }
+                if let Some(x) = &e.seen {
+                    let _ = writeln!(problems, "    seen:     {x}");
+                }
+            }
+            let _ = writeln!(problems, "  refs: {}", c.refs.join("; "));
+        }
+    }
+    if !problems.is_empty() {
+        out.push_str("\nproblems");
+        out.push_str(&problems);
+    }
+    for st in &run.stale {
+        let _ = writeln!(
+            out,
+            "\nSTALE {} in {}: listed as an expected failure but it did not fail; remove it from the baseline",
+            st.check, st.scenario
+        );
+    }
+    if let Some(e) = &run.error {
+        let _ = writeln!(out, "\nERROR {e}");
+    }
+    let c = run.counts();
+    let _ = writeln!(
+        out,
+        "\n{} scenario(s), {} check(s): {} passed, {} failed, {} warned, {} skipped, {} errors, {} expected failures; {:.2}s",
+        run.scenarios.len(),
+        c.pass + c.fail + c.warn + c.skip + c.error + c.baselined,
+        c.pass,
+        c.fail,
+        c.warn,
+        c.skip,
+        c.error,
+        c.baselined,
+        run.duration_ms / 1000.0
+    );
+    out
+}
