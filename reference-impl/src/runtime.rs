@@ -221,6 +221,9 @@ impl std::fmt::Debug for RunningPallas {
 /// Loads the deployment in `dir` and serves it.
 pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, RuntimeError> {
     let deployment = config::load(dir, &options.load)?;
+    // Taken now, not when the watch task first runs, so every later change triggers a reload.
+    let watched = deployment.watched_files.clone();
+    let initial_fingerprint = fingerprint(&watched);
     let file = deployment.agents_file.display().to_string();
     if let Some(name) = &options.agent
         && deployment.agent(name).is_none()
@@ -325,7 +328,7 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
     let watch_task = shared
         .options
         .watch
-        .then(|| tokio::spawn(watch_files(shared.clone())));
+        .then(|| tokio::spawn(watch_files(shared.clone(), watched, initial_fingerprint)));
 
     Ok(RunningPallas {
         shared,
@@ -776,9 +779,12 @@ fn fingerprint(files: &[PathBuf]) -> Vec<Option<(SystemTime, u64)>> {
         .collect()
 }
 
-async fn watch_files(shared: Arc<Shared>) {
-    let mut files = shared.state.lock().await.deployment.watched_files.clone();
-    let mut last = fingerprint(&files);
+/// Reloads whenever the fingerprint of `files` differs from `last` (taken before they were read).
+async fn watch_files(
+    shared: Arc<Shared>,
+    mut files: Vec<PathBuf>,
+    mut last: Vec<Option<(SystemTime, u64)>>,
+) {
     let mut tick = tokio::time::interval(shared.options.watch_interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {

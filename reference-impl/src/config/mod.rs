@@ -285,12 +285,11 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
             ))
         })?;
         watched.push(card_path.clone());
-        let (mut card_src, card) = split_card(card_src)?;
+        let (card_src, card) = split_card(card_src)?;
         let card_spec: CardSpec = card_src.parse(
             &card.front_matter,
             "see the AgentCard section of reference-impl/README.md",
         )?;
-        card_src.line_offset = 0;
 
         let model = match &card_spec.model {
             Some(m) => parse_model(&card_src, m, &fa.env_expand(&card_src, m, true)?)?,

@@ -91,7 +91,14 @@ impl SourceFile {
 fn unknown_field_hint(message: &str) -> Option<String> {
     let rest = message.split("unknown field `").nth(1)?;
     let (field, expected) = rest.split_once('`')?;
-    let candidates: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    let expected = expected
+        .split_once("expected one of ")
+        .map_or("", |(_, list)| list);
+    let candidates: Vec<&str> = expected
+        .split(',')
+        .map(|c| c.trim().trim_matches('`'))
+        .filter(|c| !c.is_empty())
+        .collect();
     let best = candidates
         .iter()
         .map(|c| (strsim::jaro_winkler(field, c), *c))
