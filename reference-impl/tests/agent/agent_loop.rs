@@ -198,3 +198,22 @@ async fn an_agent_can_use_another_agent_as_a_downstream_server() {
     assert!(!reply.is_error(), "{:?}", reply.messages);
     assert_eq!(reply.text(), "tool results: echo: dig (images: 0)");
 }
+
+#[tokio::test]
+async fn a_downstream_speaking_only_2026_07_28_serves_its_tools() {
+    let llm = MockOpenAi::start().await;
+    let modern = McpServer::start_with("modern", false).await;
+    let mut s = settings("jarvis", &llm.url);
+    s.servers = vec![DownstreamSettings::new("modern", &modern.url)];
+    let agent = start_agent(s).await;
+    let mut client = RawClient::connect(&agent.url).await.unwrap();
+    let reply = client
+        .send("CALL_TOOL modern__echo {\"n\":1}")
+        .await
+        .unwrap();
+    assert!(!reply.is_error(), "{:?}", reply.messages);
+    assert_eq!(reply.text(), "tool results: {\"n\":1}");
+    let calls = modern.journal.calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].session, None);
+}

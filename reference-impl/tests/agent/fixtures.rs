@@ -31,6 +31,10 @@ use tokio_util::sync::CancellationToken;
 pub async fn serve(router: Router, ct: CancellationToken) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    // Small SSE writes must not wait for delayed ACKs (Nagle).
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     tokio::spawn(async move {
         let _ = axum::serve(listener, router)
             .with_graceful_shutdown(ct.cancelled_owned())
