@@ -320,7 +320,7 @@ fn progress_line(message: &TimedMessage, started_ms: f64) -> Option<String> {
     }
     let params = message.params()?;
     let number = |key: &str| match params.get(key) {
-        Some(Value::Number(n)) => n.to_string(),
+        Some(Value::Number(n)) => n.as_f64().map_or_else(|| n.to_string(), |f| f.to_string()),
         Some(Value::Null) | None => "-".to_owned(),
         Some(other) => other.to_string(),
     };

@@ -172,6 +172,11 @@ impl WireClient {
             })?;
             builder = builder.header(header_name, header_value);
         }
+        for (name, value) in &request.headers {
+            if let Some(secret) = observe::header_secret(name, value) {
+                self.recorder.add_secret(&secret);
+            }
+        }
         let request_body = request
             .body
             .as_ref()
@@ -856,9 +861,12 @@ impl McpConnection {
         with_session: bool,
         opts: &CallOptions,
     ) -> Result<Exchange, ClientError> {
-        let base = self.base_headers(opts, with_session);
-        let headers = merge_headers(merge_headers(base, &headers), &opts.headers);
         let sent = serde_json::from_slice::<Value>(&body).ok();
+        let mut base = self.base_headers(opts, with_session);
+        if let Some(message) = &sent {
+            base.extend(self.routing_headers(message));
+        }
+        let headers = merge_headers(merge_headers(base, &headers), &opts.headers);
         let response_id = sent.as_ref().and_then(|v| v.get("id")).cloned();
         self.0
             .client
@@ -939,7 +947,9 @@ impl McpConnection {
         opts: &CallOptions,
         live: Option<&UnboundedSender<TimedMessage>>,
     ) -> Result<Exchange, ClientError> {
-        let headers = merge_headers(self.base_headers(opts, true), &opts.headers);
+        let mut headers = self.base_headers(opts, true);
+        headers.extend(self.routing_headers(&message));
+        let headers = merge_headers(headers, &opts.headers);
         let body = Bytes::from(message.to_string());
         self.0
             .client
@@ -976,6 +986,31 @@ impl McpConnection {
         }
         if let Some(bearer) = &opts.bearer {
             headers.push(("authorization".to_owned(), format!("Bearer {bearer}")));
+        }
+        headers
+    }
+
+    /// The 2026-07-28 routing headers (SEP-2243): `Mcp-Method`, and `Mcp-Name` for methods
+    /// addressing a named tool, prompt or resource. None in the session era.
+    fn routing_headers(&self, message: &Value) -> Vec<(String, String)> {
+        if self.0.era != Era::V2026_07_28 {
+            return Vec::new();
+        }
+        let Some(method) = message.get("method").and_then(Value::as_str) else {
+            return Vec::new();
+        };
+        let mut headers = vec![("mcp-method".to_owned(), method.to_owned())];
+        let key = match method {
+            "tools/call" | "prompts/get" => Some("name"),
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => Some("uri"),
+            "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
+            _ => None,
+        };
+        if let Some(name) = key
+            .and_then(|k| message.get("params")?.get(k))
+            .and_then(Value::as_str)
+        {
+            headers.push(("mcp-name".to_owned(), encode_header_value(name)));
         }
         headers
     }
@@ -1021,6 +1056,25 @@ fn with_progress_token(mut params: Value, opts: &CallOptions) -> Value {
         }
     }
     params
+}
+
+/// A header value as SEP-2243 carries it: as is when it is plain visible ASCII without
+/// surrounding blanks, else wrapped as `=?base64?…?=`.
+pub fn encode_header_value(value: &str) -> String {
+    use base64::Engine;
+    let needs_base64 = !value.is_empty()
+        && (value.starts_with([' ', '\t'])
+            || value.ends_with([' ', '\t'])
+            || value.chars().any(|c| !(' '..='~').contains(&c))
+            || (value.starts_with("=?base64?") && value.ends_with("?=")));
+    if needs_base64 {
+        format!(
+            "=?base64?{}?=",
+            base64::engine::general_purpose::STANDARD.encode(value)
+        )
+    } else {
+        value.to_owned()
+    }
 }
 
 /// Replaces headers of the same name (case-insensitive) and appends the others.
@@ -1094,6 +1148,13 @@ mod tests {
         };
         let p = with_progress_token(json!({"name": "t", "_meta": {"k": 1}}), &opts);
         assert_eq!(p["_meta"], json!({"k": 1, "progressToken": 7}));
+    }
+
+    #[test]
+    fn routing_header_values_are_base64_wrapped_only_when_needed() {
+        assert_eq!(encode_header_value("get_health"), "get_health");
+        assert_eq!(encode_header_value(" x"), "=?base64?IHg=?=");
+        assert_eq!(encode_header_value("é"), "=?base64?w6k=?=");
     }
 
     #[test]

@@ -138,6 +138,61 @@ struct Inner {
     started: Instant,
     next_seq: u64,
     observations: Vec<Observation>,
+    /// Secret values (bearer tokens, API keys) scrubbed from everything recorded.
+    secrets: Vec<String>,
+}
+
+impl Inner {
+    fn scrub(&self, text: &mut String) {
+        for secret in &self.secrets {
+            if text.contains(secret.as_str()) {
+                *text = text.replace(secret.as_str(), REDACTED);
+            }
+        }
+    }
+
+    fn scrub_json(&self, value: &mut Value) {
+        match value {
+            Value::String(s) => self.scrub(s),
+            Value::Array(items) => items.iter_mut().for_each(|v| self.scrub_json(v)),
+            Value::Object(map) => map.values_mut().for_each(|v| self.scrub_json(v)),
+            _ => {}
+        }
+    }
+
+    fn scrub_http(&self, http: &mut HttpExchange) {
+        for (_, v) in http
+            .request_headers
+            .iter_mut()
+            .chain(http.response_headers.iter_mut())
+        {
+            self.scrub(v);
+        }
+        for text in [
+            &mut http.request_body,
+            &mut http.response_body,
+            &mut http.error,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            self.scrub(text);
+        }
+    }
+
+    fn scrub_kind(&self, kind: &mut ObservationKind) {
+        if self.secrets.is_empty() {
+            return;
+        }
+        match kind {
+            ObservationKind::Http(http) => self.scrub_http(http),
+            ObservationKind::Sent(message) | ObservationKind::Received { message, .. } => {
+                self.scrub_json(message)
+            }
+            ObservationKind::SseEvent(event) => self.scrub(&mut event.data),
+            ObservationKind::Malformed { text, .. } => self.scrub(text),
+        }
+    }
 }
 
 /// An ordered, shareable log of observations. Cloning shares the same log.
@@ -157,6 +212,7 @@ impl Recorder {
             started: Instant::now(),
             next_seq: 1,
             observations: Vec::new(),
+            secrets: Vec::new(),
         })))
     }
 
@@ -177,9 +233,25 @@ impl Recorder {
         instant.saturating_duration_since(started).as_secs_f64() * 1000.0
     }
 
-    /// Appends an observation and returns its sequence number.
-    pub fn record(&self, label: &str, kind: ObservationKind) -> u64 {
+    /// Registers a secret value: from now on it is replaced by [`REDACTED`] wherever it would
+    /// appear in a recorded observation (bodies, messages, headers, errors). Values shorter than
+    /// 3 characters are ignored. The client registers every bearer and API key it sends.
+    pub fn add_secret(&self, secret: &str) {
+        if secret.chars().count() < 3 {
+            return;
+        }
         let mut inner = self.lock();
+        if !inner.secrets.iter().any(|s| s == secret) {
+            inner.secrets.push(secret.to_owned());
+            // Longest first, so a secret containing another is replaced whole.
+            inner.secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        }
+    }
+
+    /// Appends an observation and returns its sequence number.
+    pub fn record(&self, label: &str, mut kind: ObservationKind) -> u64 {
+        let mut inner = self.lock();
+        inner.scrub_kind(&mut kind);
         let seq = inner.next_seq;
         inner.next_seq += 1;
         let at_ms = inner.started.elapsed().as_secs_f64() * 1000.0;
@@ -195,10 +267,17 @@ impl Recorder {
     /// Updates a recorded HTTP exchange in place (to add its body or completion time).
     pub fn update_http(&self, seq: u64, update: impl FnOnce(&mut HttpExchange)) {
         let mut inner = self.lock();
-        if let Some(obs) = inner.observations.iter_mut().rev().find(|o| o.seq == seq)
-            && let ObservationKind::Http(http) = &mut obs.kind
-        {
-            update(http);
+        let Some(index) = inner.observations.iter().rposition(|o| o.seq == seq) else {
+            return;
+        };
+        let ObservationKind::Http(slot) = &mut inner.observations[index].kind else {
+            return;
+        };
+        update(slot);
+        let mut http = std::mem::replace(slot, empty_http());
+        inner.scrub_http(&mut http);
+        if let ObservationKind::Http(slot) = &mut inner.observations[index].kind {
+            *slot = http;
         }
     }
 
@@ -218,6 +297,35 @@ impl Recorder {
     }
 }
 
+fn empty_http() -> HttpExchange {
+    HttpExchange {
+        method: String::new(),
+        url: String::new(),
+        request_headers: Vec::new(),
+        request_body: None,
+        status: None,
+        response_headers: Vec::new(),
+        content_type: None,
+        response_body: None,
+        elapsed_ms: 0.0,
+        completed_ms: None,
+        error: None,
+    }
+}
+
+/// The secret part of a header value that carries one: the token of `Bearer <token>`, the
+/// whole value of an API-key header. `None` for other headers.
+pub fn header_secret(name: &str, value: &str) -> Option<String> {
+    let lower = name.to_ascii_lowercase();
+    if !SECRET_HEADERS.contains(&lower.as_str()) {
+        return None;
+    }
+    match value.split_once(' ') {
+        Some((_, token)) if lower.ends_with("authorization") => Some(token.trim().to_owned()),
+        _ => Some(value.trim().to_owned()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,6 +341,28 @@ mod tests {
             redact_header("content-type", "application/json"),
             "application/json"
         );
+    }
+
+    #[test]
+    fn registered_secrets_are_scrubbed_from_every_recorded_string() {
+        let rec = Recorder::new();
+        rec.add_secret("tok-7");
+        rec.record(
+            "a",
+            ObservationKind::Received {
+                message: serde_json::json!({"result": {"text": "saw Bearer tok-7", "n": [1, "tok-7"]}}),
+                sse_event_id: None,
+                http_seq: 0,
+            },
+        );
+        let text = serde_json::to_string(&rec.snapshot()).unwrap();
+        assert!(!text.contains("tok-7"), "{text}");
+        assert!(text.contains("saw Bearer [redacted]"), "{text}");
+        assert_eq!(
+            header_secret("Authorization", "Bearer tok-7").as_deref(),
+            Some("tok-7")
+        );
+        assert_eq!(header_secret("accept", "x"), None);
     }
 
     #[test]
