@@ -25,3 +25,6 @@ mod metrics;
 
 #[path = "runtime/cli.rs"]
 mod cli;
+
+#[path = "runtime/example.rs"]
+mod example;
