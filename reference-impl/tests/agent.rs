@@ -20,3 +20,6 @@ mod progress;
 
 #[path = "agent/bearer.rs"]
 mod bearer;
+
+#[path = "agent/with_mocks.rs"]
+mod with_mocks;
