@@ -23,3 +23,6 @@ mod bearer;
 
 #[path = "agent/with_mocks.rs"]
 mod with_mocks;
+
+#[path = "agent/logs.rs"]
+mod logs;
