@@ -285,7 +285,7 @@ async fn hanging_server_yields_a_timed_out_exchange_with_what_was_seen() {
     let client = client();
     let conn = connect(&client, &fx.url("/mcp")).await;
     let opts = CallOptions {
-        timeout: Some(Duration::from_millis(300)),
+        timeout: Some(Duration::from_millis(1000)),
         ..CallOptions::default()
     };
     let ex = conn
@@ -360,7 +360,8 @@ async fn messages_after_the_response_are_kept_for_the_checks() {
         reply
     })
     .await;
-    let client = client();
+    // A long grace: the stream ends right after the late event, so this costs nothing.
+    let client = client().with_after_response_grace(Duration::from_secs(10));
     let conn = connect(&client, &fx.url("/mcp")).await;
     let ex = conn
         .call_tool(

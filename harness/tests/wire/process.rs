@@ -137,6 +137,14 @@ async fn a_process_that_never_becomes_ready_fails_at_the_deadline_naming_the_pro
         .await
         .unwrap();
     let addr = format!("127.0.0.1:{port}");
+    let stderr_log = p.stderr_path().to_path_buf();
+    assert!(
+        eventually(Duration::from_secs(10), || std::fs::read_to_string(
+            &stderr_log
+        )
+        .is_ok_and(|s| s == "waiting\n"))
+        .await
+    );
     let err = p
         .wait_ready(
             &[ReadinessProbe::Tcp { addr: addr.clone() }],
