@@ -206,6 +206,13 @@ impl Metrics {
             .agent_info
             .with_label_values(&[agent, &port.to_string()])
             .set(1.0);
+        // Zero-valued series from the start, so rates and ratios exist before the first call.
+        for outcome in ["ok", "error"] {
+            self.0
+                .send_message_total
+                .with_label_values(&[agent, outcome]);
+        }
+        self.0.send_message_duration.with_label_values(&[agent]);
     }
 
     /// Drops the gauges of an agent that is no longer served (its counters keep their totals).
@@ -378,6 +385,19 @@ mod tests {
         let text = m.render();
         assert!(!text.contains("pallas_agent_info{"), "{text}");
         assert!(!text.contains("pallas_agent_health_status{"), "{text}");
+    }
+
+    #[test]
+    fn an_agent_starts_with_zero_valued_send_message_series() {
+        let m = Metrics::new();
+        m.set_agent_info("a", 1);
+        let text = m.render();
+        assert!(
+            text.contains("pallas_send_message_total{agent=\"a\",outcome=\"ok\"} 0"),
+            "{text}"
+        );
+        assert!(text.contains("pallas_send_message_total{agent=\"a\",outcome=\"error\"} 0"));
+        assert!(text.contains("pallas_send_message_duration_seconds_count{agent=\"a\"} 0"));
     }
 
     #[test]
