@@ -213,3 +213,34 @@ async fn client_history_prints_the_prompt_messages() {
     assert_eq!(code, 0, "{out}");
     assert_eq!(out, "2 message(s)\nuser: hi\nassistant: hello\n");
 }
+
+#[tokio::test]
+async fn client_send_speaks_the_2026_era_when_asked() {
+    let m = McpMock::start(
+        "agent",
+        McpMockSpec {
+            era: pallas_mocks::WireEra::V2026_07_28,
+            tools: vec![tool("send_message", ToolResultSpec::EchoArgs, Some(1))],
+            ..McpMockSpec::default()
+        },
+        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+    )
+    .await
+    .unwrap();
+    let (code, out) = run(ClientCommand::Send {
+        url: m.url(),
+        message: "modern".into(),
+        bearer: None,
+        progress: true,
+        tool: "send_message".into(),
+        options: ClientOptions {
+            era: pallas_conformance::client::Era::V2026_07_28,
+            ..options()
+        },
+    })
+    .await;
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("progress 1/1 send_message step 1/1"), "{out}");
+    assert!(out.ends_with("{\"message\":\"modern\"}\n"), "{out}");
+    assert!(m.journal().iter().all(|e| e.session_id.is_none()));
+}

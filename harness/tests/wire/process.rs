@@ -265,3 +265,21 @@ async fn a_missing_program_is_a_spawn_error() {
     assert!(matches!(err, ProcessError::Spawn { .. }), "{err}");
     assert!(err.to_string().contains("/nonexistent/pallas"));
 }
+
+#[tokio::test]
+async fn a_panic_while_the_implementation_runs_leaves_no_orphan() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = sh(dir.path(), "sleep 30 & echo $! > child.pid; exec sleep 30");
+    let pid_file = dir.path().join("child.pid");
+    let task = tokio::spawn(async move {
+        let _iut = ImplProcess::spawn(&spec).await.unwrap();
+        let _child = read_pid(pid_file).await;
+        panic!("a step blew up");
+    });
+    assert!(task.await.unwrap_err().is_panic());
+    let child = read_pid(dir.path().join("child.pid")).await;
+    assert!(
+        eventually(Duration::from_secs(10), || !alive(child)).await,
+        "child {child} outlived the panic"
+    );
+}
