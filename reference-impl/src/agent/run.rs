@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::AgentCore;
-use crate::downstream::{Downstream, DownstreamError, outbound_bearer};
+use crate::downstream::{Downstream, DownstreamError, Lease, outbound_bearer};
 use crate::llm::{self, ChatMessage, ToolCall, ToolDef, ToolResult, TurnRequest};
 use crate::progress::Progress;
 use crate::settings::Secret;
@@ -43,6 +43,7 @@ pub struct LoopOutcome {
 /// One tool offered to the model, and where it goes.
 struct Route {
     downstream: Arc<Downstream>,
+    lease: Arc<Lease>,
     tool: String,
 }
 
@@ -58,25 +59,31 @@ pub struct LoopRequest<'a> {
     pub cancel: &'a CancellationToken,
 }
 
-/// Collects the tools of every downstream server, in parallel. A server that cannot be reached
-/// offers no tools this time (and is logged).
-async fn collect_tools(core: &AgentCore) -> (Vec<ToolDef>, HashMap<String, Route>) {
-    let listed = join_all(
-        core.downstreams
-            .iter()
-            .map(|downstream| async move { (downstream.clone(), downstream.tools().await) }),
-    )
+/// Collects the tools of every downstream server, in parallel, with the session each server is
+/// used through for this request. A server that cannot be reached offers no tools this time (and
+/// is logged).
+async fn collect_tools(
+    core: &AgentCore,
+    inbound_bearer: Option<&Secret>,
+) -> (Vec<ToolDef>, HashMap<String, Route>, Vec<Arc<Lease>>) {
+    let listed = join_all(core.downstreams.iter().map(|downstream| async move {
+        let bearer = outbound_bearer(downstream.settings(), inbound_bearer);
+        (downstream.clone(), downstream.lease(bearer.as_ref()).await)
+    }))
     .await;
     let mut defs = Vec::new();
     let mut routes = HashMap::new();
-    for (downstream, tools) in listed {
-        let tools = match tools {
-            Ok(tools) => tools,
+    let mut leases = Vec::new();
+    for (downstream, lease) in listed {
+        let lease = match lease {
+            Ok(lease) => Arc::new(lease),
             Err(error) => {
                 tracing::warn!(target: "pallas::agent", agent = %core.settings.name, %error, "downstream tools unavailable");
                 continue;
             }
         };
+        leases.push(lease.clone());
+        let tools = lease.tools();
         for tool in tools.iter() {
             let name = format!("{}__{}", downstream.name(), tool.name);
             defs.push(ToolDef {
@@ -88,12 +95,13 @@ async fn collect_tools(core: &AgentCore) -> (Vec<ToolDef>, HashMap<String, Route
                 name,
                 Route {
                     downstream: downstream.clone(),
+                    lease: lease.clone(),
                     tool: tool.name.to_string(),
                 },
             );
         }
     }
-    (defs, routes)
+    (defs, routes, leases)
 }
 
 /// Runs the loop.
@@ -106,8 +114,8 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
     } = request;
     let start_len = messages.len();
     let settings = &core.settings;
-    let (tools, routes) = tokio::select! {
-        collected = collect_tools(core) => collected,
+    let (tools, routes, leases) = tokio::select! {
+        collected = collect_tools(core, bearer.as_ref()) => collected,
         () = cancel.cancelled() => return LoopOutcome { added: Vec::new(), result: Err(LoopError::Cancelled) },
     };
     let step = AtomicU32::new(0);
@@ -175,6 +183,12 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
         }
         messages.push(ChatMessage::ToolResults(results));
     }
+    drop(routes);
+    for lease in leases {
+        if let Ok(lease) = Arc::try_unwrap(lease) {
+            lease.release().await;
+        }
+    }
     LoopOutcome {
         added: messages.split_off(start_len),
         result,
@@ -214,7 +228,7 @@ async fn run_tool(
     let bearer = outbound_bearer(route.downstream.settings(), inbound_bearer);
     let outcome = route
         .downstream
-        .call_tool(&route.tool, arguments, bearer, cancel)
+        .call_tool(&route.lease, &route.tool, arguments, bearer, cancel)
         .await;
     let ok = matches!(&outcome.result, Ok(result) if result.is_error != Some(true));
     core.deps

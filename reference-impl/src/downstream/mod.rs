@@ -70,6 +70,14 @@ pub enum DownstreamError {
         /// What happened.
         reason: String,
     },
+    /// The server refused the session without credentials (401), and no bearer was available.
+    #[error(
+        "server '{server}' requires authorization (HTTP 401) and the request carried no bearer to forward"
+    )]
+    AuthRequired {
+        /// Server key.
+        server: String,
+    },
     /// A request failed.
     #[error("server '{server}': {operation} failed: {reason}")]
     Request {
@@ -246,6 +254,55 @@ pub struct Downstream {
     settings: DownstreamSettings,
     http: reqwest::Client,
     session: tokio::sync::Mutex<Option<Arc<Session>>>,
+    /// Set once the server refused a session without credentials: requests with a forwarded
+    /// bearer then open their own private session with it.
+    needs_bearer: std::sync::atomic::AtomicBool,
+}
+
+/// The session one request uses with one server: the shared one, or (for a server that demands
+/// credentials before any call) a private one opened with that request's forwarded bearer and
+/// closed by [`Lease::release`] when the request ends.
+pub struct Lease {
+    session: Arc<Session>,
+    private: bool,
+}
+
+impl Lease {
+    /// The tools the server listed.
+    pub fn tools(&self) -> Arc<Vec<Tool>> {
+        self.session.tools.clone()
+    }
+
+    /// Whether this is a private session opened with one request's bearer.
+    pub fn is_private(&self) -> bool {
+        self.private
+    }
+
+    /// Ends a private session (sends its `DELETE`); a shared one stays open.
+    pub async fn release(self) {
+        if self.private
+            && let Ok(session) = Arc::try_unwrap(self.session)
+        {
+            let mut service = session.service;
+            let _ = service.close_with_timeout(Duration::from_secs(3)).await;
+        }
+    }
+}
+
+/// Whether an error (or one of its causes) is an HTTP 401 / authorization demand.
+fn is_auth_failure(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        let text = error.to_string();
+        if text.contains("Auth required")
+            || text.contains("authorization required")
+            || text.contains("HTTP 401")
+        {
+            return true;
+        }
+        current = error.source();
+    }
+    false
 }
 
 /// The outcome of one downstream tool call.
@@ -263,6 +320,36 @@ impl Downstream {
             settings,
             http,
             session: tokio::sync::Mutex::new(None),
+            needs_bearer: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// The session a request uses: the shared one, or a private one opened with `bearer` (the
+    /// already-chosen outbound bearer) when the server refuses sessions without credentials.
+    pub async fn lease(&self, bearer: Option<&Secret>) -> Result<Lease, DownstreamError> {
+        use std::sync::atomic::Ordering;
+        if !self.needs_bearer.load(Ordering::Relaxed) {
+            match self.session().await {
+                Ok(session) => {
+                    return Ok(Lease {
+                        session,
+                        private: false,
+                    });
+                }
+                Err(DownstreamError::AuthRequired { .. }) => {
+                    self.needs_bearer.store(true, Ordering::Relaxed);
+                }
+                Err(error) => return Err(error),
+            }
+        }
+        match bearer {
+            Some(bearer) => Ok(Lease {
+                session: Arc::new(self.open(Some(bearer)).await?),
+                private: true,
+            }),
+            None => Err(DownstreamError::AuthRequired {
+                server: self.settings.name.clone(),
+            }),
         }
     }
 
@@ -283,12 +370,12 @@ impl Downstream {
         {
             return Ok(session.clone());
         }
-        let session = Arc::new(self.open().await?);
+        let session = Arc::new(self.open(None).await?);
         *slot = Some(session.clone());
         Ok(session)
     }
 
-    async fn open(&self) -> Result<Session, DownstreamError> {
+    async fn open(&self, bearer: Option<&Secret>) -> Result<Session, DownstreamError> {
         let headers = configured_headers(&self.settings)?;
         let connect_error = |reason: String| DownstreamError::Connect {
             server: self.settings.name.clone(),
@@ -302,10 +389,15 @@ impl Downstream {
                 preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             },
         ] {
-            let config = StreamableHttpClientTransportConfig::with_uri(self.settings.url.as_str())
-                .custom_headers(headers.clone())
-                .max_concurrent_requests(MAX_CONCURRENT_POSTS)
-                .reinit_on_expired_session(true);
+            let mut config =
+                StreamableHttpClientTransportConfig::with_uri(self.settings.url.as_str())
+                    .custom_headers(headers.clone())
+                    .max_concurrent_requests(MAX_CONCURRENT_POSTS)
+                    .reinit_on_expired_session(true);
+            if let Some(bearer) = bearer {
+                // A private session of one request: every request of it carries its bearer.
+                config = config.auth_header(bearer.expose());
+            }
             let transport = StreamableHttpClientTransport::with_client(
                 BearerAwareClient::new(self.http.clone()),
                 config,
@@ -323,6 +415,11 @@ impl Downstream {
             let service = match started {
                 Ok(Ok(service)) => service,
                 Ok(Err(error)) => {
+                    if is_auth_failure(&error) {
+                        return Err(DownstreamError::AuthRequired {
+                            server: self.settings.name.clone(),
+                        });
+                    }
                     last_error = error.to_string();
                     continue;
                 }
@@ -363,18 +460,21 @@ impl Downstream {
         Ok(self.session().await?.tools.clone())
     }
 
-    /// Calls `tool` with `arguments`. `bearer` is the already-chosen outbound bearer (see
-    /// [`outbound_bearer`]); it travels with this request only. Cancelling `cancel` sends
+    /// Calls `tool` with `arguments` over `lease`. `bearer` is the already-chosen outbound bearer
+    /// (see [`outbound_bearer`]); it travels with this request only. Cancelling `cancel` sends
     /// `notifications/cancelled` downstream and returns [`DownstreamError::Cancelled`].
     pub async fn call_tool(
         &self,
+        lease: &Lease,
         tool: &str,
         arguments: JsonObject,
         bearer: Option<Secret>,
         cancel: &CancellationToken,
     ) -> CallOutcome {
         let started = Instant::now();
-        let result = self.call_tool_inner(tool, arguments, bearer, cancel).await;
+        let result = self
+            .call_tool_inner(lease, tool, arguments, bearer, cancel)
+            .await;
         CallOutcome {
             result,
             elapsed: started.elapsed(),
@@ -383,19 +483,21 @@ impl Downstream {
 
     async fn call_tool_inner(
         &self,
+        lease: &Lease,
         tool: &str,
         arguments: JsonObject,
         bearer: Option<Secret>,
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, DownstreamError> {
-        let session = tokio::select! {
-            session = self.session() => session?,
-            () = cancel.cancelled() => return Err(self.cancelled()),
-        };
+        if cancel.is_cancelled() {
+            return Err(self.cancelled());
+        }
+        let session = &lease.session;
         let mut request = CallToolRequest::new(
             CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments),
         );
-        if let Some(bearer) = bearer {
+        // A private session already carries the bearer on every request.
+        if let Some(bearer) = bearer.filter(|_| !lease.private) {
             request.extensions_mut().insert(ForwardedBearer(bearer));
         }
         let request_error = |reason: String| DownstreamError::Request {
@@ -412,7 +514,7 @@ impl Downstream {
             )
             .await
             .map_err(|error| {
-                self.forget_if_closed(&session);
+                self.forget_if_closed(session);
                 request_error(error.to_string())
             })?;
         let response = tokio::select! {
@@ -433,11 +535,11 @@ impl Downstream {
             Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
             Ok(Ok(other)) => Err(request_error(format!("unexpected response {other:?}"))),
             Ok(Err(error)) => {
-                self.forget_if_closed(&session);
+                self.forget_if_closed(session);
                 Err(request_error(error.to_string()))
             }
             Err(_) => {
-                self.forget_if_closed(&session);
+                self.forget_if_closed(session);
                 Err(request_error("connection closed".to_owned()))
             }
         }

@@ -196,3 +196,75 @@ async fn the_mock_journals_show_the_bearer_only_on_opted_in_servers() {
     );
     assert_eq!(calls("weather"), [None, None, None]);
 }
+
+#[tokio::test]
+async fn a_server_that_demands_the_bearer_gets_a_private_session_per_request() {
+    let eco = ecosystem(json!({
+        "llms": {"openai": {"dialect": "openai"}},
+        "mcp_servers": {
+            "mnemosyne": {"require_bearer": "tok-A", "tools": [{"name": "whoami", "result": {"text": "hello"}}]},
+            "weather": {"tools": [{"name": "whoami", "result": "echo_headers"}]}
+        }
+    }))
+    .await;
+    let urls = eco.urls();
+    let mut s = settings("harper", &urls["openai"]);
+    let mut m = DownstreamSettings::new("mnemosyne", &urls["mnemosyne"]);
+    m.forward_inbound_auth = true;
+    s.servers = vec![m, DownstreamSettings::new("weather", &urls["weather"])];
+    let agent = start_agent(s).await;
+    let mut client = RawClient::connect(&agent.url).await.unwrap();
+    let message =
+        json!({"message": "CALL_TOOL mnemosyne__whoami {}\nCALL_TOOL weather__whoami {}"});
+    let reply = client
+        .call("send_message", message.clone(), None, Some("tok-A"))
+        .await
+        .unwrap();
+    assert!(
+        reply.text().starts_with("Tool results:\nhello"),
+        "{}",
+        reply.text()
+    );
+    let mnemosyne = eco.mcp("mnemosyne").unwrap();
+    // Every request of the private session carried this request's bearer; it was closed.
+    let with_bearer: Vec<_> = mnemosyne
+        .journal()
+        .into_iter()
+        .filter(|e| e.authorization() == Some("Bearer tok-A"))
+        .collect();
+    assert!(
+        with_bearer
+            .iter()
+            .any(|e| e.jsonrpc_method.as_deref() == Some("initialize"))
+    );
+    assert!(
+        with_bearer
+            .iter()
+            .any(|e| e.jsonrpc_method.as_deref() == Some("tools/call"))
+    );
+    assert_eq!(
+        mnemosyne.sessions().open_now,
+        0,
+        "{:?}",
+        mnemosyne.sessions()
+    );
+    // Without a bearer the server offers nothing; the other server still works.
+    let reply = client
+        .call("send_message", message, None, None)
+        .await
+        .unwrap();
+    assert!(!reply.is_error());
+    assert!(
+        reply.text().contains("unknown tool 'mnemosyne__whoami'"),
+        "{}",
+        reply.text()
+    );
+    let weather_auth: Vec<_> = eco
+        .mcp("weather")
+        .unwrap()
+        .journal()
+        .into_iter()
+        .filter_map(|e| e.authorization().map(str::to_owned))
+        .collect();
+    assert!(weather_auth.is_empty(), "{weather_auth:?}");
+}
