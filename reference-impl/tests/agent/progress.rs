@@ -187,3 +187,37 @@ async fn cancelling_a_send_message_stops_the_loop_and_cancels_the_downstream_cal
     // The loop stopped: no second model turn.
     assert_eq!(llm.requests().len(), 1);
 }
+
+#[tokio::test]
+async fn shutdown_cancels_in_flight_loops_and_their_downstream_calls() {
+    let (llm, argos, agent) = agent_with_argos().await;
+    let mut client = RawClient::connect(&agent.url).await.unwrap();
+    let call = tokio::spawn(async move { client.send("CALL_TOOL argos__hang {}").await });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while argos.journal.count("POST", Some("tools/call")) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the downstream call never started"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    agent.shutdown.cancel();
+    while argos.journal.count("POST", Some("notifications/cancelled")) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the downstream call was not cancelled"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let outcome = tokio::time::timeout(Duration::from_secs(10), call).await;
+    assert!(outcome.is_ok(), "the in-flight call did not end");
+    assert_eq!(llm.requests().len(), 1);
+    // The shared downstream session is closed too.
+    while argos.journal.count("DELETE", None) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the downstream session was not closed"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
