@@ -1,11 +1,15 @@
 //! Pieces shared by the LLM and MCP mocks: the journal store, timestamps, header maps, shutdown.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use http::HeaderMap;
 
-/// An append-only list of entries that can be updated in place until it is cleared.
+/// Most entries a journal keeps; older ones are dropped first so a long-running mock stays small.
+pub(crate) const JOURNAL_LIMIT: usize = 50_000;
+
+/// An append-only list of entries that can be updated in place until it is cleared. Keeps the
+/// latest [`JOURNAL_LIMIT`] entries.
 #[derive(Debug)]
 pub(crate) struct Journal<T> {
     inner: Mutex<JournalInner<T>>,
@@ -14,14 +18,16 @@ pub(crate) struct Journal<T> {
 #[derive(Debug)]
 struct JournalInner<T> {
     generation: u64,
-    entries: Vec<T>,
+    /// Sequence number of `entries[0]`.
+    base: u64,
+    entries: VecDeque<T>,
 }
 
 /// Identifies an entry pushed into a [`Journal`], to update it later.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Ticket {
     generation: u64,
-    index: usize,
+    seq: u64,
 }
 
 impl<T: Clone> Journal<T> {
@@ -29,7 +35,8 @@ impl<T: Clone> Journal<T> {
         Arc::new(Self {
             inner: Mutex::new(JournalInner {
                 generation: 0,
-                entries: Vec::new(),
+                base: 0,
+                entries: VecDeque::new(),
             }),
         })
     }
@@ -39,32 +46,75 @@ impl<T: Clone> Journal<T> {
     }
 
     pub(crate) fn push(&self, entry: T) -> Ticket {
-        let mut g = self.lock();
-        g.entries.push(entry);
-        Ticket {
-            generation: g.generation,
-            index: g.entries.len() - 1,
+        let dropped;
+        let ticket;
+        {
+            let mut g = self.lock();
+            ticket = Ticket {
+                generation: g.generation,
+                seq: g.base + g.entries.len() as u64,
+            };
+            g.entries.push_back(entry);
+            dropped = if g.entries.len() > JOURNAL_LIMIT {
+                g.base += 1;
+                g.entries.pop_front()
+            } else {
+                None
+            };
         }
+        drop(dropped); // outside the lock
+        ticket
     }
 
-    /// Applies `f` to the entry, unless the journal was cleared since it was pushed.
+    /// Applies `f` to the entry, unless the journal was cleared (or the entry dropped) since.
     pub(crate) fn update(&self, ticket: Ticket, f: impl FnOnce(&mut T)) {
         let mut g = self.lock();
         if g.generation == ticket.generation
-            && let Some(e) = g.entries.get_mut(ticket.index)
+            && let Some(i) = ticket.seq.checked_sub(g.base)
+            && let Some(e) = usize::try_from(i).ok().and_then(|i| g.entries.get_mut(i))
         {
             f(e);
         }
     }
 
     pub(crate) fn snapshot(&self) -> Vec<T> {
-        self.lock().entries.clone()
+        self.lock().entries.iter().cloned().collect()
     }
 
     pub(crate) fn clear(&self) {
-        let mut g = self.lock();
-        g.generation += 1;
-        g.entries = Vec::new();
+        let old = {
+            let mut g = self.lock();
+            g.generation += 1;
+            g.base = 0;
+            std::mem::take(&mut g.entries)
+        };
+        drop(old); // outside the lock
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn journal_keeps_the_latest_entries_and_updates_by_ticket() {
+        let j = Journal::<usize>::new();
+        let first = j.push(0);
+        for i in 1..=JOURNAL_LIMIT {
+            j.push(i);
+        }
+        let last = j.push(JOURNAL_LIMIT + 1);
+        let snap = j.snapshot();
+        assert_eq!(snap.len(), JOURNAL_LIMIT);
+        assert_eq!(snap[0], 2);
+        j.update(first, |e| *e = usize::MAX); // dropped: no effect
+        j.update(last, |e| *e = 7);
+        let snap = j.snapshot();
+        assert!(!snap.contains(&usize::MAX));
+        assert_eq!(*snap.last().unwrap(), 7);
+        j.clear();
+        j.update(last, |e| *e = 8);
+        assert!(j.snapshot().is_empty());
     }
 }
 
