@@ -592,29 +592,30 @@ impl RunningPallas {
         reload(&self.shared).await
     }
 
-    /// Serves until SIGTERM or Ctrl-C (reloading on SIGHUP), then shuts down.
-    pub async fn run_until_signalled(self) {
+    /// Serves until SIGTERM or Ctrl-C (reloading on SIGHUP), then shuts down. Install `signals`
+    /// before announcing readiness, so that an early SIGHUP reloads instead of killing.
+    pub async fn run_until_signalled(self, mut signals: Signals) {
         let shared = self.shared.clone();
-        let hup = tokio::spawn(async move {
+        let hup = signals.hup.take();
+        let hup_task = tokio::spawn(async move {
             #[cfg(unix)]
-            {
-                use tokio::signal::unix::{SignalKind, signal};
-                if let Ok(mut hup) = signal(SignalKind::hangup()) {
-                    while hup.recv().await.is_some() {
-                        tracing::info!("SIGHUP: reloading the configuration");
-                        if let Err(e) = reload(&shared).await {
-                            tracing::error!(error = %e, "reload failed; the previous configuration stays in force");
-                        }
+            if let Some(mut hup) = hup {
+                while hup.recv().await.is_some() {
+                    tracing::info!("SIGHUP: reloading the configuration");
+                    if let Err(e) = reload(&shared).await {
+                        tracing::error!(error = %e, "reload failed; the previous configuration stays in force");
                     }
                 }
             }
+            #[cfg(not(unix))]
+            let _ = hup;
         });
         let root = self.shared.root.clone();
         tokio::select! {
-            () = terminate_signal() => tracing::info!("shutting down"),
+            () = signals.terminated() => tracing::info!("shutting down"),
             () = root.cancelled() => {}
         }
-        hup.abort();
+        hup_task.abort();
         self.shutdown().await;
     }
 
@@ -646,24 +647,49 @@ impl RunningPallas {
     }
 }
 
-async fn terminate_signal() {
+/// The process signals Pallas reacts to, installed up front (SIGHUP's default action would
+/// otherwise end the process).
+pub struct Signals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
+    hup: Option<tokio::signal::unix::Signal>,
+    #[cfg(not(unix))]
+    hup: Option<()>,
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl std::fmt::Debug for Signals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Signals").finish_non_exhaustive()
+    }
+}
+
+impl Signals {
+    /// Installs the SIGHUP and SIGTERM handlers (Ctrl-C is watched when waiting).
+    pub fn install() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Self {
+                hup: signal(SignalKind::hangup()).ok(),
+                term: signal(SignalKind::terminate()).ok(),
             }
         }
+        #[cfg(not(unix))]
+        {
+            Self { hup: None }
+        }
     }
-    #[cfg(not(unix))]
-    {
+
+    async fn terminated(&mut self) {
+        #[cfg(unix)]
+        if let Some(term) = self.term.as_mut() {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            return;
+        }
         let _ = tokio::signal::ctrl_c().await;
     }
 }

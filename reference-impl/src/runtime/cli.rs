@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use super::{RuntimeError, StartOptions, start};
+use super::{RuntimeError, Signals, StartOptions, start};
 use crate::config::{self, Deployment, LoadOptions};
 use crate::logging::{self, LogSettings};
 
@@ -141,6 +141,8 @@ pub async fn run(cli: Cli) -> ExitCode {
         eprintln!("pallas: {e}");
         return ExitCode::from(EXIT_STARTUP);
     }
+    // Before anything serves: a SIGHUP sent right after the ready line must reload, not kill.
+    let signals = Signals::install();
     let options = StartOptions {
         bind: cli.bind,
         agent: cli.agent.clone(),
@@ -169,6 +171,6 @@ pub async fn run(cli: Cli) -> ExitCode {
     }
     eprintln!("{line}");
     tracing::info!(registry = ?running.registry_addr, agents = ?agents, "pallas ready");
-    running.run_until_signalled().await;
+    running.run_until_signalled(signals).await;
     ExitCode::SUCCESS
 }
