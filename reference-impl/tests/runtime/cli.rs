@@ -179,7 +179,8 @@ async fn check_mode_validates_and_lists_the_start_order() {
     );
 }
 
-#[tokio::test]
+// Multi-threaded: `Running::spawn` blocks while the in-process mocks must keep answering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sighup_reloads_and_sigterm_shuts_down_cleanly() {
     let eco = ecosystem().await;
     let project = Project::standard(&eco);
@@ -214,7 +215,8 @@ async fn sighup_reloads_and_sigterm_shuts_down_cleanly() {
     assert!(std::net::TcpStream::connect(registry).is_err());
 }
 
-#[tokio::test]
+// Multi-threaded: `Running::spawn` blocks while the in-process mocks must keep answering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn single_agent_mode_from_the_command_line_has_no_registry() {
     let eco = ecosystem().await;
     let project = Project::standard(&eco);
@@ -227,7 +229,8 @@ async fn single_agent_mode_from_the_command_line_has_no_registry() {
     McpSession::open(&url, None).await.close().await;
 }
 
-#[tokio::test]
+// Multi-threaded: `Running::spawn` blocks while the in-process mocks must keep answering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_debug_run_logs_neither_the_bearer_nor_the_api_key() {
     let eco = ecosystem().await;
     let project = Project::standard(&eco);
@@ -256,6 +259,13 @@ async fn a_debug_run_logs_neither_the_bearer_nor_the_api_key() {
             .iter()
             .any(|e| e.authorization() == Some(&format!("Bearer {bearer}"))),
         "the forwarded bearer never reached mnemosyne"
+    );
+    let llm = eco.llm("openai").unwrap().journal();
+    assert!(
+        llm.iter()
+            .any(|e| e.headers.get("authorization").map(String::as_str)
+                == Some(&format!("Bearer {API_KEY}"))),
+        "the API key never reached the provider"
     );
     running.signal("-TERM");
     running.wait_exit(Duration::from_secs(20));
