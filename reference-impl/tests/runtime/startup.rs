@@ -198,3 +198,69 @@ async fn shutdown_releases_every_port() {
             .unwrap_or_else(|e| panic!("{addr} still held after shutdown: {e}"));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_cancels_an_in_flight_call_promptly_and_closes_downstream_sessions() {
+    let spec = pallas_mocks::parse_ecosystem(
+        "slow.yaml",
+        &support::ECOSYSTEM.replace(
+            "      - name: search_web\n        description: Search the web\n        result: echo_headers",
+            "      - name: search_web\n        description: Search the web\n        delay: 30s\n        result: {text: slow answer}",
+        ),
+    )
+    .unwrap();
+    let eco = pallas_mocks::Ecosystem::start(&spec).await.unwrap();
+    let project = Project::standard(&eco);
+    let pallas = start(&project).await;
+    let url = format!("http://{}/mcp", pallas.agent_addrs().await["jarvis"]);
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "send_message",
+        "arguments": {"message": "CALL_TOOL argos__search_web {\"q\":\"x\"}"}}});
+    let session = McpSession::open(&url, None).await;
+    let sid = session.session.clone().unwrap();
+    let call = tokio::spawn(async move {
+        let resp = support::client()
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", sid)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        resp.text().await.unwrap_or_default()
+    });
+    support::eventually(
+        Duration::from_secs(5),
+        "the tool call to reach argos",
+        || async {
+            eco.mcp("argos")
+                .unwrap()
+                .journal()
+                .iter()
+                .any(|e| e.jsonrpc_method.as_deref() == Some("tools/call"))
+                .then_some(())
+        },
+    )
+    .await;
+    let started = std::time::Instant::now();
+    pallas.shutdown().await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "shutdown waited {:?} for a call whose tool takes 30 s",
+        started.elapsed()
+    );
+    // The caller's stream ends (cancelled) instead of hanging until the tool answers.
+    let text = tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect("the in-flight call ends with the shutdown")
+        .unwrap();
+    assert!(!text.contains("slow answer"), "{text}");
+    // The agent's own session with the downstream server is closed (DELETE) on the way out.
+    assert!(eco.mcp("argos").unwrap().sessions().opened >= 1);
+    support::eventually(
+        Duration::from_secs(5),
+        "argos sessions to close",
+        || async { (eco.mcp("argos").unwrap().sessions().open_now == 0).then_some(()) },
+    )
+    .await;
+}
