@@ -234,6 +234,7 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
 
     check_ports(&agents_src, &spec)?;
     check_dependencies(&agents_src, &spec)?;
+    check_slugs(&agents_src, &spec)?;
 
     let capabilities_spec = fa
         .secrets
@@ -827,6 +828,23 @@ fn check_ports(src: &SourceFile, spec: &AgentsFileSpec) -> Result<(), ConfigErro
                 line_of(src, &entry.port.referenced),
             ),
         );
+    }
+    Ok(())
+}
+
+/// Two agent keys that differ only by `_` / `-` would publish the same registry name.
+fn check_slugs(src: &SourceFile, spec: &AgentsFileSpec) -> Result<(), ConfigError> {
+    let mut seen: HashMap<String, &str> = HashMap::new();
+    for name in spec.agents.keys() {
+        let slug = name.replace('_', "-");
+        if let Some(other) = seen.insert(slug.clone(), name) {
+            return Err(ConfigError::at(
+                src,
+                find_key(src, name),
+                format!("agents `{other}` and `{name}` would both be published as `…/{slug}`"),
+            )
+            .with_hint("registry names replace `_` with `-`; rename one of the agents"));
+        }
     }
     Ok(())
 }

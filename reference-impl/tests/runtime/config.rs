@@ -413,3 +413,16 @@ fn the_miette_rendering_shows_the_line_and_the_hint() {
     assert!(out.contains("servers: [nope]"), "{out}");
     assert!(out.contains("mcp.servers"), "{out}");
 }
+
+#[test]
+fn agents_whose_registry_names_collide_are_rejected() {
+    let p = minimal();
+    p.write(
+        "agents.yaml",
+        "name: p\nagents:\n  tech_research:\n    card: a.md\n    port: 1\n  tech-research:\n    card: a.md\n    port: 2\n",
+    );
+    p.write("a.md", "---\n---\nx\n");
+    let e = error_of(&p);
+    assert_located(&e, "agents.yaml", 6);
+    assert!(e.message.contains("…/tech-research"), "{e}");
+}
