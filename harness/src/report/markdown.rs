@@ -15,6 +15,14 @@ fn icon(v: Verdict) -> &'static str {
     }
 }
 
+fn check_icon(k: &crate::checks::CheckResult) -> &'static str {
+    if k.baselined {
+        "expected failure"
+    } else {
+        icon(k.verdict)
+    }
+}
+
 /// A certification report: verdict, totals, table by family, per-scenario results, failures
 /// with evidence.
 pub fn markdown(run: &RunResult) -> String {
@@ -57,7 +65,7 @@ pub fn markdown(run: &RunResult) -> String {
         let ids: Vec<String> = s
             .checks
             .iter()
-            .map(|k| format!("{} {}", k.id, icon(k.verdict)))
+            .map(|k| format!("{} {}", k.id, check_icon(k)))
             .collect();
         let _ = writeln!(
             out,
@@ -81,7 +89,7 @@ pub fn markdown(run: &RunResult) -> String {
             let _ = writeln!(
                 failures,
                 "\n### {} {} in `{}` ({})\n\n{} — {}\n\n- location: `{}`\n- refs: {}",
-                icon(k.verdict),
+                check_icon(k),
                 k.id,
                 s.id,
                 k.level.as_str(),

@@ -1,0 +1,10 @@
+//! Integration tests of the harness core: scenario format, reports, runner.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod harness {
+    pub mod common;
+    mod reports;
+    mod runner;
+    mod scenario_format;
+}

@@ -1,0 +1,158 @@
+//! Snapshots of every report format, with times and ports redacted.
+
+use pallas_conformance::checks::{CheckResult, Evidence, Verdict};
+use pallas_conformance::report;
+use pallas_conformance::runner::{RunResult, ScenarioResult, StaleEntry, StepSummary};
+use pallas_conformance::scenario::Level;
+
+fn check(id: &str, level: Level, verdict: Verdict, reason: &str) -> CheckResult {
+    CheckResult {
+        id: id.into(),
+        level,
+        refs: vec!["seed 000 §4 Agent Progress Notifications".into()],
+        title: format!("{id} title"),
+        verdict,
+        reason: reason.into(),
+        evidence: if verdict == Verdict::Fail {
+            vec![Evidence {
+                what: "with-string progress #0".into(),
+                expected: Some("\"abc\"".into()),
+                seen: Some("{\"progressToken\":1,\"url\":\"http://127.0.0.1:41234/mcp\"}".into()),
+                path: Some("/progress/0".into()),
+            }]
+        } else {
+            Vec::new()
+        },
+        location: "scenarios/progress/echo.yaml:14".into(),
+        mode: (id == "PROG-003").then(|| "spec-strict".to_owned()),
+        baselined: false,
+    }
+}
+
+fn sample_run() -> RunResult {
+    let mut baselined = check(
+        "PROG-004",
+        Level::Must,
+        Verdict::Fail,
+        "progress does not follow the seed's pattern",
+    );
+    baselined.baselined = true;
+    RunResult {
+        target: "reference".into(),
+        duration_ms: 1834.2,
+        error: None,
+        stale: vec![StaleEntry { scenario: "health-ok".into(), check: "HEALTH-006".into() }],
+        scenarios: vec![
+            ScenarioResult {
+                id: "health-ok".into(),
+                title: "health is ok".into(),
+                file: "scenarios/health/ok.yaml".into(),
+                verdict: Verdict::Pass,
+                checks: vec![
+                    check("HEALTH-002", Level::Must, Verdict::Pass, ""),
+                    check("HEALTH-006", Level::Should, Verdict::Warn, "`health` took 1210 ms"),
+                    check("REG-001", Level::Must, Verdict::Skip, "the target does not claim `registry`"),
+                ],
+                duration_ms: 412.7,
+                error: None,
+                skipped: None,
+                output_tail: None,
+                steps: vec![StepSummary { name: "health".into(), elapsed_ms: 12.3, error: None }],
+            },
+            ScenarioResult {
+                id: "progress-echo".into(),
+                title: "token echoed".into(),
+                file: "scenarios/progress/echo.yaml".into(),
+                verdict: Verdict::Fail,
+                checks: vec![
+                    check("PROG-002", Level::Must, Verdict::Fail, "the progress token was not echoed exactly"),
+                    check("PROG-003", Level::Should, Verdict::Pass, ""),
+                    baselined,
+                ],
+                duration_ms: 977.0,
+                error: None,
+                skipped: None,
+                output_tail: Some("--- stdout\nlistening on 127.0.0.1:41234\n--- stderr\n".into()),
+                steps: Vec::new(),
+            },
+            ScenarioResult {
+                id: "hung".into(),
+                title: "a hung implementation".into(),
+                file: "scenarios/x/hung.yaml".into(),
+                verdict: Verdict::Error,
+                checks: Vec::new(),
+                duration_ms: 5001.0,
+                error: Some("the implementation did not become ready: http://127.0.0.1:40001/mcp (probe timed out)".into()),
+                skipped: None,
+                output_tail: None,
+                steps: Vec::new(),
+            },
+        ],
+    }
+}
+
+/// Times (`1.23s`, `412.7`) and loopback ports become placeholders.
+fn redact(text: &str) -> String {
+    let ports = regex::Regex::new(r"127\.0\.0\.1:\d+").unwrap();
+    let secs = regex::Regex::new(r"\d+\.\d+s\b").unwrap();
+    let ms = regex::Regex::new(r#"("(?:duration_ms|elapsed_ms)": )[0-9.]+"#).unwrap();
+    let xml_time = regex::Regex::new(r#"time="[0-9.]+""#).unwrap();
+    let t = ports.replace_all(text, "127.0.0.1:[port]");
+    let t = secs.replace_all(&t, "[time]s");
+    let t = ms.replace_all(&t, "${1}\"[ms]\"");
+    xml_time.replace_all(&t, "time=\"[time]\"").into_owned()
+}
+
+#[test]
+fn the_terminal_report_shows_lines_a_family_table_and_evidence() {
+    let run = sample_run();
+    let mut lines = String::new();
+    for (i, s) in run.scenarios.iter().enumerate() {
+        let e = pallas_conformance::runner::RunEvent::ScenarioFinished {
+            done: i + 1,
+            total: 3,
+            result: Box::new(s.clone()),
+        };
+        lines.push_str(&report::event_line(&e).unwrap());
+        lines.push('\n');
+    }
+    lines.push_str(&report::summary(&run));
+    insta::assert_snapshot!("terminal", redact(&lines));
+}
+
+#[test]
+fn the_json_report_has_every_check_with_its_verdict_and_evidence() {
+    let text = redact(&report::json_text(&sample_run()));
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["exit_code"], 3);
+    assert_eq!(v["scenarios"][1]["checks"][0]["verdict"], "fail");
+    insta::assert_snapshot!("json", text);
+}
+
+#[test]
+fn the_junit_report_is_well_formed_and_marks_failures() {
+    let xml = redact(&report::junit(&sample_run()));
+    assert!(xml.contains("<failure"), "{xml}");
+    assert!(xml.contains("<error"), "{xml}");
+    assert!(xml.contains("<skipped"), "{xml}");
+    insta::assert_snapshot!("junit", xml);
+}
+
+#[test]
+fn the_markdown_report_states_a_verdict_and_lists_findings() {
+    let md = redact(&report::markdown(&sample_run()));
+    assert!(md.contains("**Verdict: INCOMPLETE"), "{md}");
+    insta::assert_snapshot!("markdown", md);
+}
+
+#[test]
+fn exit_codes_follow_failures_errors_and_stale_entries() {
+    let mut run = sample_run();
+    assert_eq!(run.exit_code(), 3);
+    run.scenarios.pop();
+    assert_eq!(run.exit_code(), 1, "a failure");
+    run.scenarios.pop();
+    assert_eq!(run.exit_code(), 1, "the stale entry alone");
+    run.stale.clear();
+    assert_eq!(run.exit_code(), 0);
+}

@@ -1,0 +1,254 @@
+//! The runner end to end against `pallas-mocks` standing in for an implementation: samples pass,
+//! failures are caught with evidence, hung and crashing implementations give `error` verdicts,
+//! skip logic, the stale-baseline rule and redaction.
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use pallas_conformance::checks::Verdict;
+use pallas_conformance::runner::{self, Baseline, RunOptions};
+use pallas_conformance::target::{self, Target};
+use pallas_conformance::{exit, report, scenario};
+
+use super::common::{scenarios_dir, workspace};
+
+/// The mock-agent profile, with its `pallas-mocks` build done once for all tests.
+fn mock_agent() -> Target {
+    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
+    let mut t = target::load(&scenarios_dir().join("targets/mock-agent.yaml")).unwrap();
+    BUILT
+        .get_or_init(|| t.build())
+        .as_ref()
+        .expect("pallas-mocks builds");
+    t.spec.build.clear();
+    t
+}
+
+fn custom_target(yaml: &str) -> Target {
+    let spec = target::parse_str("test-target.yaml", yaml)
+        .unwrap_or_else(|e| panic!("{}", e.render_plain()));
+    let _ = mock_agent(); // the binary exists
+    Target {
+        spec,
+        path: workspace().join("scenarios/targets/test.yaml"),
+        workspace: workspace(),
+        env_overrides: Default::default(),
+    }
+}
+
+fn one(text: &str) -> Vec<scenario::Scenario> {
+    vec![
+        scenario::parse_str("inline.yaml", text).unwrap_or_else(|e| panic!("{}", e.render_plain())),
+    ]
+}
+
+fn opts() -> RunOptions {
+    RunOptions {
+        jobs: 2,
+        step_timeout: Duration::from_secs(5),
+        scenario_deadline: Duration::from_secs(30),
+        ..RunOptions::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sample_scenarios_pass_against_the_mock_agent_target() {
+    let scenarios = scenario::load_paths(&[scenarios_dir().join("samples")]).unwrap();
+    let run = runner::run(&scenarios, &mock_agent(), &opts()).await;
+    let text = report::summary(&run);
+    assert_eq!(run.exit_code(), exit::SUCCESS, "{text}");
+    assert_eq!(run.scenarios.len(), scenarios.len());
+    for s in &run.scenarios {
+        assert_eq!(s.verdict, Verdict::Pass, "{}: {text}", s.id);
+        assert!(s.checks.iter().any(|c| c.verdict == Verdict::Pass));
+    }
+    // Wire validity ran on every scenario that exchanged MCP messages.
+    assert!(
+        run.scenarios
+            .iter()
+            .all(|s| s.checks.iter().any(|c| c.id == "MCP-001")),
+        "{text}"
+    );
+}
+
+const AGENT: &str = "deployment:\n  agents:\n    research: {}\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_expectation_fails_with_evidence_and_its_file_line() {
+    let s = one(&format!(
+        "id: wrong-status\ntitle: t\nrequires: [health]\n{AGENT}steps:\n  - name: h\n    health: {{agent: research}}\nchecks:\n  - check: HEALTH-004\n    with: {{status: degraded, mentions: [argos]}}\n"
+    ));
+    let run = runner::run(&s, &mock_agent(), &opts()).await;
+    assert_eq!(
+        run.exit_code(),
+        exit::CHECK_FAILED,
+        "{}",
+        report::summary(&run)
+    );
+    let c = &run.scenarios[0]
+        .checks
+        .iter()
+        .find(|c| c.id == "HEALTH-004")
+        .unwrap();
+    assert_eq!(c.verdict, Verdict::Fail);
+    assert_eq!(c.location, "inline.yaml:11");
+    assert_eq!(c.evidence[0].expected.as_deref(), Some("degraded"));
+    assert!(
+        c.evidence[0].seen.as_deref().unwrap().contains("\"ok\""),
+        "{:?}",
+        c.evidence
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_implementation_gives_an_error_verdict_within_the_step_timeout() {
+    // The "implementation" accepts TCP on the agent port and never answers.
+    let t = custom_target(
+        "name: hung\ncommand: [\"{{cargo_target_dir}}/debug/pallas-mocks\", up, hole.yaml]\nfiles:\n  - path: hole.yaml\n    template: \"mcp_servers:\\n  hole: {port: {{agents.research.port}}, reachability: blackhole}\\n\"\nagent_url: \"http://127.0.0.1:{{agent.port}}/mcp\"\nreadiness:\n  - tcp: \"127.0.0.1:{{agent.port}}\"\n    each_agent: true\ncapabilities: [health]\n",
+    );
+    let s = one(&format!(
+        "id: hung\ntitle: t\ntimeouts: {{step: 1s}}\n{AGENT}steps:\n  - name: h\n    health: {{agent: research}}\nchecks:\n  - check: HEALTH-002\n"
+    ));
+    let started = Instant::now();
+    let run = runner::run(&s, &t, &opts()).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        run.exit_code(),
+        exit::HARNESS_ERROR,
+        "{}",
+        report::summary(&run)
+    );
+    let c = run.scenarios[0]
+        .checks
+        .iter()
+        .find(|c| c.id == "HEALTH-002")
+        .unwrap();
+    assert_eq!(c.verdict, Verdict::Error, "{c:?}");
+    assert!(c.reason.contains("could not run"), "{}", c.reason);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashing_implementation_gives_an_error_with_its_output() {
+    let t = custom_target(
+        "name: crash\ncommand: [sh, -c, \"echo config rejected >&2; exit 3\"]\nagent_url: \"http://127.0.0.1:{{agent.port}}/mcp\"\nreadiness:\n  - tcp: \"127.0.0.1:{{agent.port}}\"\n    each_agent: true\n",
+    );
+    let s = one(&format!(
+        "id: crash\ntitle: t\n{AGENT}steps:\n  - list_tools: {{agent: research}}\n"
+    ));
+    let run = runner::run(&s, &t, &opts()).await;
+    assert_eq!(run.exit_code(), exit::HARNESS_ERROR);
+    let r = &run.scenarios[0];
+    assert_eq!(r.verdict, Verdict::Error);
+    let e = r.error.as_deref().unwrap();
+    assert!(e.contains("did not become ready"), "{e}");
+    assert!(
+        e.contains("config rejected")
+            || r.output_tail
+                .as_deref()
+                .unwrap_or("")
+                .contains("config rejected"),
+        "{e} {:?}",
+        r.output_tail
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scenario_needing_an_unclaimed_capability_is_skipped_with_the_reason() {
+    let s = one(&format!(
+        "id: needs-registry\ntitle: t\nrequires: [registry]\n{AGENT}steps:\n  - registry: {{}}\nchecks:\n  - check: REG-002\n"
+    ));
+    let run = runner::run(&s, &mock_agent(), &opts()).await;
+    assert_eq!(run.exit_code(), exit::SUCCESS);
+    let r = &run.scenarios[0];
+    assert_eq!(r.verdict, Verdict::Skip);
+    assert_eq!(r.checks[0].verdict, Verdict::Skip);
+    assert_eq!(r.checks[0].reason, "the target does not claim `registry`");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_whose_capability_is_unclaimed_is_skipped_not_dropped() {
+    let s = one(&format!(
+        "id: mixed\ntitle: t\n{AGENT}steps:\n  - name: t\n    list_tools: {{agent: research}}\nchecks:\n  - check: MSG-001\n  - check: MET-001\n"
+    ));
+    let run = runner::run(&s, &mock_agent(), &opts()).await;
+    let checks = &run.scenarios[0].checks;
+    assert_eq!(
+        checks.iter().find(|c| c.id == "MSG-001").unwrap().verdict,
+        Verdict::Pass
+    );
+    let met = checks.iter().find(|c| c.id == "MET-001").unwrap();
+    assert_eq!(met.verdict, Verdict::Skip);
+    assert!(met.reason.contains("metrics"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_baselined_failure_passes_the_run_and_a_baselined_pass_is_stale() {
+    let failing = format!(
+        "id: base-fail\ntitle: t\nrequires: [health]\n{AGENT}steps:\n  - name: h\n    health: {{agent: research}}\nchecks:\n  - check: HEALTH-004\n    with: {{status: degraded}}\n  - check: HEALTH-002\n"
+    );
+    let s = one(&failing);
+    let b = Baseline::parse(
+        "baseline.yaml",
+        "expected_failures:\n  base-fail: [HEALTH-004]\n",
+    )
+    .unwrap();
+    let run = runner::run(
+        &s,
+        &mock_agent(),
+        &RunOptions {
+            baseline: Some(b),
+            ..opts()
+        },
+    )
+    .await;
+    assert_eq!(run.exit_code(), exit::SUCCESS, "{}", report::summary(&run));
+    assert!(run.scenarios[0].checks.iter().any(|c| c.baselined));
+
+    let b = Baseline::parse(
+        "baseline.yaml",
+        "expected_failures:\n  base-fail: [HEALTH-002]\n",
+    )
+    .unwrap();
+    let run = runner::run(
+        &s,
+        &mock_agent(),
+        &RunOptions {
+            baseline: Some(b),
+            ..opts()
+        },
+    )
+    .await;
+    assert_eq!(run.exit_code(), exit::CHECK_FAILED);
+    assert_eq!(run.stale.len(), 1);
+    assert_eq!(run.stale[0].check, "HEALTH-002");
+}
+
+#[test]
+fn a_baseline_with_an_unknown_check_is_invalid_input() {
+    let e = Baseline::parse("b.yaml", "expected_failures:\n  x: [HEALTH-02]\n").unwrap_err();
+    let text = e.render_plain();
+    assert!(text.contains("unknown check `HEALTH-02`"), "{text}");
+    assert!(text.contains("did you mean"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bearers_never_appear_in_any_report() {
+    let s = one(&format!(
+        "id: secret\ntitle: t\n{AGENT}steps:\n  - name: s\n    send: {{agent: research, message: hi, bearer: tok-secret-77}}\nchecks:\n  - title: a deliberately failing assertion quoting the bearer\n    assert:\n      output: {{step: s, path: \"$.text\", contains: \"tok-secret-77\"}}\n"
+    ));
+    let run = runner::run(&s, &mock_agent(), &opts()).await;
+    assert_eq!(run.exit_code(), exit::CHECK_FAILED);
+    for text in [
+        report::json_text(&run),
+        report::junit(&run),
+        report::markdown(&run),
+        report::summary(&run),
+    ] {
+        assert!(!text.contains("tok-secret-77"), "{text}");
+        assert!(text.contains("[redacted]"), "{text}");
+    }
+}

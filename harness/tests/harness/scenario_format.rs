@@ -1,0 +1,184 @@
+//! Scenario parsing, diagnostics, schema drift, docs examples, round trip.
+
+use pallas_conformance::scenario::{self, ScenarioSpec};
+use proptest::prelude::*;
+
+use super::common::{scenarios_dir, workspace};
+
+fn diag(text: &str) -> String {
+    let err = scenario::parse_str("bad.yaml", text).expect_err("invalid");
+    err.render_plain()
+}
+
+const BASE: &str = "id: x\ntitle: t\ndeployment:\n  agents:\n    research: {}\nsteps:\n  - name: h\n    health: {agent: research}\n";
+
+#[test]
+fn an_unknown_check_id_is_rejected_with_its_location_and_a_did_you_mean() {
+    let out = diag(&format!("{BASE}checks:\n  - check: PROG-01\n"));
+    insta::assert_snapshot!(out, @r"
+    error: unknown check `PROG-01`
+      --> bad.yaml:10:12
+       |
+    10 |   - check: PROG-01
+       |            ^
+      = help: did you mean `PROG-001`?
+    ");
+}
+
+#[test]
+fn an_unknown_key_is_rejected_with_a_hint() {
+    let out = diag("id: x\ntitle: t\nstesp: []\n");
+    assert!(out.contains("bad.yaml:3:"), "{out}");
+    assert!(out.contains("stesp"), "{out}");
+    assert!(out.contains("did you mean `steps`?"), "{out}");
+}
+
+#[test]
+fn a_step_naming_an_unknown_agent_is_rejected() {
+    let out = diag(
+        "id: x\ntitle: t\ndeployment:\n  agents:\n    research: {}\nsteps:\n  - health: {agent: reserch}\n",
+    );
+    assert!(out.contains("unknown agent `reserch`"), "{out}");
+    assert!(out.contains("bad.yaml:7:"), "{out}");
+    assert!(out.contains("did you mean `research`?"), "{out}");
+}
+
+#[test]
+fn an_unknown_template_variable_is_rejected() {
+    let out = diag(&format!(
+        "{BASE}  - send: {{agent: research, message: \"{{{{capture.stauts}}}}\"}}\n"
+    ));
+    assert!(
+        out.contains("unknown template variable `{{capture.stauts}}`"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_loop_variable_is_only_known_inside_repeats() {
+    let out = diag(&format!(
+        "{BASE}  - send: {{agent: research, message: \"m\", bearer: \"tok-{{{{i}}}}\"}}\n"
+    ));
+    assert!(out.contains("`{{i}}` exists only inside"), "{out}");
+    let ok = format!(
+        "{BASE}  - repeat:\n      count: 3\n      steps:\n        - send: {{agent: research, message: \"m\", bearer: \"tok-{{{{i}}}}\"}}\n"
+    );
+    scenario::parse_str("ok.yaml", &ok).expect("valid");
+}
+
+#[test]
+fn a_step_with_two_actions_is_rejected() {
+    let out = diag(
+        "id: x\ntitle: t\ndeployment:\n  agents:\n    research: {}\nsteps:\n  - health: {agent: research}\n    delete: {agent: research}\n",
+    );
+    assert!(out.contains("several actions: health, delete"), "{out}");
+}
+
+#[test]
+fn an_assertion_only_check_without_an_assertion_is_rejected() {
+    let out = diag(&format!("{BASE}checks:\n  - check: AUTH-004\n"));
+    assert!(out.contains("proven by an assertion"), "{out}");
+}
+
+#[test]
+fn a_deployment_server_must_name_a_declared_mock() {
+    let out = diag(
+        "id: x\ntitle: t\ndeployment:\n  agents:\n    research: {servers: [argos]}\n  servers:\n    argos: {mock: argso}\n",
+    );
+    assert!(out.contains("refers to mock `argso`"), "{out}");
+}
+
+#[test]
+fn a_bad_jsonpath_is_rejected() {
+    let out = diag(&format!(
+        "{BASE}checks:\n  - assert:\n      output: {{step: h, path: \"result[\"}}\n"
+    ));
+    assert!(out.contains("invalid JSONPath"), "{out}");
+}
+
+#[test]
+fn broken_yaml_points_at_the_line() {
+    let out = diag("id: x\ntitle: [unclosed\n");
+    assert!(out.contains("bad.yaml:"), "{out}");
+}
+
+#[test]
+fn the_checked_in_json_schema_matches_the_types() {
+    let path = scenarios_dir().join("scenario.schema.json");
+    let on_disk = std::fs::read_to_string(&path).expect("scenarios/scenario.schema.json");
+    assert_eq!(
+        on_disk,
+        scenario::json_schema_pretty(),
+        "scenario.schema.json drifted: regenerate with `pallas-conformance schema > scenarios/scenario.schema.json`"
+    );
+}
+
+#[test]
+fn every_shipped_scenario_is_valid_and_valid_against_the_schema() {
+    let all =
+        scenario::load_paths(&[scenarios_dir()]).unwrap_or_else(|e| panic!("{}", e.render_plain()));
+    assert!(all.len() >= 4);
+    let validator = jsonschema::validator_for(&scenario::json_schema()).unwrap();
+    for s in &all {
+        let text = std::fs::read_to_string(&s.path).unwrap();
+        let v: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+        let errors: Vec<String> = validator.iter_errors(&v).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{}: {errors:?}", s.path.display());
+    }
+}
+
+#[test]
+fn every_yaml_example_of_the_format_docs_parses() {
+    let doc = std::fs::read_to_string(workspace().join("harness/docs/scenario-format.md")).unwrap();
+    let mut examples = Vec::new();
+    let mut rest = doc.as_str();
+    while let Some(start) = rest.find("```yaml\n") {
+        let body = &rest[start + 8..];
+        let end = body.find("```").expect("closed fence");
+        examples.push(body[..end].to_owned());
+        rest = &body[end + 3..];
+    }
+    assert!(examples.len() >= 3, "found {}", examples.len());
+    for (i, e) in examples.iter().enumerate() {
+        scenario::parse_str(&format!("scenario-format.md example {}", i + 1), e)
+            .unwrap_or_else(|err| panic!("{}", err.render_plain()));
+    }
+}
+
+fn arb_spec() -> impl Strategy<Value = ScenarioSpec> {
+    (
+        "[a-z][a-z0-9-]{0,12}",
+        "[A-Za-z ]{1,20}",
+        proptest::collection::vec("[a-z]{1,6}", 0..3),
+        proptest::collection::btree_map("[a-z]{1,6}", "[A-Za-z ]{0,10}", 1..3),
+        proptest::option::of(prop_oneof![Just(serde_json::json!("tok")), (0u32..1000).prop_map(|n| serde_json::json!(n))]),
+        1u32..5,
+    )
+        .prop_map(|(id, title, tags, agents, token, count)| {
+            let first = agents.keys().next().cloned().unwrap_or_default();
+            let text = format!(
+                "id: {id}\ntitle: \"{title}\"\n",
+            );
+            let mut spec: ScenarioSpec = serde_saphyr::from_str(&text).unwrap();
+            spec.tags = tags;
+            spec.deployment = Some(serde_json::from_value(serde_json::json!({
+                "agents": agents.iter().map(|(k, t)| (k.clone(), serde_json::json!({"title": t}))).collect::<serde_json::Map<_, _>>()
+            })).unwrap());
+            let send = serde_json::json!({"send": {"agent": first, "message": "m {{i}}", "progress_token": token}, "name": "s"});
+            spec.steps = vec![serde_json::from_value(serde_json::json!({"repeat": {"count": count, "steps": [send]}})).unwrap()];
+            spec.checks = vec![serde_json::from_value(serde_json::json!({"check": "PROG-002"})).unwrap()];
+            spec
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+    #[test]
+    fn a_scenario_survives_parse_serialize_parse(spec in arb_spec()) {
+        let yaml = serde_saphyr::to_string(&spec).unwrap();
+        let parsed = scenario::parse_str("round-trip.yaml", &yaml).map_err(|e| TestCaseError::fail(e.render_plain()))?;
+        prop_assert_eq!(&parsed.spec, &spec);
+        let again = serde_saphyr::to_string(&parsed.spec).unwrap();
+        prop_assert_eq!(again, yaml);
+    }
+}
