@@ -131,3 +131,24 @@ mod tests {
         assert_eq!(env.get("B"), Some("from-file"));
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn text_without_dollar_signs_is_left_alone(s in "[^$]*") {
+            prop_assert_eq!(expand(&s, &Env::default()).unwrap(), s);
+        }
+
+        #[test]
+        fn expansion_never_panics(s in "\\PC*") {
+            let env = Env { vars: [("A".to_owned(), "x".to_owned())].into() };
+            let _ = expand(&s, &env);
+        }
+    }
+}

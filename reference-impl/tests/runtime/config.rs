@@ -426,3 +426,25 @@ fn agents_whose_registry_names_collide_are_rejected() {
     assert_located(&e, "agents.yaml", 6);
     assert!(e.message.contains("…/tech-research"), "{e}");
 }
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::{load_with, minimal};
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Whatever agents.yaml holds, loading answers with a deployment or a located error.
+        #[test]
+        fn any_agents_yaml_loads_or_fails_cleanly(text in "(name: p\n)?(agents:\n)?([ a-z_:\\-\\[\\]{},.0-9\"'#\n]{0,80})") {
+            let p = minimal();
+            p.write("agents.yaml", &text);
+            if let Err(e) = load_with(&p, &[]) {
+                prop_assert!(e.to_string().contains("agents.yaml"));
+                let mut out = String::new();
+                miette::GraphicalReportHandler::new().render_report(&mut out, &e).unwrap();
+            }
+        }
+    }
+}
