@@ -237,12 +237,17 @@ async fn api_handler(
             .and_then(Value::as_str)
             .map(str::to_owned),
     };
+    // Read the conversation before the body moves into the journal (no deep copy).
+    let parsed = match (&ep, &json) {
+        (Endpoint::Completion, Some(v)) => Some(Conversation::parse(dialect, v)),
+        _ => None,
+    };
     let ticket = shared.journal.push(LlmJournalEntry {
         time: now_rfc3339(),
         method: method.as_str().to_owned(),
         path,
         headers: header_map(&headers),
-        body: json.clone(),
+        body: json,
         model,
         matched_turn: None,
         status: None,
@@ -265,8 +270,8 @@ async fn api_handler(
         return finish(&shared, ticket, None, effects.latency, resp).await;
     }
 
-    let body_json = match (&ep, json) {
-        (Endpoint::Completion, Some(v)) => v,
+    let parsed = match (&ep, parsed) {
+        (Endpoint::Completion, Some(p)) => p,
         (Endpoint::Completion, None) => {
             let msg = if body.is_empty() {
                 "the request body is empty; expected a JSON object"
@@ -302,7 +307,7 @@ async fn api_handler(
         let r = error_response(dialect, 400, "anthropic-version: header is required", None);
         return finish(&shared, ticket, None, effects.latency, r).await;
     }
-    let conv = match Conversation::parse(dialect, &body_json) {
+    let conv = match parsed {
         Ok(c) => c,
         Err(e) => {
             let r = error_response(dialect, 400, &e.0, None);
