@@ -91,7 +91,7 @@ pub fn run(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
         "HEALTH-002" | "HEALTH-003" | "HEALTH-004" | "HEALTH-009" => health_body(id, c, o),
         "HEALTH-005" => health_no_llm(c, o),
         "HEALTH-006" => health_fast(c, o),
-        "HEALTH-007" => sessions_closed(o),
+        "HEALTH-007" => sessions_closed(c, o),
         "HEALTH-008" => {
             let steps = steps_of(o, c, &["health"]);
             if steps.is_empty() {
@@ -519,18 +519,41 @@ fn health_fast(c: &CheckSpec, o: &Observed) -> Outcome {
     Outcome::Pass
 }
 
-fn sessions_closed(o: &Observed) -> Outcome {
-    if o.sessions.is_empty() {
-        return Outcome::NotApplicable("no mock MCP server".into());
-    }
-    for (name, st) in &o.sessions {
-        if st.open_now > 0 {
+/// Probe sessions opened during `get_health` must be deleted: `initialize` requests a mock saw
+/// while a health step ran are matched against the `DELETE`s it received from then on (a
+/// session the agent keeps for its own tool calls is not a probe).
+fn sessions_closed(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps = steps_of(o, c, &["health"]);
+    let Some(first) = steps.iter().map(|s| s.started_at.as_str()).min() else {
+        return na("health");
+    };
+    for (name, entries) in &o.mcp_journals {
+        let inits = entries
+            .iter()
+            .filter(|e| {
+                e.jsonrpc_method.as_deref() == Some("initialize")
+                    && e.status.is_some_and(|s| s < 300)
+            })
+            .filter(|e| steps.iter().any(|s| within(&e.time, s)))
+            .count();
+        let deletes = entries
+            .iter()
+            .filter(|e| e.method == "DELETE" && e.time.as_str() >= first)
+            .count();
+        if deletes < inits {
+            let st = o
+                .sessions
+                .get(name)
+                .map(|s| json!(s).to_string())
+                .unwrap_or_default();
             return fail(
-                format!("`{name}` still has {} open session(s)", st.open_now),
+                format!(
+                    "`{name}` got {inits} probe initialize(s) during get_health but only {deletes} DELETE(s)"
+                ),
                 vec![Evidence::new(
-                    format!("sessions of `{name}`"),
-                    "open_now = 0",
-                    json!(st).to_string(),
+                    format!("journal of `{name}`"),
+                    format!(">= {inits} DELETE"),
+                    format!("{deletes} DELETE; sessions {st}"),
                 )],
             );
         }
@@ -614,7 +637,9 @@ fn progress(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
                                         .name("state")
                                         .is_some_and(|m| m.as_str() == "started") =>
                                 {
-                                    progress == Some(0.0)
+                                    // The seed shows `started` at 0; one increasing counter is
+                                    // compatible too: only `total` is fixed (absent).
+                                    progress.is_some() && total.is_none()
                                 }
                                 Some(cp) if cp.name("state").is_some() => {
                                     progress.is_some() && total == progress
