@@ -58,14 +58,22 @@ async fn the_sample_scenarios_pass_against_the_mock_agent_target() {
     let text = report::summary(&run);
     assert_eq!(run.exit_code(), exit::SUCCESS, "{text}");
     assert_eq!(run.scenarios.len(), scenarios.len());
+    // Scenarios needing what the stand-in does not claim (registry, bearer…) are skipped.
+    let ran: Vec<_> = run
+        .scenarios
+        .iter()
+        .filter(|s| s.skipped.is_none())
+        .collect();
+    assert!(ran.len() >= 4, "{text}");
     for s in &run.scenarios {
-        assert_eq!(s.verdict, Verdict::Pass, "{}: {text}", s.id);
-        assert!(s.checks.iter().any(|c| c.verdict == Verdict::Pass));
+        match &s.skipped {
+            Some(why) => assert!(why.contains("does not claim"), "{}: {why}", s.id),
+            None => assert_eq!(s.verdict, Verdict::Pass, "{}: {text}", s.id),
+        }
     }
     // Wire validity ran on every scenario that exchanged MCP messages.
     assert!(
-        run.scenarios
-            .iter()
+        ran.iter()
             .all(|s| s.checks.iter().any(|c| c.id == "MCP-001")),
         "{text}"
     );
