@@ -383,14 +383,10 @@ pub struct UntilSpec {
     pub within: Duration,
 }
 
-/// `registry:` step.
+/// `registry:` step (no options yet: `registry: {}`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RegistryStep {
-    /// Path under the registry URL (default `/.well-known/mcp/server.json`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-}
+pub struct RegistryStep {}
 
 /// A step that only names an agent.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
