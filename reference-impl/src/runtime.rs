@@ -282,8 +282,8 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
             let router = registry::router(registry.clone());
             let token = root.clone();
             let task = tokio::spawn(async move {
-                let serve =
-                    axum::serve(listener, router).with_graceful_shutdown(token.cancelled_owned());
+                let serve = axum::serve(nodelay(listener), router)
+                    .with_graceful_shutdown(token.cancelled_owned());
                 if let Err(e) = serve.await {
                     tracing::error!(error = %e, "registry server stopped");
                 }
@@ -335,6 +335,17 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
         registry_addr,
         registry_task,
         watch_task,
+    })
+}
+
+/// Disables Nagle on every accepted connection: a Streamable HTTP answer is several small writes
+/// (priming event, then the result), and Nagle with delayed ACKs would hold the last one ~40 ms.
+fn nodelay(listener: TcpListener) -> impl axum::serve::Listener<Addr = SocketAddr> {
+    use axum::serve::ListenerExt;
+    listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "TCP_NODELAY could not be set");
+        }
     })
 }
 
@@ -410,8 +421,8 @@ fn serve_agent(
     let name = entry.name().to_owned();
     let serve_token = token.clone();
     let task = tokio::spawn(async move {
-        let serve =
-            axum::serve(listener, router).with_graceful_shutdown(serve_token.cancelled_owned());
+        let serve = axum::serve(nodelay(listener), router)
+            .with_graceful_shutdown(serve_token.cancelled_owned());
         if let Err(e) = serve.await {
             tracing::error!(agent = %name, error = %e, "agent server stopped");
         }
