@@ -41,7 +41,7 @@ fn scenario_line(done: usize, total: usize, r: &ScenarioResult) -> String {
         (None, n) => format!(" {n} of {} check(s) failed", r.checks.len()),
     };
     format!(
-        "[{done:>width$}/{total}] {} {} {:>7.2}s{extra}",
+        "[{done:>width$}/{total}] {} {:<36} {:>6.2}s{extra}",
         tag(r.verdict),
         r.id,
         r.duration_ms / 1000.0
