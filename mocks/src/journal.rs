@@ -71,6 +71,7 @@ pub struct SessionStats {
     pub opened: u64,
     /// Sessions ended by `DELETE`.
     pub deleted: u64,
-    /// Sessions open now (`opened - deleted - expired`).
+    /// Sessions open now (`opened - deleted`; a session the server drops after 5 minutes idle
+    /// still counts as open, as it was never closed by its client).
     pub open_now: u64,
 }

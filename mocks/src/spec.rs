@@ -45,8 +45,8 @@ pub struct LlmMockSpec {
     /// Fixed port (only honoured by `pallas-mocks up`); ephemeral when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<u16>,
-    /// The API key the mock requires (`Authorization: Bearer` for OpenAI, `x-api-key` for
-    /// Anthropic). Absent: any key, or none, is accepted.
+    /// The API key the mock requires (`Authorization: Bearer` for OpenAI; `x-api-key`, or a
+    /// bearer token as newer SDKs send, for Anthropic). Absent: any key, or none, is accepted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key: Option<String>,
     /// Models the mock lists and accepts; any other model gets the provider's 404.
@@ -98,7 +98,8 @@ pub struct TurnSpec {
     /// Tool calls, in order (several make a parallel call).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCallSpec>,
-    /// A fault for this turn instead of (or before) the answer.
+    /// A fault for this turn instead of (or before) the answer. With `times`, the turn stays
+    /// until the fault is spent, then answers ("fail N times then succeed").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<FaultSpec>,
     /// Token counts for this turn.
@@ -115,7 +116,8 @@ pub struct TurnSpec {
 pub struct ToolCallSpec {
     /// Tool name as offered to the model, usually `server__tool`.
     pub name: String,
-    /// Arguments (a JSON object; `{}` when absent).
+    /// Arguments (a JSON object; `{}` when absent). `null` renders as empty arguments (OpenAI
+    /// `"arguments": ""`, Anthropic `"input": {}`).
     #[serde(default = "empty_object")]
     pub arguments: Value,
     /// Call id; generated when absent.
@@ -143,7 +145,8 @@ pub struct MatchSpec {
     /// This tool (`server__tool`) is offered in the request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_offered: Option<String>,
-    /// A tool result is present (true) or absent (false) in the request.
+    /// Tool results are present (true) or absent (false) after the last user message of the
+    /// request (a new user message starts a new round).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub has_tool_result: Option<bool>,
     /// The request is the mock's N-th completion request (0-based, counted since start or reset).
