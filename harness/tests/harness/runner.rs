@@ -140,6 +140,38 @@ async fn a_hung_implementation_gives_an_error_verdict_within_the_step_timeout() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_scenario_deadline_stops_a_hung_run_and_keeps_what_was_seen() {
+    // The "implementation" accepts TCP on the agent port and never answers.
+    let t = custom_target(
+        "name: hung\ncommand: [\"{{cargo_target_dir}}/debug/pallas-mocks\", up, hole.yaml]\nfiles:\n  - path: hole.yaml\n    template: \"mcp_servers:\\n  hole: {port: {{agents.research.port}}, reachability: blackhole}\\n\"\nagent_url: \"http://127.0.0.1:{{agent.port}}/mcp\"\nreadiness:\n  - tcp: \"127.0.0.1:{{agent.port}}\"\n    each_agent: true\ncapabilities: [health]\n",
+    );
+    let s = one(&format!(
+        "id: deadline\ntitle: t\ntimeouts: {{step: 30s, scenario: 2s}}\n{AGENT}steps:\n  - name: h\n    health: {{agent: research}}\nchecks:\n  - check: HEALTH-002\n"
+    ));
+    let started = Instant::now();
+    let run = runner::run(&s, &t, &opts()).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        run.exit_code(),
+        exit::HARNESS_ERROR,
+        "{}",
+        report::summary(&run)
+    );
+    let r = &run.scenarios[0];
+    assert!(
+        r.error.as_deref().unwrap_or("").contains("deadline"),
+        "{:?}",
+        r.error
+    );
+    let h = r.checks.iter().find(|c| c.id == "HARNESS").unwrap();
+    assert_eq!(h.verdict, Verdict::Error);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crashing_implementation_gives_an_error_with_its_output() {
     let t = custom_target(
         "name: crash\ncommand: [sh, -c, \"echo config rejected >&2; exit 3\"]\nagent_url: \"http://127.0.0.1:{{agent.port}}/mcp\"\nreadiness:\n  - tcp: \"127.0.0.1:{{agent.port}}\"\n    each_agent: true\n",
