@@ -375,3 +375,48 @@ async fn journal_over_http_and_reset_clear_requests_and_counters() {
     assert!(m.journal().is_empty());
     assert_eq!(m.sessions().opened, 0);
 }
+
+#[tokio::test]
+async fn tool_delay_holds_the_answer_back() {
+    let m = mcp("tools:\n  - {name: slow, delay: 200ms, result: {text: late}}\n").await;
+    let client = ().serve(StreamableHttpClientTransport::from_uri(m.url())).await.unwrap();
+    let start = Instant::now();
+    let r = client
+        .call_tool(CallToolRequestParams::new("slow"))
+        .await
+        .unwrap();
+    assert!(start.elapsed() >= Duration::from_millis(200));
+    assert_eq!(serde_json::to_value(&r.content).unwrap()[0]["text"], "late");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn shutdown_ends_a_hanging_call_promptly() {
+    let m = mcp(TOOLS).await;
+    let c = client();
+    let sid = initialize(&c, &m.url()).await;
+    let call = mcp_post(&c, &m.url(), json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"forever","arguments":{}}}))
+        .header("mcp-session-id", &sid)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send();
+    let pending = tokio::spawn(async move { call.await.map(|r| r.status()) });
+    // Wait until the call reached the mock.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !m
+        .journal()
+        .iter()
+        .any(|e| e.tool.as_deref() == Some("forever"))
+    {
+        assert!(Instant::now() < deadline, "call never arrived");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let start = Instant::now();
+    m.shutdown().await;
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "shutdown waited for the hanging call"
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(5), pending)
+        .await
+        .unwrap();
+}

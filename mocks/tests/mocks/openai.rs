@@ -522,3 +522,31 @@ script:
     let turns: Vec<_> = m.journal().iter().map(|e| e.matched_turn).collect();
     assert_eq!(turns, vec![Some(0), Some(1), Some(2)]);
 }
+
+#[tokio::test]
+async fn shutdown_ends_a_hanging_request_promptly() {
+    let m = llm("dialect: openai\nfault: {hang: true}\n").await;
+    let url = format!("{}/chat/completions", m.url());
+    let pending = tokio::spawn(async move {
+        client()
+            .post(url)
+            .json(&chat("x"))
+            .send()
+            .await
+            .map(|r| r.status())
+    });
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while m.journal().is_empty() {
+        assert!(Instant::now() < deadline, "request never arrived");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let start = Instant::now();
+    m.shutdown().await;
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "shutdown waited for the hanging request"
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(5), pending)
+        .await
+        .unwrap();
+}
