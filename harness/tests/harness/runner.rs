@@ -292,3 +292,75 @@ async fn bearers_never_appear_in_any_report() {
         assert!(text.contains("[redacted]"), "{text}");
     }
 }
+
+#[test]
+fn the_reference_profile_renders_every_file_with_free_ports_and_env_overrides() {
+    let mut t = target::load(&scenarios_dir().join("targets/reference.yaml")).unwrap();
+    t.env_overrides
+        .insert("PALLAS_DEFECTS".into(), "leak_bearer".into());
+    let s = scenario::load_file(&scenarios_dir().join("samples/tool-loop.yaml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mocks = [
+        ("openai".to_owned(), "http://127.0.0.1:1/v1".to_owned()),
+        ("argos".to_owned(), "http://127.0.0.1:2/mcp".to_owned()),
+        ("weather".to_owned(), "http://127.0.0.1:3/mcp".to_owned()),
+    ]
+    .into_iter()
+    .collect();
+    let mut ports = Default::default();
+    let mut redactor = pallas_conformance::redact::Redactor::new();
+    let r = target::render_deployment(
+        &t,
+        s.spec.deployment.as_ref().unwrap(),
+        &mocks,
+        dir.path(),
+        &mut ports,
+        &mut redactor,
+    )
+    .unwrap();
+    assert_eq!(
+        r.files,
+        [
+            "agents.yaml",
+            "fastagent.config.yaml",
+            "fastagent.secrets.yaml",
+            "agents/research.md",
+            ".env"
+        ]
+    );
+    assert!(
+        r.launch
+            .env
+            .contains(&("PALLAS_DEFECTS".into(), "leak_bearer".into()))
+    );
+    assert!(
+        r.launch
+            .env
+            .iter()
+            .any(|(k, v)| k == "PALLAS_LOG_FILE" && v.ends_with("pallas.log"))
+    );
+    let config = std::fs::read_to_string(dir.path().join("fastagent.config.yaml")).unwrap();
+    assert!(
+        config.contains("http://127.0.0.1:2/mcp") && config.contains("forward_inbound_auth"),
+        "{config}"
+    );
+    let agents = std::fs::read_to_string(dir.path().join("agents.yaml")).unwrap();
+    let port = r.agent_ports["research"];
+    assert!(
+        agents.contains(&port.to_string()) && agents.contains("127.0.0.1"),
+        "{agents}"
+    );
+    let card = std::fs::read_to_string(dir.path().join("agents/research.md")).unwrap();
+    assert!(
+        card.starts_with("---\n") && card.contains("argos"),
+        "{card}"
+    );
+    assert!(
+        redactor.secrets().iter().any(|s| s == "sk-kit-sample"),
+        "the API key is a secret"
+    );
+    assert_eq!(
+        r.agent_urls["research"],
+        format!("http://127.0.0.1:{port}/mcp")
+    );
+}
