@@ -140,3 +140,28 @@ async fn fixed_port_in_use_is_a_clear_error() {
     let eco = Ecosystem::start(&spec).await.unwrap();
     assert_ne!(eco.llm("o").unwrap().addr().port(), port);
 }
+
+#[test]
+fn example_ecosystem_round_trips_through_yaml() {
+    let spec = parse_ecosystem("ecosystem.yaml", EXAMPLE).unwrap();
+    let text = serde_saphyr::to_string(&spec).unwrap();
+    assert_eq!(parse_ecosystem("again.yaml", &text).unwrap(), spec);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 256,
+        failure_persistence: None,
+        ..Default::default()
+    })]
+
+    /// Arbitrary text never panics the reader, and any error points inside the text.
+    #[test]
+    fn any_text_gets_a_result_or_an_error_inside_the_text(text in "(llms|mcp_servers|dialect|tools|:| |\n|-|\\{|\\}|\\[|\\]|openai|[a-z0-9]){0,80}") {
+        if let Err(e) = parse_ecosystem("p.yaml", &text) {
+            let lines = text.lines().count().max(1);
+            proptest::prop_assert!(e.line <= lines + 1, "{} beyond {} lines", e.line, lines);
+            proptest::prop_assert!(!e.message.is_empty());
+        }
+    }
+}
