@@ -106,10 +106,15 @@ fn broken_yaml_points_at_the_line() {
 fn the_checked_in_json_schema_matches_the_types() {
     let path = scenarios_dir().join("scenario.schema.json");
     let on_disk = std::fs::read_to_string(&path).expect("scenarios/scenario.schema.json");
-    assert_eq!(
-        on_disk,
-        scenario::json_schema_pretty(),
-        "scenario.schema.json drifted: regenerate with `pallas-conformance schema > scenarios/scenario.schema.json`"
+    let generated = scenario::json_schema_pretty();
+    let first_diff = on_disk
+        .lines()
+        .zip(generated.lines())
+        .position(|(a, b)| a != b);
+    assert!(
+        on_disk == generated,
+        "scenario.schema.json drifted (first differing line: {first_diff:?}); regenerate with \
+         `pallas-conformance schema > scenarios/scenario.schema.json`"
     );
 }
 
