@@ -1,0 +1,329 @@
+//! The defect table (`tests/defects.yaml`): each named defect of the reference, the scenarios run
+//! against it and the checks that must catch it; plus the checks no defect breaks, with reasons.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::Path;
+
+use pallas_conformance::catalog;
+use pallas_conformance::checks::Verdict;
+use pallas_conformance::runner::ScenarioResult;
+use pallas_conformance::scenario::{Level, Scenario};
+use serde::Deserialize;
+
+use crate::suite::AllowedWarnings;
+
+/// The table file, relative to the workspace root.
+pub const TABLE_FILE: &str = "tests/defects.yaml";
+
+/// Marks the start of the generated table in `tests/README.md`.
+pub const README_START: &str = "<!-- defect-table:start (generated from tests/defects.yaml) -->";
+/// Marks its end.
+pub const README_END: &str = "<!-- defect-table:end -->";
+
+/// The whole table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DefectTable {
+    /// Every defect the reference can be built with.
+    pub defects: Vec<Defect>,
+    /// Checks no defect makes fail: check ID → why.
+    #[serde(default)]
+    pub uncaught: BTreeMap<String, String>,
+    /// SHOULD checks the clean reference may warn on: check ID → why.
+    #[serde(default)]
+    pub allowed_warnings: AllowedWarnings,
+}
+
+/// One defect.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Defect {
+    /// The name given to `PALLAS_DEFECTS`.
+    pub name: String,
+    /// What the broken reference does.
+    pub summary: String,
+    /// Scenario IDs (globs allowed) run against it.
+    pub scenarios: Vec<String>,
+    /// Checks that must report the broken rule (fail; warn for a SHOULD).
+    pub catches: Vec<String>,
+}
+
+/// Why the table is unusable.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The YAML is malformed or has unknown keys.
+    #[error("{path}: {message}")]
+    Parse {
+        /// The file.
+        path: String,
+        /// The parser's message (with line and column).
+        message: String,
+    },
+}
+
+/// Reads and parses the table.
+pub fn load(path: &Path) -> Result<DefectTable, TableError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| TableError::Read {
+        path: name.clone(),
+        source,
+    })?;
+    parse(&name, &text)
+}
+
+/// Parses the table from text; `file` names it in errors.
+pub fn parse(file: &str, text: &str) -> Result<DefectTable, TableError> {
+    serde_saphyr::from_str(text).map_err(|e| TableError::Parse {
+        path: file.to_owned(),
+        message: e.to_string(),
+    })
+}
+
+fn glob_matches(pattern: &str, id: &str) -> bool {
+    globset::Glob::new(pattern).is_ok_and(|g| g.compile_matcher().is_match(id))
+}
+
+impl DefectTable {
+    /// The defect called `name`.
+    pub fn get(&self, name: &str) -> Option<&Defect> {
+        self.defects.iter().find(|d| d.name == name)
+    }
+
+    /// Every check some defect catches.
+    pub fn caught(&self) -> BTreeSet<&str> {
+        self.defects
+            .iter()
+            .flat_map(|d| d.catches.iter().map(String::as_str))
+            .collect()
+    }
+
+    /// Everything wrong with the table, given the loaded scenarios and the defects the reference
+    /// knows: unknown or duplicated names, unknown check IDs, scenario globs that match nothing,
+    /// defects missing from the table, catalog checks neither caught nor explained, explanations
+    /// of checks that are caught, allowed warnings on MUST checks.
+    pub fn problems(&self, scenarios: &[Scenario], known_defects: &[&str]) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut seen = BTreeSet::new();
+        for d in &self.defects {
+            if !seen.insert(d.name.as_str()) {
+                out.push(format!("defect `{}` is listed twice", d.name));
+            }
+            if !known_defects.contains(&d.name.as_str()) {
+                out.push(format!(
+                    "defect `{}` is not a defect the reference knows ({})",
+                    d.name,
+                    known_defects.join(", ")
+                ));
+            }
+            if d.scenarios.is_empty() {
+                out.push(format!("defect `{}` runs no scenario", d.name));
+            }
+            if d.catches.is_empty() {
+                out.push(format!(
+                    "defect `{}` names no check that catches it",
+                    d.name
+                ));
+            }
+            for pat in &d.scenarios {
+                if globset::Glob::new(pat).is_err() {
+                    out.push(format!("defect `{}`: `{pat}` is not a valid glob", d.name));
+                } else if !scenarios.iter().any(|s| glob_matches(pat, &s.spec.id)) {
+                    out.push(format!(
+                        "defect `{}`: no scenario id matches `{pat}`",
+                        d.name
+                    ));
+                }
+            }
+            for id in &d.catches {
+                if catalog::get(id).is_none() {
+                    out.push(format!(
+                        "defect `{}`: `{id}` is not a catalog check",
+                        d.name
+                    ));
+                }
+            }
+        }
+        for k in known_defects {
+            if self.get(k).is_none() {
+                out.push(format!(
+                    "the reference's defect `{k}` is missing from the table"
+                ));
+            }
+        }
+        let caught = self.caught();
+        for def in catalog::CATALOG {
+            let listed = self.uncaught.contains_key(def.id);
+            if caught.contains(def.id) && listed {
+                out.push(format!(
+                    "{} is caught by a defect but also listed under `uncaught`",
+                    def.id
+                ));
+            } else if !caught.contains(def.id) && !listed {
+                out.push(format!(
+                    "{} is caught by no defect and not explained under `uncaught`",
+                    def.id
+                ));
+            }
+        }
+        for (id, why) in &self.uncaught {
+            if catalog::get(id).is_none() {
+                out.push(format!("uncaught: `{id}` is not a catalog check"));
+            }
+            if why.trim().is_empty() {
+                out.push(format!("uncaught: `{id}` needs a reason"));
+            }
+        }
+        for id in self.allowed_warnings.keys() {
+            match catalog::get(id) {
+                None => out.push(format!("allowed_warnings: `{id}` is not a catalog check")),
+                Some(def) if def.level == Level::Must => out.push(format!(
+                    "allowed_warnings: `{id}` is a MUST; only SHOULD checks may warn"
+                )),
+                Some(_) => {}
+            }
+        }
+        out
+    }
+}
+
+impl Defect {
+    /// The scenarios this defect runs, in the given order.
+    pub fn select<'a>(&self, scenarios: &'a [Scenario]) -> Vec<&'a Scenario> {
+        scenarios
+            .iter()
+            .filter(|s| self.scenarios.iter().any(|p| glob_matches(p, &s.spec.id)))
+            .collect()
+    }
+
+    /// Judges a run of its scenarios against the broken reference: every check in `catches` must
+    /// report the broken rule in at least one scenario (`fail`, or `warn` for a check below MUST).
+    /// Returns the checks that did report something, or a description of what went unseen.
+    pub fn judge(&self, results: &[ScenarioResult]) -> Result<BTreeSet<String>, String> {
+        let mut reported: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for r in results {
+            for c in &r.checks {
+                let broken = c.verdict == Verdict::Fail
+                    || (c.verdict == Verdict::Warn && c.level != Level::Must);
+                if broken {
+                    reported.entry(c.id.clone()).or_default().push(r.id.clone());
+                }
+            }
+        }
+        let missing: Vec<&String> = self
+            .catches
+            .iter()
+            .filter(|id| !reported.contains_key(*id))
+            .collect();
+        if missing.is_empty() {
+            return Ok(reported.into_keys().collect());
+        }
+        let mut text = format!(
+            "defect `{}` ({}) went unseen by {}\n",
+            self.name,
+            self.summary,
+            missing
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let _ = writeln!(
+            text,
+            "checks that did report a broken rule: {}",
+            if reported.is_empty() {
+                "none".to_owned()
+            } else {
+                reported
+                    .iter()
+                    .map(|(k, v)| format!("{k} (in {})", v.join(", ")))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        );
+        for r in results {
+            let _ = write!(text, "  {} [{}]", r.id, r.verdict.as_str());
+            if let Some(e) = &r.error {
+                let _ = write!(text, " error: {e}");
+            }
+            if let Some(s) = &r.skipped {
+                let _ = write!(text, " skipped: {s}");
+            }
+            let _ = writeln!(text);
+            for c in r.checks.iter().filter(|c| missing.contains(&&c.id)) {
+                let _ = writeln!(
+                    text,
+                    "    {}: {} {}",
+                    c.id,
+                    c.verdict.as_str(),
+                    if c.reason.is_empty() { "" } else { &c.reason }
+                );
+            }
+        }
+        Err(text)
+    }
+}
+
+/// The README's defect table, as Markdown: one row per defect (name, what it breaks, the checks
+/// that catch it, the scenarios run), then the checks no defect breaks with their reasons.
+pub fn markdown(table: &DefectTable) -> String {
+    let mut out = String::new();
+    out.push_str("| defect (`PALLAS_DEFECTS=`) | what the broken reference does | caught by | scenarios run |\n");
+    out.push_str("|---|---|---|---|\n");
+    for d in &table.defects {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} |",
+            d.name,
+            d.summary.replace('|', "\\|"),
+            d.catches
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            d.scenarios
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    if !table.uncaught.is_empty() {
+        out.push_str("\nChecks that no defect makes fail, and why:\n\n");
+        out.push_str("| check | level | title | why no defect |\n|---|---|---|---|\n");
+        for (id, why) in &table.uncaught {
+            let (level, title) =
+                catalog::get(id).map_or(("?", ""), |d| (d.level.as_str(), d.title));
+            let _ = writeln!(
+                out,
+                "| `{id}` | {level} | {} | {} |",
+                title.replace('|', "\\|"),
+                why.replace('|', "\\|")
+            );
+        }
+    }
+    if !table.allowed_warnings.is_empty() {
+        out.push_str("\nWarnings the clean reference may show:\n\n");
+        out.push_str("| check | why |\n|---|---|\n");
+        for (id, why) in &table.allowed_warnings {
+            let _ = writeln!(out, "| `{id}` | {} |", why.replace('|', "\\|"));
+        }
+    }
+    out
+}
+
+/// `readme` with the text between [`README_START`] and [`README_END`] replaced by `table`, or
+/// `None` when the markers are missing.
+pub fn splice_readme(readme: &str, table: &str) -> Option<String> {
+    let start = readme.find(README_START)? + README_START.len();
+    let end = start + readme[start..].find(README_END)?;
+    Some(format!("{}\n{}{}", &readme[..start], table, &readme[end..]))
+}

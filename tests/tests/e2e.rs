@@ -1,0 +1,249 @@
+//! Every scenario file against the reference Pallas, one trial each, in parallel; every defect of
+//! `tests/defects.yaml` against the reference built with it; and the table's own consistency.
+//!
+//! `cargo test -p pallas-e2e` runs them all. Pass libtest arguments after `--`
+//! (`-- scenario::health`, `--test-threads 4`, `--list`).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+mod judge;
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use pallas_conformance::runner::{self, RunOptions, ScenarioResult};
+use pallas_conformance::scenario::Scenario;
+use pallas_e2e::defects::{self, DefectTable};
+use pallas_e2e::suite::{self, AllowedWarnings, Tally};
+
+/// The reference binary with the `defects` feature, built by cargo beside this test.
+const REFERENCE_BIN: &str = env!("CARGO_BIN_EXE_pallas-e2e-reference");
+
+/// Scenarios running at once when `--test-threads` is not given: scenarios mostly wait on
+/// sockets and process start-up, so more than the core count keeps the machine busy.
+const DEFAULT_JOBS: usize = 6;
+
+#[derive(Default)]
+struct Totals {
+    scenarios: usize,
+    checks: Tally,
+    defects: usize,
+    defect_scenario_runs: usize,
+}
+
+struct Shared {
+    root: PathBuf,
+    runtime: tokio::runtime::Runtime,
+    table: Result<DefectTable, String>,
+    scenarios: Vec<Scenario>,
+    totals: Mutex<Totals>,
+}
+
+fn options() -> RunOptions {
+    RunOptions {
+        jobs: 1,
+        step_timeout: Duration::from_secs(10),
+        scenario_deadline: Duration::from_secs(60),
+        ..RunOptions::default()
+    }
+}
+
+fn run_scenarios(
+    shared: &Shared,
+    scenarios: &[Scenario],
+    defects: &[&str],
+) -> Result<Vec<ScenarioResult>, Failed> {
+    let target = suite::reference_target(&shared.root, Path::new(REFERENCE_BIN), defects)
+        .map_err(|e| Failed::from(e.to_string()))?;
+    let mut opts = options();
+    opts.jobs = scenarios.len().max(1);
+    let run = shared
+        .runtime
+        .block_on(runner::run(scenarios, &target, &opts));
+    if let Some(e) = run.error {
+        return Err(format!("run error: {e}").into());
+    }
+    Ok(run.scenarios)
+}
+
+fn allowed_warnings(shared: &Shared) -> AllowedWarnings {
+    shared
+        .table
+        .as_ref()
+        .map(|t| t.allowed_warnings.clone())
+        .unwrap_or_default()
+}
+
+fn scenario_trial(shared: &Arc<Shared>, file: PathBuf) -> Trial {
+    let name = format!("scenario::{}", suite::trial_name(&shared.root, &file));
+    let shared = shared.clone();
+    Trial::test(name, move || {
+        let scenario = suite::load_scenario(&file).map_err(|e| Failed::from(e.to_string()))?;
+        let results = run_scenarios(&shared, std::slice::from_ref(&scenario), &[])?;
+        let [result] = results.as_slice() else {
+            return Err(format!("expected one result, got {}", results.len()).into());
+        };
+        let tally = suite::judge(result, &allowed_warnings(&shared))?;
+        if let Ok(mut t) = shared.totals.lock() {
+            t.scenarios += 1;
+            t.checks.add(tally);
+        }
+        Ok(())
+    })
+}
+
+fn defect_trial(shared: &Arc<Shared>, name: String) -> Trial {
+    let shared = shared.clone();
+    Trial::test(format!("defect::{name}"), move || {
+        let table = shared.table.as_ref().map_err(|e| Failed::from(e.clone()))?;
+        let defect = table
+            .get(&name)
+            .ok_or_else(|| Failed::from(format!("no defect `{name}` in the table")))?;
+        let selected: Vec<Scenario> = defect
+            .select(&shared.scenarios)
+            .into_iter()
+            .cloned()
+            .collect();
+        if selected.is_empty() {
+            return Err(format!("defect `{name}` selects no scenario").into());
+        }
+        let results = run_scenarios(&shared, &selected, &[name.as_str()])?;
+        defect.judge(&results)?;
+        if let Ok(mut t) = shared.totals.lock() {
+            t.defects += 1;
+            t.defect_scenario_runs += selected.len();
+        }
+        Ok(())
+    })
+}
+
+fn table_trials(shared: &Arc<Shared>) -> Vec<Trial> {
+    let s = shared.clone();
+    let consistent = Trial::test(
+        "table::defects_yaml_lists_every_defect_and_explains_every_uncaught_check",
+        move || {
+            let table = s.table.as_ref().map_err(|e| Failed::from(e.clone()))?;
+            let known: Vec<&str> = table.defects.iter().map(|d| d.name.as_str()).collect();
+            let problems = table.problems(&s.scenarios, &known);
+            if problems.is_empty() {
+                Ok(())
+            } else {
+                Err(problems.join("\n").into())
+            }
+        },
+    );
+    let s = shared.clone();
+    let readme = Trial::test(
+        "table::readme_shows_the_defect_table_of_defects_yaml",
+        move || {
+            let table = s.table.as_ref().map_err(|e| Failed::from(e.clone()))?;
+            let path = s.root.join("tests/README.md");
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| Failed::from(format!("{}: {e}", path.display())))?;
+            let want =
+                defects::splice_readme(&text, &defects::markdown(table)).ok_or_else(|| {
+                    Failed::from(format!(
+                        "{} lacks the markers {} … {}",
+                        path.display(),
+                        defects::README_START,
+                        defects::README_END
+                    ))
+                })?;
+            if want == text {
+                return Ok(());
+            }
+            if std::env::var_os("PALLAS_E2E_BLESS").is_some() {
+                std::fs::write(&path, want)
+                    .map_err(|e| Failed::from(format!("{}: {e}", path.display())))?;
+                return Ok(());
+            }
+            Err(format!(
+                "{} is out of date with {}; rerun with PALLAS_E2E_BLESS=1 to rewrite its table",
+                path.display(),
+                defects::TABLE_FILE
+            )
+            .into())
+        },
+    );
+    let s = shared.clone();
+    let loaded = Trial::test(
+        "table::every_scenario_file_loads_with_a_unique_id",
+        move || {
+            let files = suite::scenario_files(&s.root);
+            pallas_conformance::scenario::load_paths(&[s.root.join("scenarios")])
+                .map_err(|e| Failed::from(e.render_plain()))?;
+            if files.len() != s.scenarios.len() {
+                return Err(format!("{} files, {} loaded", files.len(), s.scenarios.len()).into());
+            }
+            Ok(())
+        },
+    );
+    vec![consistent, readme, loaded]
+}
+
+fn main() -> std::process::ExitCode {
+    let mut args = Arguments::from_args();
+    if args.test_threads.is_none() {
+        args.test_threads = Some(
+            std::env::var("PALLAS_E2E_JOBS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(DEFAULT_JOBS),
+        );
+    }
+    let root = suite::workspace_root();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("e2e: cannot start the async runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let table = defects::load(&root.join(defects::TABLE_FILE)).map_err(|e| e.to_string());
+    let files = suite::scenario_files(&root);
+    let scenarios: Vec<Scenario> = files
+        .iter()
+        .filter_map(|f| suite::load_scenario(f).ok())
+        .collect();
+    let defect_names: Vec<String> = table
+        .as_ref()
+        .map(|t| t.defects.iter().map(|d| d.name.clone()).collect())
+        .unwrap_or_default();
+    let shared = Arc::new(Shared {
+        root,
+        runtime,
+        table,
+        scenarios,
+        totals: Mutex::new(Totals::default()),
+    });
+
+    let mut trials = judge::trials();
+    trials.extend(table_trials(&shared));
+    trials.extend(files.into_iter().map(|f| scenario_trial(&shared, f)));
+    trials.extend(defect_names.into_iter().map(|n| defect_trial(&shared, n)));
+
+    let started = Instant::now();
+    let conclusion = libtest_mimic::run(&args, trials);
+    let wall = started.elapsed();
+    if let Ok(t) = shared.totals.lock()
+        && (t.scenarios > 0 || t.defects > 0)
+    {
+        println!(
+            "e2e: {} scenario files passed with {} checks ({} pass, {} allowed warnings, {} automatic skips); \
+             {} defects caught over {} scenario runs; wall time {:.1} s with {} jobs",
+            t.scenarios,
+            t.checks.total(),
+            t.checks.pass,
+            t.checks.warn,
+            t.checks.skip,
+            t.defects,
+            t.defect_scenario_runs,
+            wall.as_secs_f64(),
+            args.test_threads.unwrap_or(DEFAULT_JOBS),
+        );
+    }
+    conclusion.exit_code()
+}
