@@ -86,6 +86,12 @@ fn with_headers(
     for (name, value) in &server.headers {
         request = request.header(name.as_str(), value.expose());
     }
+    #[cfg(feature = "defects")]
+    if crate::defect!("probe-with-bearer")
+        && let Some(bearer) = crate::defects::last_inbound()
+    {
+        request = request.bearer_auth(bearer.expose());
+    }
     request
 }
 
@@ -121,7 +127,7 @@ async fn probe_inner(
     } else {
         None
     };
-    if let Some(session) = session {
+    if let Some(session) = session.filter(|_| !crate::defect!("probe-skip-delete")) {
         // Tear the probe's session down whatever the reply said.
         let remaining = deadline.saturating_duration_since(Instant::now());
         let delete = with_headers(http.delete(&server.url), server)
@@ -235,12 +241,25 @@ pub async fn check(
     serving: bool,
 ) -> HealthReport {
     let timeout = settings.health.probe_timeout;
-    let probes = join_all(settings.servers.iter().map(|server| async move {
-        ProbeResult {
-            server: server.name.clone(),
-            problem: probe(http, server, timeout).await.err(),
+    let probes = async {
+        if crate::defect!("probe-serially") {
+            let mut results = Vec::new();
+            for server in &settings.servers {
+                results.push(ProbeResult {
+                    server: server.name.clone(),
+                    problem: probe(http, server, timeout).await.err(),
+                });
+            }
+            return results;
         }
-    }));
+        join_all(settings.servers.iter().map(|server| async move {
+            ProbeResult {
+                server: server.name.clone(),
+                problem: probe(http, server, timeout).await.err(),
+            }
+        }))
+        .await
+    };
     let provider = llm.current(
         &settings.provider,
         &settings.model,
@@ -275,7 +294,7 @@ pub fn summarize(probes: &[ProbeResult], provider: &ProviderStatus, serving: boo
     }
     let unreachable: Vec<&str> = probes
         .iter()
-        .filter(|probe| probe.problem.is_some())
+        .filter(|probe| probe.problem.is_some() && !crate::defect!("health-ok-when-down"))
         .map(|probe| probe.server.as_str())
         .collect();
     let mut parts = Vec::new();
@@ -295,7 +314,7 @@ pub fn summarize(probes: &[ProbeResult], provider: &ProviderStatus, serving: boo
         HealthReport {
             status: HealthStatus::Degraded,
             timestamp,
-            message: Some(parts.join("; ")),
+            message: Some(parts.join("; ")).filter(|_| !crate::defect!("health-no-message")),
         }
     }
 }

@@ -185,7 +185,15 @@ impl Metrics {
         if let Err(e) = TextEncoder::new().encode(&families, &mut buf) {
             tracing::error!(error = %e, "metrics could not be encoded");
         }
-        String::from_utf8_lossy(&buf).into_owned()
+        let text = String::from_utf8_lossy(&buf).into_owned();
+        if crate::defect!("metrics-missing-metric") {
+            return text
+                .lines()
+                .filter(|line| !line.contains("pallas_send_message_total"))
+                .map(|line| format!("{line}\n"))
+                .collect();
+        }
+        text
     }
 
     /// Publishes `pallas_agent_info{agent, port} 1`, replacing an earlier port of the same agent.
@@ -234,6 +242,9 @@ impl Metrics {
 
     /// Counts one `send_message` call and records its wall-clock duration.
     pub fn observe_send_message(&self, agent: &str, ok: bool, elapsed: Duration) {
+        if crate::defect!("metrics-frozen-counters") {
+            return;
+        }
         self.0
             .send_message_total
             .with_label_values(&[agent, outcome(ok)])
@@ -277,6 +288,9 @@ impl Metrics {
         ok: bool,
         elapsed: Duration,
     ) {
+        if crate::defect!("metrics-frozen-counters") {
+            return;
+        }
         self.0
             .tool_calls_total
             .with_label_values(&[agent, server, operation, outcome(ok)])
@@ -305,6 +319,9 @@ impl Metrics {
 
     /// Records the aggregate of the last `get_health`: `ok` → 1, `degraded` → 0.5, anything else → 0.
     pub fn set_agent_health(&self, agent: &str, status: &str) {
+        if crate::defect!("metrics-health-gauge-stale") {
+            return;
+        }
         let value = match status {
             "ok" => 1.0,
             "degraded" => 0.5,

@@ -102,11 +102,19 @@ impl Progress {
         if state.closed {
             return;
         }
-        let progress = state.next as f64;
+        let mut progress = state.next as f64;
         state.next += 1;
-        let mut param =
-            ProgressNotificationParam::new(token.clone(), progress).with_message(message);
-        if finished {
+        if crate::defect!("progress-not-monotonic") {
+            progress = 1000.0 - progress;
+        }
+        let mut token = token.clone();
+        if crate::defect!("progress-token-as-string")
+            && let rmcp::model::NumberOrString::Number(n) = token.0
+        {
+            token = ProgressToken(rmcp::model::NumberOrString::String(n.to_string().into()));
+        }
+        let mut param = ProgressNotificationParam::new(token, progress).with_message(message);
+        if finished || crate::defect!("progress-total-on-steps") {
             param = param.with_total(progress);
         }
         match tokio::time::timeout(SEND_TIMEOUT, sink.send(param)).await {

@@ -88,16 +88,25 @@ impl PublishedAgent {
         server.insert("name".into(), json!(self.name));
         server.insert("title".into(), json!(self.title));
         server.insert("description".into(), json!(self.description));
-        server.insert("version".into(), json!(self.version));
+        if !crate::defect!("registry-invalid-entry") {
+            server.insert("version".into(), json!(self.version));
+        }
         if !self.icons.is_empty() {
             server.insert("icons".into(), json!(self.icons));
         }
+        let url = if crate::defect!("registry-remote-dead") {
+            format!("{}-dead", self.url)
+        } else {
+            self.url.clone()
+        };
         server.insert(
             "remotes".into(),
-            json!([{ "type": "streamable-http", "url": self.url }]),
+            json!([{ "type": "streamable-http", "url": url }]),
         );
         if let Some(c) = &self.capabilities {
             server.insert("capabilities".into(), c.clone());
+        } else if crate::defect!("registry-capabilities-always") {
+            server.insert("capabilities".into(), json!({"vision": false}));
         }
         json!({
             "server": Value::Object(server),
@@ -114,6 +123,9 @@ impl PublishedAgent {
 
 /// `{namespace}/{slug}`, the slug being the agent key with underscores replaced by hyphens.
 pub fn registry_name(namespace: &str, agent: &str) -> String {
+    if crate::defect!("registry-name-keeps-underscores") {
+        return format!("{namespace}/{agent}");
+    }
     format!("{namespace}/{}", agent.replace('_', "-"))
 }
 
@@ -157,6 +169,9 @@ impl RegistryState {
 
     /// Withdraws an agent.
     pub fn withdraw(&self, agent: &str) {
+        if crate::defect!("registry-keeps-removed-agent") {
+            return;
+        }
         if let Ok(mut agents) = self.agents.write() {
             agents.shift_remove(agent);
         }
@@ -230,9 +245,14 @@ pub fn metrics_router(metrics: Metrics) -> Router {
 }
 
 async fn server_json(State(state): State<RegistryState>) -> Response {
+    let content_type = if crate::defect!("registry-wrong-content-type") {
+        "text/plain"
+    } else {
+        "application/json"
+    };
     (
         StatusCode::OK,
-        [(header::CONTENT_TYPE, "application/json")],
+        [(header::CONTENT_TYPE, content_type)],
         state.document().to_string(),
     )
         .into_response()
@@ -248,9 +268,14 @@ async fn healthz(State(state): State<RegistryState>) -> Response {
 }
 
 async fn render_metrics(State(m): State<Metrics>) -> Response {
+    let content_type = if crate::defect!("metrics-wrong-content-type") {
+        "application/json"
+    } else {
+        metrics::CONTENT_TYPE
+    };
     (
         StatusCode::OK,
-        [(header::CONTENT_TYPE, metrics::CONTENT_TYPE)],
+        [(header::CONTENT_TYPE, content_type)],
         m.render(),
     )
         .into_response()

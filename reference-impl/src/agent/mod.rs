@@ -160,7 +160,13 @@ impl AgentServer {
             Ok(args) => args,
             Err(message) => return text_result(message, true),
         };
-        if !args.images.is_empty() && !settings.capabilities.vision {
+        if let Some(bearer) = inbound_bearer(ctx).filter(|_| crate::defect!("log-bearer")) {
+            tracing::info!(target: "pallas::agent", agent = %settings.name, token = bearer.expose(), "send_message received");
+        }
+        if !args.images.is_empty()
+            && !settings.capabilities.vision
+            && !crate::defect!("vision-ignored")
+        {
             return text_result(
                 format!(
                     "This agent's model ({}) does not accept images: model_capabilities.vision is false. \
@@ -170,7 +176,13 @@ impl AgentServer {
                 true,
             );
         }
-        let progress = Progress::new(ctx.meta.get_progress_token(), ctx.peer.clone());
+        let mut token = ctx.meta.get_progress_token();
+        if token.is_none() && crate::defect!("progress-without-token") {
+            token = Some(rmcp::model::ProgressToken(
+                rmcp::model::NumberOrString::String("pallas".into()),
+            ));
+        }
+        let progress = Progress::new(token.clone(), ctx.peer.clone());
         let cancel = ctx.ct.child_token();
         let shutdown_guard = {
             let cancel = cancel.clone();
@@ -200,6 +212,16 @@ impl AgentServer {
         .await;
         progress.close().await;
         shutdown_guard.abort();
+        if let Some(token) = token.filter(|_| crate::defect!("progress-after-result")) {
+            let peer = ctx.peer.clone();
+            tokio::spawn(async move {
+                // Once the result is on its way, on the same request's stream if it is still open.
+                tokio::task::yield_now().await;
+                let param = rmcp::model::ProgressNotificationParam::new(token, 1000.0)
+                    .with_message("late notification".to_owned());
+                let _ = peer.notify_progress(param).await;
+            });
+        }
         match outcome.result {
             Ok(text) => {
                 if let Some(history) = &self.history
@@ -208,14 +230,24 @@ impl AgentServer {
                     history.push(user);
                     history.extend(outcome.added);
                 }
+                if crate::defect!("reply-empty") {
+                    return text_result(String::new(), false);
+                }
                 text_result(text, false)
             }
-            Err(error) => text_result(error.to_string(), true),
+            Err(error) => text_result(
+                error.to_string(),
+                !crate::defect!("provider-error-as-success"),
+            ),
         }
     }
 
     fn history_messages(&self) -> Vec<PromptMessage> {
-        let Some(history) = &self.history else {
+        let Some(history) = self
+            .history
+            .as_ref()
+            .filter(|_| !crate::defect!("history-empty"))
+        else {
             return Vec::new();
         };
         let history = history.lock().map(|h| h.clone()).unwrap_or_default();
@@ -290,6 +322,33 @@ impl ServerHandler for AgentServer {
                     )
                     .into());
                 }
+                #[cfg(feature = "defects")]
+                if crate::defect!("probe-with-bearer") {
+                    crate::defects::remember_inbound(inbound_bearer(&ctx));
+                }
+                if let Some(token) = ctx
+                    .meta
+                    .get_progress_token()
+                    .filter(|_| crate::defect!("health-progress"))
+                {
+                    let param = rmcp::model::ProgressNotificationParam::new(token, 0.0)
+                        .with_message("probing downstream servers".to_owned());
+                    let _ = ctx.peer.notify_progress(param).await;
+                }
+                if crate::defect!("health-calls-llm") {
+                    let settings = &self.core.settings;
+                    let messages = [ChatMessage::User(vec![Part::Text("health check".into())])];
+                    let turn = crate::llm::TurnRequest {
+                        model: &settings.model,
+                        provider: &settings.provider,
+                        params: &settings.request_params,
+                        capabilities: &settings.capabilities,
+                        instruction: &settings.instruction,
+                        messages: &messages,
+                        tools: &[],
+                    };
+                    let _ = crate::llm::complete(&self.core.deps.http, &turn).await;
+                }
                 let report = health::check(
                     &self.core.settings,
                     &self.core.deps.http,
@@ -300,6 +359,9 @@ impl ServerHandler for AgentServer {
                 .await;
                 let text = serde_json::to_string(&report).unwrap_or_default();
                 Ok(text_result(text, false).into())
+            }
+            other if crate::defect!("unknown-tool-is-result") => {
+                Ok(text_result(format!("tool not found: {other}"), true).into())
             }
             other => Err(McpError::invalid_params(
                 format!("tool not found: {other}"),

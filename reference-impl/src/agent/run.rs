@@ -125,7 +125,11 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
     ));
     for _ in 0..settings.request_params.max_iterations {
         progress
-            .step(format!("{} step {} (llm)", settings.name, next_step()))
+            .step(if crate::defect!("progress-bad-message") {
+                format!("{} step {}", settings.name, next_step())
+            } else {
+                format!("{} step {} (llm)", settings.name, next_step())
+            })
             .await;
         let turn = TurnRequest {
             model: &settings.model,
@@ -167,7 +171,11 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
             tool_calls: completion.tool_calls.clone(),
         });
         progress
-            .step(format!("{} step {} (tool)", settings.name, next_step()))
+            .step(if crate::defect!("progress-bad-message") {
+                format!("{} step {}", settings.name, next_step())
+            } else {
+                format!("{} step {} (tool)", settings.name, next_step())
+            })
             .await;
         // Each call watches `cancel` itself, so that a cancelled call tells its server.
         let results = join_all(
@@ -224,7 +232,9 @@ async fn run_tool(
     };
     let server = route.downstream.name();
     let label = format!("{server}/{}", route.tool);
-    progress.step(format!("{label}: started")).await;
+    if !crate::defect!("progress-drop-started") {
+        progress.step(format!("{label}: started")).await;
+    }
     let bearer = outbound_bearer(route.downstream.settings(), inbound_bearer);
     let outcome = route
         .downstream

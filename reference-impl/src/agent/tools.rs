@@ -45,7 +45,7 @@ pub fn send_message_tool(agent: &str) -> Tool {
                     }
                 }
             },
-            "required": ["message"]
+            "required": if crate::defect!("message-tool-schema-loose") { json!([]) } else { json!(["message"]) }
         })),
     )
 }
@@ -55,11 +55,15 @@ pub fn get_health_tool() -> Tool {
     Tool::new(
         GET_HEALTH,
         GET_HEALTH_DESCRIPTION,
-        object(json!({
-            "type": "object",
-            "properties": {},
-            "additionalProperties": false
-        })),
+        object(if crate::defect!("health-tool-schema-open") {
+            json!({"type": "object", "properties": {}})
+        } else {
+            json!({
+                "type": "object",
+                "properties": {},
+                "additionalProperties": false
+            })
+        }),
     )
 }
 

@@ -44,6 +44,15 @@ pub struct ForwardedBearer(pub Secret);
 /// request's bearer: only for servers marked `forward_inbound_auth`, and never over an explicit
 /// configured `Authorization` header.
 pub fn outbound_bearer(server: &DownstreamSettings, inbound: Option<&Secret>) -> Option<Secret> {
+    if crate::defect!("bearer-to-all-servers")
+        || (crate::defect!("bearer-over-configured-header") && server.forward_inbound_auth)
+    {
+        return inbound.cloned();
+    }
+    #[cfg(feature = "defects")]
+    if crate::defect!("reuse-first-bearer") && server.forward_inbound_auth {
+        return crate::defects::first_bearer(inbound);
+    }
     if server.forward_inbound_auth && !server.has_configured_authorization() {
         inbound.cloned()
     } else {
@@ -154,7 +163,8 @@ impl StreamableHttpClient for BearerAwareClient {
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         if let Some(bearer) = message_bearer(&message)
-            && !custom_headers.contains_key(&http::header::AUTHORIZATION)
+            && (!custom_headers.contains_key(&http::header::AUTHORIZATION)
+                || crate::defect!("bearer-over-configured-header"))
             && let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", bearer.expose()))
         {
             value.set_sensitive(true);

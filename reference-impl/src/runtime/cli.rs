@@ -105,6 +105,17 @@ pub fn secrets_of(deployment: &Deployment) -> Vec<String> {
 
 /// Runs the command line to completion.
 pub async fn run(cli: Cli) -> ExitCode {
+    #[cfg(feature = "defects")]
+    match crate::defects::init_from_env() {
+        Ok(active) if !active.is_empty() => {
+            eprintln!("pallas: defects active: {}", active.join(", "));
+        }
+        Ok(_) => {}
+        Err(e) => {
+            report(&e);
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    }
     let load = LoadOptions {
         agents_config: cli.agents_config.clone(),
         env: None,

@@ -1,0 +1,294 @@
+//! Named defects, compiled only with the `defects` cargo feature and chosen at run time with
+//! `PALLAS_DEFECTS=name,…`. Each one breaks one rule of the Pallas contract on purpose, so that
+//! the conformance checks can be shown to fail when that rule is broken. See `DEFECTS.md`.
+
+use std::sync::{Mutex, RwLock};
+
+use crate::settings::Secret;
+
+/// The environment variable holding the active defects, comma separated.
+pub const ENV_VAR: &str = "PALLAS_DEFECTS";
+
+/// Every known defect with what it breaks, in catalog order.
+pub const KNOWN: &[(&str, &str)] = &[
+    (
+        "registry-invalid-entry",
+        "registry entries lose their required `version`",
+    ),
+    (
+        "registry-wrong-content-type",
+        "the registry answers with Content-Type text/plain",
+    ),
+    (
+        "registry-name-keeps-underscores",
+        "registry slugs keep the agent key's underscores",
+    ),
+    (
+        "registry-remote-dead",
+        "registry remotes point at a path that is not an MCP endpoint",
+    ),
+    (
+        "registry-keeps-removed-agent",
+        "a removed agent stays in the registry",
+    ),
+    (
+        "registry-capabilities-always",
+        "`capabilities` is published even when `model_capabilities` is not configured",
+    ),
+    (
+        "health-tool-schema-open",
+        "`get_health` is listed without `additionalProperties: false`",
+    ),
+    (
+        "health-no-message",
+        "a degraded `get_health` answer carries no `message`",
+    ),
+    (
+        "health-ok-when-down",
+        "`get_health` reports ok although downstream servers are unreachable",
+    ),
+    (
+        "health-calls-llm",
+        "`get_health` sends a chat completion to the LLM",
+    ),
+    (
+        "probe-serially",
+        "downstream servers are probed one after another",
+    ),
+    (
+        "probe-skip-delete",
+        "probe sessions are never closed with DELETE",
+    ),
+    (
+        "health-progress",
+        "`get_health` sends progress notifications when given a token",
+    ),
+    (
+        "probe-with-bearer",
+        "health probes carry the inbound bearer",
+    ),
+    (
+        "progress-without-token",
+        "progress is sent although the request carried no token",
+    ),
+    (
+        "progress-token-as-string",
+        "numeric progress tokens are echoed as strings",
+    ),
+    (
+        "progress-not-monotonic",
+        "`progress` decreases from one notification to the next",
+    ),
+    (
+        "progress-drop-started",
+        "`{server}/{tool}: started` notifications are not sent",
+    ),
+    (
+        "progress-after-result",
+        "a progress notification follows the request's result",
+    ),
+    (
+        "progress-bad-message",
+        "loop step messages lose their `(llm)` / `(tool)` suffix",
+    ),
+    ("progress-total-on-steps", "loop steps carry a `total`"),
+    (
+        "bearer-to-all-servers",
+        "the inbound bearer is forwarded to every downstream server",
+    ),
+    (
+        "bearer-over-configured-header",
+        "the inbound bearer replaces a configured Authorization header",
+    ),
+    (
+        "reuse-first-bearer",
+        "the first inbound bearer is forwarded on every later call",
+    ),
+    ("log-bearer", "the inbound bearer is written to the log"),
+    (
+        "metrics-wrong-content-type",
+        "`/metrics` answers with Content-Type application/json",
+    ),
+    (
+        "metrics-missing-metric",
+        "`/metrics` leaves out `pallas_send_message_total`",
+    ),
+    (
+        "metrics-frozen-counters",
+        "send_message and tool call counters and histograms never move",
+    ),
+    (
+        "metrics-health-gauge-stale",
+        "`pallas_agent_health_status` ignores `get_health`",
+    ),
+    (
+        "message-tool-schema-loose",
+        "`send_message` is listed without `message` being required",
+    ),
+    (
+        "reply-empty",
+        "`send_message` answers an empty text instead of the model's reply",
+    ),
+    (
+        "vision-ignored",
+        "images reach the model although `vision` is false",
+    ),
+    (
+        "provider-error-as-success",
+        "a provider failure gives a result without `isError`",
+    ),
+    ("history-empty", "`{agent}_history` is always empty"),
+    (
+        "unknown-tool-is-result",
+        "an unknown tool gets an `isError` result instead of a JSON-RPC error",
+    ),
+];
+
+/// `PALLAS_DEFECTS` named a defect that does not exist.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[error("{ENV_VAR}: unknown defect `{name}`")]
+#[diagnostic(code(pallas::defects::unknown), help("known defects: {known}"))]
+pub struct UnknownDefect {
+    /// The name as given.
+    pub name: String,
+    /// Every known name, comma separated.
+    pub known: String,
+}
+
+static ACTIVE: RwLock<Vec<&'static str>> = RwLock::new(Vec::new());
+static FIRST_BEARER: Mutex<Option<Secret>> = Mutex::new(None);
+static LAST_INBOUND: Mutex<Option<Secret>> = Mutex::new(None);
+
+/// Whether `name` is a known defect (usable in constant context, so that [`crate::defect!`]
+/// rejects a misspelt name at compile time).
+pub const fn is_known(name: &str) -> bool {
+    let mut i = 0;
+    while i < KNOWN.len() {
+        if const_eq(KNOWN[i].0, name) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+const fn const_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Parses `name,name,…` (spaces around names and empty items are ignored).
+pub fn parse(spec: &str) -> Result<Vec<&'static str>, UnknownDefect> {
+    let mut names = Vec::new();
+    for item in spec
+        .split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+    {
+        let Some((name, _)) = KNOWN.iter().find(|(name, _)| *name == item) else {
+            return Err(UnknownDefect {
+                name: item.to_owned(),
+                known: KNOWN
+                    .iter()
+                    .map(|(name, _)| *name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        };
+        if !names.contains(name) {
+            names.push(*name);
+        }
+    }
+    Ok(names)
+}
+
+/// Makes exactly `names` active (and forgets any bearer a defect remembered).
+pub fn set(names: &[&'static str]) {
+    if let Ok(mut active) = ACTIVE.write() {
+        *active = names.to_vec();
+    }
+    if let Ok(mut first) = FIRST_BEARER.lock() {
+        *first = None;
+    }
+    if let Ok(mut last) = LAST_INBOUND.lock() {
+        *last = None;
+    }
+}
+
+/// Reads [`ENV_VAR`] once at startup and activates what it names; returns the active names.
+pub fn init_from_env() -> Result<Vec<&'static str>, UnknownDefect> {
+    let names = parse(&std::env::var(ENV_VAR).unwrap_or_default())?;
+    set(&names);
+    Ok(names)
+}
+
+/// Whether the defect `name` is active.
+pub fn active(name: &str) -> bool {
+    ACTIVE
+        .read()
+        .map(|active| active.contains(&name))
+        .unwrap_or(false)
+}
+
+/// `reuse-first-bearer`: the first inbound bearer ever seen, whatever this request carried.
+pub fn first_bearer(inbound: Option<&Secret>) -> Option<Secret> {
+    let mut first = FIRST_BEARER.lock().ok()?;
+    if first.is_none() {
+        first.clone_from(&inbound.cloned());
+    }
+    first.clone()
+}
+
+/// `probe-with-bearer`: remembers the bearer of the `get_health` request being answered.
+pub fn remember_inbound(inbound: Option<Secret>) {
+    if let Ok(mut last) = LAST_INBOUND.lock() {
+        *last = inbound;
+    }
+}
+
+/// `probe-with-bearer`: the bearer remembered by [`remember_inbound`].
+pub fn last_inbound() -> Option<Secret> {
+    LAST_INBOUND.lock().ok()?.clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_of_known_names_parses_in_order_without_duplicates() {
+        let names = parse(" log-bearer, probe-serially,,log-bearer ").unwrap();
+        assert_eq!(names, vec!["log-bearer", "probe-serially"]);
+        assert!(parse("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn an_unknown_name_is_an_error_listing_the_known_ones() {
+        let error = parse("log-bearer,no-such-defect").unwrap_err();
+        assert_eq!(error.name, "no-such-defect");
+        assert!(error.to_string().contains("no-such-defect"));
+        assert!(error.known.contains("bearer-to-all-servers"));
+        assert!(error.known.contains("history-empty"));
+    }
+
+    #[test]
+    fn the_catalog_has_unique_names_each_known_at_compile_time() {
+        assert!(KNOWN.len() >= 15);
+        for (i, (name, what)) in KNOWN.iter().enumerate() {
+            assert!(is_known(name));
+            assert!(!what.is_empty());
+            assert!(KNOWN[i + 1..].iter().all(|(other, _)| other != name));
+        }
+        assert!(!is_known("log-bearers"));
+    }
+}
