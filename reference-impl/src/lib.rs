@@ -23,8 +23,17 @@ macro_rules! defect {
 #[macro_export]
 macro_rules! defect {
     ($name:literal) => {
-        false
+        $crate::no_defect()
     };
+}
+
+/// What [`defect!`] expands to without the `defects` feature: `false`, inlined and optimised
+/// away with every branch it guards.
+#[cfg(not(feature = "defects"))]
+#[doc(hidden)]
+#[inline(always)]
+pub const fn no_defect() -> bool {
+    false
 }
 
 pub mod agent;

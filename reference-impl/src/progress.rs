@@ -107,13 +107,8 @@ impl Progress {
         if crate::defect!("progress-not-monotonic") {
             progress = 1000.0 - progress;
         }
-        let mut token = token.clone();
-        if crate::defect!("progress-token-as-string")
-            && let rmcp::model::NumberOrString::Number(n) = token.0
-        {
-            token = ProgressToken(rmcp::model::NumberOrString::String(n.to_string().into()));
-        }
-        let mut param = ProgressNotificationParam::new(token, progress).with_message(message);
+        let mut param =
+            ProgressNotificationParam::new(token.clone(), progress).with_message(message);
         if finished || crate::defect!("progress-total-on-steps") {
             param = param.with_total(progress);
         }

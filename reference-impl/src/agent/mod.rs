@@ -109,7 +109,101 @@ pub fn router(
         LocalSessionManager::default().into(),
         config,
     );
-    axum::Router::new().nest_service("/mcp", service)
+    let router = axum::Router::new().nest_service("/mcp", service);
+    #[cfg(feature = "defects")]
+    let router = router.layer(axum::middleware::from_fn(wire_defects));
+    router
+}
+
+/// The progress defects that live on the wire, where rmcp would otherwise keep them right:
+/// `progress-without-token` gives every `tools/call` a token it did not send,
+/// `progress-token-as-string` turns numeric tokens into strings in the notifications, and
+/// `progress-after-result` appends a notification after the result on the call's SSE stream.
+#[cfg(feature = "defects")]
+async fn wire_defects(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::body::Body;
+    use axum::response::IntoResponse;
+    use futures::StreamExt;
+    use serde_json::Value;
+
+    let without_token = crate::defect!("progress-without-token");
+    let as_string = crate::defect!("progress-token-as-string");
+    let after_result = crate::defect!("progress-after-result");
+    if request.method() != http::Method::POST || !(without_token || as_string || after_result) {
+        return next.run(request).await;
+    }
+    let (mut parts, body) = request.into_parts();
+    parts.headers.remove(http::header::CONTENT_LENGTH);
+    let Ok(bytes) = axum::body::to_bytes(body, 16 << 20).await else {
+        return http::StatusCode::PAYLOAD_TOO_LARGE.into_response();
+    };
+    let mut message = serde_json::from_slice::<Value>(&bytes).ok();
+    let is_call = message
+        .as_ref()
+        .is_some_and(|m| m.get("method").and_then(Value::as_str) == Some("tools/call"));
+    let mut bytes = bytes;
+    if without_token
+        && is_call
+        && let Some(params) = message
+            .as_mut()
+            .and_then(|m| m.get_mut("params"))
+            .and_then(Value::as_object_mut)
+    {
+        let meta = params
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(serde_json::Map::new()));
+        if let Some(meta) = meta.as_object_mut()
+            && !meta.contains_key("progressToken")
+        {
+            meta.insert("progressToken".into(), Value::String("pallas".into()));
+            if let Some(rewritten) = message.as_ref().and_then(|m| serde_json::to_vec(m).ok()) {
+                bytes = rewritten.into();
+            }
+        }
+    }
+    let token = message
+        .as_ref()
+        .and_then(|m| m.pointer("/params/_meta/progressToken"))
+        .cloned();
+    let response = next
+        .run(axum::extract::Request::from_parts(parts, Body::from(bytes)))
+        .await;
+    let is_sse = response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !is_call || !is_sse {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let numeric = regex::Regex::new(r#""progressToken":(-?[0-9]+)"#).ok();
+    let stream = body.into_data_stream().map(move |chunk| {
+        chunk.map(|chunk| match &numeric {
+            Some(numeric) if as_string => {
+                let text = String::from_utf8_lossy(&chunk);
+                bytes::Bytes::from(
+                    numeric
+                        .replace_all(&text, r#""progressToken":"$1""#)
+                        .into_owned(),
+                )
+            }
+            _ => chunk,
+        })
+    });
+    let late = token.filter(|_| after_result).map(|token| {
+        let notification = serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {"progressToken": token, "progress": 1000, "message": "late notification"},
+        });
+        Ok::<_, axum::Error>(bytes::Bytes::from(format!("data: {notification}\n\n")))
+    });
+    let stream = stream.chain(futures::stream::iter(late));
+    axum::response::Response::from_parts(parts, Body::from_stream(stream))
 }
 
 /// The bearer token of `Authorization: Bearer …` on the HTTP request behind `ctx`.
@@ -176,13 +270,7 @@ impl AgentServer {
                 true,
             );
         }
-        let mut token = ctx.meta.get_progress_token();
-        if token.is_none() && crate::defect!("progress-without-token") {
-            token = Some(rmcp::model::ProgressToken(
-                rmcp::model::NumberOrString::String("pallas".into()),
-            ));
-        }
-        let progress = Progress::new(token.clone(), ctx.peer.clone());
+        let progress = Progress::new(ctx.meta.get_progress_token(), ctx.peer.clone());
         let cancel = ctx.ct.child_token();
         let shutdown_guard = {
             let cancel = cancel.clone();
@@ -212,16 +300,6 @@ impl AgentServer {
         .await;
         progress.close().await;
         shutdown_guard.abort();
-        if let Some(token) = token.filter(|_| crate::defect!("progress-after-result")) {
-            let peer = ctx.peer.clone();
-            tokio::spawn(async move {
-                // Once the result is on its way, on the same request's stream if it is still open.
-                tokio::task::yield_now().await;
-                let param = rmcp::model::ProgressNotificationParam::new(token, 1000.0)
-                    .with_message("late notification".to_owned());
-                let _ = peer.notify_progress(param).await;
-            });
-        }
         match outcome.result {
             Ok(text) => {
                 if let Some(history) = &self.history
