@@ -1,0 +1,86 @@
+//! Every named defect of the `defects` feature really changes behaviour: each test observes the
+//! same exchange with no defect and with the defect, and asserts that the rule holds in the first
+//! and is broken in the second. Defects are process-wide, so the tests take turns.
+
+#![allow(clippy::unwrap_used)] // Tests may unwrap: a panic is a failure with its reason.
+
+#[allow(dead_code)]
+#[path = "agent/fixtures.rs"]
+mod fixtures;
+
+#[path = "defects/agent.rs"]
+mod agent;
+
+#[path = "defects/progress.rs"]
+mod progress;
+
+#[path = "defects/registry.rs"]
+mod registry;
+
+#[path = "defects/bearer.rs"]
+mod bearer;
+
+use pallas_reference::defects;
+
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Exclusive use of the process-wide defect set; resets it when dropped.
+pub struct Defects(#[allow(dead_code)] tokio::sync::MutexGuard<'static, ()>);
+
+impl Defects {
+    /// Waits for its turn, with no defect active.
+    pub async fn take() -> Self {
+        let guard = SERIAL.lock().await;
+        defects::set(&[]);
+        Self(guard)
+    }
+
+    /// The same, from a test that is not async.
+    pub fn take_blocking() -> Self {
+        let guard = SERIAL.blocking_lock();
+        defects::set(&[]);
+        Self(guard)
+    }
+
+    /// Makes exactly `names` active.
+    pub fn set(&self, names: &[&'static str]) {
+        defects::set(names);
+    }
+}
+
+impl Drop for Defects {
+    fn drop(&mut self) {
+        defects::set(&[]);
+    }
+}
+
+#[test]
+fn every_known_defect_has_a_test_here() {
+    let sources = [
+        include_str!("defects/agent.rs"),
+        include_str!("defects/progress.rs"),
+        include_str!("defects/registry.rs"),
+        include_str!("defects/bearer.rs"),
+    ]
+    .concat();
+    let untested: Vec<&str> = defects::KNOWN
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|name| !sources.contains(&format!("&[\"{name}\"]")))
+        .collect();
+    assert!(untested.is_empty(), "defects without a test: {untested:?}");
+}
+
+#[test]
+fn every_known_defect_is_documented() {
+    let doc = include_str!("../DEFECTS.md");
+    let missing: Vec<&str> = defects::KNOWN
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|name| !doc.contains(&format!("`{name}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "defects missing from DEFECTS.md: {missing:?}"
+    );
+}
