@@ -118,6 +118,33 @@ async fn the_readme_example_serves_against_the_example_mocks() {
     assert_ne!(r["isError"], true, "{r}");
     assert!(text_of(&r).contains("hello research"), "{r}");
     s.close().await;
+
+    // Mnemosyne demands the caller's bearer on every request, `initialize` and `tools/list`
+    // included: with `forward_inbound_auth` Jarvis still reaches it with the caller's bearer.
+    let mut s = McpSession::open(&url, Some("dev-token")).await;
+    let r = s
+        .call_tool(
+            "send_message",
+            json!({"message": "CALL_TOOL mnemosyne__search {\"query\":\"notes\"}"}),
+        )
+        .await;
+    assert_ne!(r["isError"], true, "{r}");
+    assert!(
+        text_of(&r).contains(r#""authorization":"Bearer dev-token""#),
+        "{r}"
+    );
+    s.close().await;
+    // Without a bearer Mnemosyne offers no tools, and no earlier bearer is reused.
+    let mut s = McpSession::open(&url, None).await;
+    let r = s
+        .call_tool(
+            "send_message",
+            json!({"message": "CALL_TOOL mnemosyne__search {\"query\":\"notes\"}"}),
+        )
+        .await;
+    assert!(!text_of(&r).contains("dev-token"), "{r}");
+    assert!(text_of(&r).contains("unknown tool"), "{r}");
+    s.close().await;
     pallas.shutdown().await;
     eco.shutdown().await;
 }
