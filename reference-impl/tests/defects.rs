@@ -84,3 +84,20 @@ fn every_known_defect_is_documented() {
         "defects missing from DEFECTS.md: {missing:?}"
     );
 }
+
+#[test]
+fn an_unknown_defect_stops_pallas_with_exit_code_2_listing_the_known_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_pallas"))
+        .current_dir(dir.path())
+        .env("PALLAS_DEFECTS", "log-bearer,no-such-defect")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("unknown defect `no-such-defect`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("bearer-to-all-servers"), "{stderr}");
+}
