@@ -15,7 +15,8 @@ pub enum Evaluation {
     Builtin,
     /// Run automatically on every scenario where it applies (wire validity).
     Automatic,
-    /// Proven by the scenario's own assertion (`assert:` attributed to this ID).
+    /// Proven only by the scenario's own assertion (`assert:` attributed to this ID); no
+    /// catalogued check is evaluated this way any more.
     Assertion,
 }
 
@@ -70,7 +71,7 @@ const MCP_SCHEMA: &str = "MCP schema.json (negotiated revision)";
 const REG_SCHEMA: &str = "MCP registry server.schema.json 2025-12-11";
 
 use Capability as C;
-use Evaluation::{Assertion, Automatic, Builtin};
+use Evaluation::{Automatic, Builtin};
 use Level::{May, Must, Should};
 
 macro_rules! def {
@@ -230,7 +231,7 @@ pub static CATALOG: &[CheckDef] = &[
     ),
     def!(
         "PROG-003",
-        Should,
+        Must,
         [MCP_PROGRESS],
         Some(C::Progress),
         Builtin,
@@ -246,7 +247,7 @@ pub static CATALOG: &[CheckDef] = &[
     ),
     def!(
         "PROG-005",
-        Must,
+        Should,
         [S000_4],
         Some(C::Progress),
         Builtin,
@@ -314,7 +315,7 @@ pub static CATALOG: &[CheckDef] = &[
         Must,
         [S001_BEARER],
         Some(C::Bearer),
-        Assertion,
+        Builtin,
         "an explicitly configured `Authorization` header wins over the inbound bearer"
     ),
     def!(
@@ -322,7 +323,7 @@ pub static CATALOG: &[CheckDef] = &[
         Must,
         [S001_BEARER, S001_INC],
         Some(C::Bearer),
-        Assertion,
+        Builtin,
         "concurrent calls with distinct bearers never see each other's bearer downstream"
     ),
     def!(
@@ -330,7 +331,7 @@ pub static CATALOG: &[CheckDef] = &[
         Must,
         [S001_INC],
         Some(C::Bearer),
-        Assertion,
+        Builtin,
         "a call without a bearer forwards none, even after calls that had one"
     ),
     def!(
@@ -371,7 +372,7 @@ pub static CATALOG: &[CheckDef] = &[
         Should,
         [S001_MET],
         Some(C::Metrics),
-        Assertion,
+        Builtin,
         "counters and histograms move after calls"
     ),
     def!(
@@ -379,7 +380,7 @@ pub static CATALOG: &[CheckDef] = &[
         Should,
         [S001_MET],
         Some(C::Metrics),
-        Assertion,
+        Builtin,
         "health gauges follow the last `get_health`"
     ),
     // Messages and history
@@ -396,7 +397,7 @@ pub static CATALOG: &[CheckDef] = &[
         Must,
         [S001_MM],
         None,
-        Assertion,
+        Builtin,
         "a message round-trips through the agent loop to a text result"
     ),
     def!(
@@ -404,7 +405,7 @@ pub static CATALOG: &[CheckDef] = &[
         Must,
         [S001_MM],
         Some(C::Images),
-        Assertion,
+        Builtin,
         "images reach the model when vision is on and are refused clearly when off"
     ),
     def!(
@@ -412,7 +413,7 @@ pub static CATALOG: &[CheckDef] = &[
         Should,
         [S001_MM],
         None,
-        Assertion,
+        Builtin,
         "a provider failure gives an `isError` result and the agent stays healthy"
     ),
     def!(
@@ -420,7 +421,7 @@ pub static CATALOG: &[CheckDef] = &[
         Should,
         [S001_MM],
         Some(C::History),
-        Assertion,
+        Builtin,
         "`{agent}_history` reflects the conversation"
     ),
     // MCP wire
@@ -458,18 +459,18 @@ pub static CATALOG: &[CheckDef] = &[
     ),
     def!(
         "MCP-005",
-        Must,
+        May,
         [MCP_HTTP],
         None,
-        Assertion,
+        Builtin,
         "a request without both `application/json` and `text/event-stream` in Accept gets 406"
     ),
     def!(
         "MCP-006",
-        Must,
+        Should,
         [MCP_SESSION],
         Some(C::Sessions),
-        Assertion,
+        Builtin,
         "a non-initialize request without a session gets 400; an unknown session 404"
     ),
     def!(
@@ -477,7 +478,7 @@ pub static CATALOG: &[CheckDef] = &[
         Must,
         [MCP_TOOLS],
         None,
-        Assertion,
+        Builtin,
         "an unknown tool gets a JSON-RPC error; invalid arguments an `isError` result or -32602"
     ),
     def!(
@@ -485,7 +486,7 @@ pub static CATALOG: &[CheckDef] = &[
         May,
         [MCP_HTTP],
         None,
-        Assertion,
+        Builtin,
         "SSE events carry ids and a JSON-RPC message per `data:` (empty priming events allowed)"
     ),
     def!(

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use regex::Regex;
 use serde_json::{Value, json};
 
-use super::{Evidence, Observed, Outcome, StepRecord, excerpt, select_steps, wire};
+use super::{Evidence, Observed, Outcome, StepRecord, excerpt, rules, select_steps, wire};
 use crate::scenario::CheckSpec;
 
 const HEALTH_DESCRIPTION: &str =
@@ -46,26 +46,30 @@ pub const SEED_METRICS: &[(&str, &str, &[&str])] = &[
     ("pallas_agent_health_status", "gauge", &["agent"]),
 ];
 
-fn steps_of<'a>(o: &'a Observed, c: &CheckSpec, actions: &[&str]) -> Vec<&'a StepRecord> {
+pub(super) fn steps_of<'a>(
+    o: &'a Observed,
+    c: &CheckSpec,
+    actions: &[&str],
+) -> Vec<&'a StepRecord> {
     select_steps(&o.steps, &c.steps)
         .into_iter()
         .filter(|s| actions.contains(&s.action.as_str()))
         .collect()
 }
 
-fn na(what: &str) -> Outcome {
+pub(super) fn na(what: &str) -> Outcome {
     Outcome::NotApplicable(format!("no {what} step ran"))
 }
 
-fn fail(reason: impl Into<String>, ev: Vec<Evidence>) -> Outcome {
+pub(super) fn fail(reason: impl Into<String>, ev: Vec<Evidence>) -> Outcome {
     Outcome::Fail(reason.into(), ev)
 }
 
-fn param<'a>(c: &'a CheckSpec, key: &str) -> Option<&'a Value> {
+pub(super) fn param<'a>(c: &'a CheckSpec, key: &str) -> Option<&'a Value> {
     c.with.as_ref().and_then(|w| w.get(key))
 }
 
-fn progress_of(s: &StepRecord) -> Vec<Value> {
+pub(super) fn progress_of(s: &StepRecord) -> Vec<Value> {
     s.output
         .get("progress")
         .and_then(Value::as_array)
@@ -77,7 +81,7 @@ fn health_of(s: &StepRecord) -> Option<&Value> {
     s.output.get("health").filter(|h| !h.is_null())
 }
 
-fn within(time: &str, s: &StepRecord) -> bool {
+pub(super) fn within(time: &str, s: &StepRecord) -> bool {
     time >= s.started_at.as_str() && time <= s.ended_at.as_str()
 }
 
@@ -124,9 +128,26 @@ pub fn run(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
         "MCP-002" => handshake(c, o),
         "MCP-004" => content_types(c, o),
         "MCP-009" => responses(c, o),
-        other => Outcome::Error(format!(
-            "check `{other}` has no built-in evaluator; prove it with `assert:`"
-        )),
+        "REG-004" => rules::reg_remotes(c, o),
+        "REG-006" => rules::reg_defaults(c, o),
+        "PROG-008" => rules::prog_coverage(c, o),
+        "PROG-009" => rules::prog_totals(c, o),
+        "PROG-010" => rules::prog_cancel(c, o),
+        "AUTH-003" => rules::auth_explicit(c, o),
+        "AUTH-004" => rules::auth_isolation(c, o),
+        "AUTH-005" => rules::auth_none(c, o),
+        "MET-003" => rules::met_moves(c, o),
+        "MET-004" => rules::met_health_gauges(c, o),
+        "MSG-002" => rules::msg_round_trip(c, o),
+        "MSG-003" => rules::msg_images(c, o),
+        "MSG-004" => rules::msg_provider_failure(c, o),
+        "MSG-005" => rules::msg_history(c, o),
+        "MCP-003" => rules::mcp_delete(c, o),
+        "MCP-005" => rules::mcp_accept(c, o),
+        "MCP-006" => rules::mcp_sessions(c, o),
+        "MCP-007" => rules::mcp_tool_errors(c, o),
+        "MCP-008" => rules::mcp_sse(c, o),
+        other => Outcome::Error(format!("check `{other}` has no built-in evaluator")),
     }
 }
 
@@ -933,16 +954,20 @@ fn metrics(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
+        let mut absent = Vec::new();
         for (name, kind, labels) in SEED_METRICS {
-            let Some(f) = families
-                .iter()
-                .find(|f| f.get("name").and_then(Value::as_str) == Some(name))
-            else {
-                return fail(
-                    format!("`{name}` is missing"),
-                    vec![Evidence::new(&s.name, format!("{name} ({kind})"), "absent")],
-                );
+            // A counter may be declared under its base name (OpenMetrics style).
+            let base = name.strip_suffix("_total").unwrap_or(name);
+            let Some(f) = families.iter().find(|f| {
+                f.get("name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|n| n == *name || n == base)
+            }) else {
+                absent.push(*name);
+                continue;
             };
+            // A family declared by `# HELP`/`# TYPE` without samples (a labelled metric
+            // nothing has touched yet) is present: its declared type still has to match.
             let k = f.get("kind").and_then(Value::as_str).unwrap_or("");
             if k != *kind {
                 return fail(
@@ -957,13 +982,7 @@ fn metrics(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
                 .flatten()
             {
                 let sname = sample.get("name").and_then(Value::as_str).unwrap_or("");
-                if sname.ends_with("_bucket")
-                    || sname.ends_with("_sum")
-                    || sname.ends_with("_count")
-                    || sname.ends_with("_created")
-                {
-                    // Histogram series carry `le` besides the family labels; checked on the base labels only.
-                }
+                // Histogram series carry `le` besides the family labels.
                 let have: Vec<&str> = sample
                     .get("labels")
                     .and_then(Value::as_object)
@@ -987,6 +1006,26 @@ fn metrics(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
                     }
                 }
             }
+        }
+        if !absent.is_empty() {
+            return fail(
+                format!(
+                    "{} seed metric famil{} absent altogether (neither samples nor HELP/TYPE): {}",
+                    absent.len(),
+                    if absent.len() == 1 { "y is" } else { "ies are" },
+                    absent.join(", ")
+                ),
+                absent
+                    .iter()
+                    .map(|name| {
+                        let kind = SEED_METRICS
+                            .iter()
+                            .find(|(n, _, _)| n == name)
+                            .map_or("", |m| m.1);
+                        Evidence::new(&s.name, format!("{name} ({kind})"), "absent")
+                    })
+                    .collect(),
+            );
         }
     }
     Outcome::Pass

@@ -4,6 +4,8 @@
 mod assert;
 pub use assert::predicate as assert_predicate;
 mod builtin;
+mod rules;
+pub use rules::{metric_value, python_title};
 pub mod wire;
 
 use std::collections::BTreeMap;
@@ -137,6 +139,10 @@ pub struct StepRecord {
     pub bearer: Option<String>,
     /// The progress token it sent.
     pub progress_token: Option<Value>,
+    /// The rendered action as written in the scenario (`{message, images}`, `{tool,
+    /// arguments}`, `{body, headers, with_session}`…); kept out of reports (it may hold secrets).
+    #[serde(skip)]
+    pub request: Value,
 }
 
 /// Everything a scenario run observed.
@@ -283,7 +289,12 @@ pub fn evaluate(
         let mut merged: Option<Outcome> = None;
         for c in &expansions {
             let outcome = match (&c.assert, &c.check) {
-                (Some(a), _) => assert::run(a, observed),
+                // The built-in evaluator always judges; an assertion adds to it.
+                (Some(a), Some(id)) => match builtin::run(id, c, observed) {
+                    fail @ Outcome::Fail(..) => fail,
+                    _ => assert::run(a, observed),
+                },
+                (Some(a), None) => assert::run(a, observed),
                 (None, Some(id)) => builtin::run(id, c, observed),
                 (None, None) => Outcome::Error("empty check entry".into()),
             };

@@ -305,8 +305,13 @@ impl Exec {
                     .health
                     .as_ref()
                     .and_then(|s| s.progress_token.clone()));
+            let request = serde_json::to_value(&rendered)
+                .ok()
+                .and_then(|v| v.get(action).cloned())
+                .unwrap_or(Value::Null);
             let record = StepRecord {
                 name,
+                request,
                 action: action.to_owned(),
                 agent: rendered.agent().map(str::to_owned),
                 started_ms,
