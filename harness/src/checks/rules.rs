@@ -1004,7 +1004,8 @@ fn llm_requests_during(o: &Observed, s: &StepRecord) -> Vec<String> {
         .collect()
 }
 
-/// MSG-002: a message round-trips through the agent loop to a text result.
+/// MSG-002: a message round-trips through the agent loop to a text result (`with: {contains}`
+/// for its text; `with: {via_model: true}` also wants a mock LLM request during the step).
 pub(super) fn msg_round_trip(c: &CheckSpec, o: &Observed) -> Outcome {
     let steps: Vec<&StepRecord> = steps_of(o, c, &["send"])
         .into_iter()
@@ -1014,6 +1015,10 @@ pub(super) fn msg_round_trip(c: &CheckSpec, o: &Observed) -> Outcome {
         return na("send");
     }
     let contains = param(c, "contains").and_then(Value::as_str);
+    let via_model = param(c, "via_model").and_then(Value::as_bool) == Some(true);
+    if via_model && o.llm_journals.is_empty() {
+        return Outcome::Error("`via_model: true` needs a mock LLM in the ecosystem".into());
+    }
     for s in steps {
         if let Some(e) = &s.error {
             return fail(format!("`{}` failed: {e}", s.name), vec![]);
@@ -1047,7 +1052,7 @@ pub(super) fn msg_round_trip(c: &CheckSpec, o: &Observed) -> Outcome {
                 )],
             );
         }
-        if !o.llm_journals.is_empty() && llm_requests_during(o, s).is_empty() {
+        if via_model && llm_requests_during(o, s).is_empty() {
             return fail(
                 format!("`{}` answered without asking the model", s.name),
                 vec![Evidence::new(
@@ -1581,4 +1586,688 @@ pub(super) fn mcp_sse(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     Outcome::Pass
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::builtin::run;
+    use crate::scenario::DeploymentSpec;
+    use pallas_mocks::{LlmJournalEntry, McpJournalEntry};
+
+    fn at(sec: u32, frac: u32) -> String {
+        format!("2026-01-01T00:00:{sec:02}.{frac:06}Z")
+    }
+
+    fn step(name: &str, action: &str, from: u32, to: u32, output: Value) -> StepRecord {
+        StepRecord {
+            name: name.into(),
+            action: action.into(),
+            agent: Some("research".into()),
+            started_at: at(from, 0),
+            ended_at: at(to, 0),
+            output,
+            ..StepRecord::default()
+        }
+    }
+
+    fn with(v: Value) -> CheckSpec {
+        CheckSpec {
+            with: Some(v),
+            ..CheckSpec::default()
+        }
+    }
+
+    fn mcp(time: String, method: &str, tool: Option<&str>, auth: Option<&str>) -> McpJournalEntry {
+        let mut headers = serde_json::Map::new();
+        if let Some(a) = auth {
+            headers.insert("authorization".into(), json!(a));
+        }
+        serde_json::from_value(json!({
+            "time": time, "method": "POST", "headers": headers,
+            "jsonrpc_method": method, "tool": tool, "status": 200
+        }))
+        .unwrap()
+    }
+
+    fn llm(time: String, body: Value, status: u16) -> LlmJournalEntry {
+        serde_json::from_value(json!({
+            "time": time, "method": "POST", "path": "/v1/chat/completions",
+            "headers": {}, "body": body, "status": status
+        }))
+        .unwrap()
+    }
+
+    fn deployment(v: Value) -> DeploymentSpec {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn obs(steps: Vec<StepRecord>) -> Observed {
+        Observed {
+            steps,
+            ..Observed::default()
+        }
+    }
+
+    fn fails(o: &Outcome) -> bool {
+        matches!(o, Outcome::Fail(..))
+    }
+
+    fn skipped(o: &Outcome) -> bool {
+        matches!(o, Outcome::NotApplicable(_))
+    }
+
+    fn note(token: Value, progress: f64, total: Option<f64>, message: &str) -> Value {
+        let mut p = json!({"progressToken": token, "progress": progress, "message": message});
+        if let Some(t) = total {
+            p["total"] = json!(t);
+        }
+        json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": p})
+    }
+
+    fn registry(servers: Value) -> StepRecord {
+        step(
+            "registry",
+            "registry",
+            0,
+            1,
+            json!({"status": 200, "body": {"servers": servers}}),
+        )
+    }
+
+    #[test]
+    fn reg_004_wants_a_streamable_http_remote_at_a_deployed_live_endpoint() {
+        let entry = |url: &str| json!([{"server": {"name": "a/research", "remotes": [{"type": "streamable-http", "url": url}]}}]);
+        let mut connect = step("connect", "connect", 1, 2, json!({"status": 200}));
+        connect.agent = Some("research".into());
+        let mut o = obs(vec![registry(entry("http://localhost:8301/mcp")), connect]);
+        o.agent_urls
+            .insert("research".into(), "http://127.0.0.1:8301/mcp".into());
+        assert_eq!(run("REG-004", &CheckSpec::default(), &o), Outcome::Pass);
+        o.steps[0] = registry(entry("http://localhost:9999/mcp"));
+        assert!(fails(&run("REG-004", &CheckSpec::default(), &o)));
+        o.steps[0] = registry(
+            json!([{"server": {"name": "a/research", "remotes": [{"type": "sse", "url": "http://x/sse"}]}}]),
+        );
+        assert!(fails(&run("REG-004", &CheckSpec::default(), &o)));
+        o.steps[0] = registry(entry("http://localhost:8301/mcp"));
+        o.steps[1].output = json!({"status": 502});
+        assert!(fails(&run("REG-004", &CheckSpec::default(), &o)));
+        assert!(skipped(&run(
+            "REG-004",
+            &CheckSpec::default(),
+            &obs(vec![])
+        )));
+    }
+
+    #[test]
+    fn reg_006_applies_the_documented_title_and_version_defaults() {
+        assert_eq!(python_title("tech_research"), "Tech_Research");
+        assert_eq!(python_title("a1b c"), "A1B C");
+        let mut o = obs(vec![registry(json!([
+            {"server": {"name": "ns/research", "title": "Research Agent", "description": "Web", "version": "1.0.0"}},
+            {"server": {"name": "ns/tech-research", "title": "Tech_Research", "version": "1.0.0"}}
+        ]))]);
+        o.deployment = Some(deployment(json!({"namespace": "ns", "agents": {
+            "research": {"title": "Research Agent", "description": "Web"}, "tech_research": {}}})));
+        assert_eq!(run("REG-006", &CheckSpec::default(), &o), Outcome::Pass);
+        o.steps[0] = registry(
+            json!([{"server": {"name": "ns/tech-research", "title": "tech-research", "version": "1.0.0"}}]),
+        );
+        let Outcome::Fail(reason, _) = run("REG-006", &CheckSpec::default(), &o) else {
+            panic!("a slug is not the default title")
+        };
+        assert!(reason.contains("title"), "{reason}");
+        o.steps[0] = registry(
+            json!([{"server": {"name": "ns/tech-research", "title": "Tech_Research", "version": "0.1.0"}}]),
+        );
+        assert!(fails(&run("REG-006", &CheckSpec::default(), &o)));
+        o.deployment = None;
+        assert!(skipped(&run("REG-006", &CheckSpec::default(), &o)));
+    }
+
+    fn token_step(notes: Vec<Value>) -> StepRecord {
+        let mut s = step("call", "send", 0, 3, json!({"progress": notes}));
+        s.progress_token = Some(json!("t"));
+        s
+    }
+
+    #[test]
+    fn prog_008_wants_started_and_completed_for_every_journalled_tool_call() {
+        let t = json!("t");
+        let good = vec![
+            note(t.clone(), 0.0, None, "argos/argos__search: started"),
+            note(t.clone(), 1.0, Some(1.0), "argos/argos__search: completed"),
+        ];
+        let mut o = obs(vec![token_step(good.clone())]);
+        o.mcp_journals.insert(
+            "argos".into(),
+            vec![mcp(at(1, 0), "tools/call", Some("search"), None)],
+        );
+        assert_eq!(run("PROG-008", &CheckSpec::default(), &o), Outcome::Pass);
+        o.steps[0] = token_step(vec![good[0].clone()]);
+        assert!(fails(&run("PROG-008", &CheckSpec::default(), &o)));
+        // Named with `with: {tools}` instead of the journal.
+        let c = with(json!({"tools": ["weather/forecast"]}));
+        o.steps[0] = token_step(good);
+        assert!(fails(&run("PROG-008", &c, &o)));
+        o.mcp_journals.clear();
+        assert!(skipped(&run("PROG-008", &CheckSpec::default(), &o)));
+    }
+
+    #[test]
+    fn prog_009_wants_null_totals_on_loop_steps_and_one_of_one_when_finished() {
+        let t = json!("t");
+        let o = obs(vec![token_step(vec![
+            note(t.clone(), 1.0, None, "harper step 1 (llm)"),
+            note(t.clone(), 1.0, Some(1.0), "argos/search: failed"),
+        ])]);
+        assert_eq!(run("PROG-009", &CheckSpec::default(), &o), Outcome::Pass);
+        let o = obs(vec![token_step(vec![note(
+            t.clone(),
+            2.0,
+            Some(5.0),
+            "harper step 2 (tool)",
+        )])]);
+        assert!(fails(&run("PROG-009", &CheckSpec::default(), &o)));
+        let o = obs(vec![token_step(vec![note(
+            t,
+            1.0,
+            None,
+            "argos/search: completed",
+        )])]);
+        assert!(fails(&run("PROG-009", &CheckSpec::default(), &o)));
+        assert!(skipped(&run(
+            "PROG-009",
+            &CheckSpec::default(),
+            &obs(vec![])
+        )));
+    }
+
+    #[test]
+    fn prog_010_fails_on_progress_well_after_the_cancellation() {
+        let msg = |ms: f64| json!({"at_ms": ms, "message": {"method": "notifications/progress"}});
+        let mut s = step(
+            "cancel",
+            "send",
+            0,
+            2,
+            json!({"cancelled_at_ms": 100.0, "messages": [msg(90.0), msg(150.0)]}),
+        );
+        s.request = json!({"message": "m", "cancel_after_progress": 1});
+        let mut o = obs(vec![s]);
+        assert_eq!(run("PROG-010", &CheckSpec::default(), &o), Outcome::Pass);
+        o.steps[0].output["messages"] = json!([msg(90.0), msg(900.0)]);
+        assert!(fails(&run("PROG-010", &CheckSpec::default(), &o)));
+        o.steps[0].output["cancelled_at_ms"] = Value::Null;
+        assert!(matches!(
+            run("PROG-010", &CheckSpec::default(), &o),
+            Outcome::Error(_)
+        ));
+        assert!(skipped(&run(
+            "PROG-010",
+            &CheckSpec::default(),
+            &obs(vec![])
+        )));
+    }
+
+    fn bearer_step(name: &str, from: u32, to: u32, bearer: Option<&str>) -> StepRecord {
+        let mut s = step(name, "send", from, to, json!({"status": 200}));
+        s.bearer = bearer.map(str::to_owned);
+        s
+    }
+
+    #[test]
+    fn auth_003_wants_the_configured_header_not_the_inbound_bearer() {
+        let mut o = obs(vec![bearer_step("call", 0, 2, Some("inbound"))]);
+        o.deployment = Some(deployment(json!({"agents": {"research": {}}, "servers": {
+            "mnemosyne": {"mock": "mnemosyne", "forward_inbound_auth": true,
+                          "headers": {"Authorization": "Bearer configured"}}}})));
+        o.mcp_journals.insert(
+            "mnemosyne".into(),
+            vec![mcp(
+                at(1, 0),
+                "tools/call",
+                Some("s"),
+                Some("Bearer configured"),
+            )],
+        );
+        assert_eq!(run("AUTH-003", &CheckSpec::default(), &o), Outcome::Pass);
+        let c = with(json!({"server": "mnemosyne", "header": "Bearer configured"}));
+        assert_eq!(run("AUTH-003", &c, &o), Outcome::Pass);
+        o.mcp_journals.get_mut("mnemosyne").unwrap()[0] =
+            mcp(at(1, 0), "tools/call", Some("s"), Some("Bearer inbound"));
+        assert!(fails(&run("AUTH-003", &CheckSpec::default(), &o)));
+        o.deployment = Some(deployment(json!({"agents": {"research": {}}})));
+        assert!(skipped(&run("AUTH-003", &CheckSpec::default(), &o)));
+    }
+
+    #[test]
+    fn auth_004_catches_a_bearer_lent_to_a_concurrent_call() {
+        let mut a = bearer_step("call[0]", 0, 3, Some("tok-0"));
+        let b = bearer_step("call[1]", 1, 4, Some("tok-1"));
+        a.output = json!({"text": "headers: Authorization: Bearer tok-0"});
+        let mut o = obs(vec![a, b]);
+        assert_eq!(run("AUTH-004", &CheckSpec::default(), &o), Outcome::Pass);
+        // The echoed headers of call[0] show call[1]'s bearer (tok-1 is not a prefix match of tok-10).
+        o.steps[0].output = json!({"text": "Authorization: Bearer tok-1"});
+        assert!(fails(&run("AUTH-004", &CheckSpec::default(), &o)));
+        // A stale bearer downstream: tok-9 belongs to a call that had ended.
+        o.steps[0].output = json!({});
+        o.steps.push(bearer_step("old", 10, 11, Some("tok-9")));
+        o.mcp_journals.insert(
+            "m".into(),
+            vec![mcp(at(2, 0), "tools/call", Some("s"), Some("Bearer tok-9"))],
+        );
+        assert!(fails(&run("AUTH-004", &CheckSpec::default(), &o)));
+        let o = obs(vec![bearer_step("solo", 0, 1, Some("tok"))]);
+        assert!(skipped(&run("AUTH-004", &CheckSpec::default(), &o)));
+    }
+
+    #[test]
+    fn auth_005_wants_no_authorization_on_a_bearer_less_call() {
+        let mut o = obs(vec![
+            bearer_step("with", 0, 1, Some("tok")),
+            bearer_step("without", 2, 3, None),
+        ]);
+        o.deployment = Some(deployment(json!({"agents": {"research": {}}, "servers": {
+            "argos": {"mock": "argos", "forward_inbound_auth": true}}})));
+        o.mcp_journals.insert(
+            "argos".into(),
+            vec![
+                mcp(at(0, 500000), "tools/call", Some("s"), Some("Bearer tok")),
+                mcp(at(2, 500000), "tools/call", Some("s"), None),
+            ],
+        );
+        assert_eq!(run("AUTH-005", &CheckSpec::default(), &o), Outcome::Pass);
+        let c = with(json!({"step": "without", "server": "argos"}));
+        assert_eq!(run("AUTH-005", &c, &o), Outcome::Pass);
+        o.mcp_journals.get_mut("argos").unwrap()[1] =
+            mcp(at(2, 500000), "tools/call", Some("s"), Some("Bearer tok"));
+        assert!(fails(&run("AUTH-005", &c, &o)));
+        o.mcp_journals.clear();
+        assert!(skipped(&run("AUTH-005", &c, &o)));
+    }
+
+    fn scrape(name: &str, from: u32, families: Value) -> StepRecord {
+        step(
+            name,
+            "metrics",
+            from,
+            from + 1,
+            json!({"status": 200, "families": families}),
+        )
+    }
+
+    fn counter(v: f64) -> Value {
+        json!([
+            {"name": "pallas_send_message_total", "kind": "counter", "samples": [
+                {"name": "pallas_send_message_total", "labels": {"agent": "research", "outcome": "ok"}, "value": v}]},
+            {"name": "pallas_send_message_duration_seconds", "kind": "histogram", "samples": [
+                {"name": "pallas_send_message_duration_seconds_count", "labels": {"agent": "research"}, "value": v}]}
+        ])
+    }
+
+    #[test]
+    fn met_003_wants_counters_to_move_between_scrapes_around_a_call() {
+        let o = obs(vec![
+            scrape("before", 0, counter(1.0)),
+            bearer_step("send", 2, 3, None),
+            scrape("after", 4, counter(2.0)),
+        ]);
+        assert_eq!(run("MET-003", &CheckSpec::default(), &o), Outcome::Pass);
+        let c = with(
+            json!({"metric": "pallas_send_message_total", "before": "before", "after": "after", "labels": {"agent": "research"}}),
+        );
+        assert_eq!(run("MET-003", &c, &o), Outcome::Pass);
+        let o = obs(vec![
+            scrape("before", 0, counter(1.0)),
+            bearer_step("send", 2, 3, None),
+            scrape("after", 4, counter(1.0)),
+        ]);
+        assert!(fails(&run("MET-003", &CheckSpec::default(), &o)));
+        let c = with(json!({"before": "nope", "after": "after"}));
+        assert!(matches!(run("MET-003", &c, &o), Outcome::Error(_)));
+        let o = obs(vec![scrape("only", 0, counter(0.0))]);
+        assert!(skipped(&run("MET-003", &CheckSpec::default(), &o)));
+    }
+
+    #[test]
+    fn met_004_wants_the_health_gauge_of_the_last_get_health() {
+        let gauge = |v: f64| {
+            json!([{"name": "pallas_agent_health_status", "kind": "gauge", "samples": [
+            {"name": "pallas_agent_health_status", "labels": {"agent": "research"}, "value": v}]}])
+        };
+        let health = step(
+            "h",
+            "health",
+            0,
+            1,
+            json!({"health": {"status": "degraded"}}),
+        );
+        let o = obs(vec![health.clone(), scrape("m", 2, gauge(0.5))]);
+        assert_eq!(run("MET-004", &CheckSpec::default(), &o), Outcome::Pass);
+        let o = obs(vec![health, scrape("m", 2, gauge(1.0))]);
+        assert!(fails(&run("MET-004", &CheckSpec::default(), &o)));
+        let o = obs(vec![scrape("m", 2, gauge(1.0))]);
+        assert!(skipped(&run("MET-004", &CheckSpec::default(), &o)));
+    }
+
+    #[test]
+    fn msg_002_wants_a_text_result_produced_by_the_model() {
+        let send = |out: Value| step("send", "send", 0, 2, out);
+        let mut o = obs(vec![send(
+            json!({"status": 200, "text": "hello back", "result": {"content": []}}),
+        )]);
+        o.llm_journals
+            .insert("openai".into(), vec![llm(at(1, 0), json!({}), 200)]);
+        assert_eq!(
+            run("MSG-002", &with(json!({"contains": "hello"})), &o),
+            Outcome::Pass
+        );
+        o.steps[0] = send(json!({"status": 200, "text": "boom", "result": {"isError": true}}));
+        assert!(fails(&run("MSG-002", &CheckSpec::default(), &o)));
+        o.steps[0] = send(json!({"status": 200, "text": "hello back"}));
+        assert_eq!(
+            run("MSG-002", &with(json!({"via_model": true})), &o),
+            Outcome::Pass
+        );
+        o.llm_journals.insert("openai".into(), vec![]);
+        assert!(fails(&run(
+            "MSG-002",
+            &with(json!({"via_model": true})),
+            &o
+        )));
+        assert_eq!(run("MSG-002", &CheckSpec::default(), &o), Outcome::Pass);
+        assert!(skipped(&run(
+            "MSG-002",
+            &CheckSpec::default(),
+            &obs(vec![])
+        )));
+    }
+
+    #[test]
+    fn msg_003_wants_images_at_the_model_with_vision_and_a_clear_refusal_without() {
+        let mut s = step(
+            "img",
+            "send",
+            0,
+            2,
+            json!({"status": 200, "text": "a cat", "result": {"content": []}}),
+        );
+        s.request = json!({"message": "what is this", "images": [{"data": "iVBORw0KGgoAAAANS", "mime_type": "image/png"}]});
+        let mut o = obs(vec![s]);
+        o.llm_journals.insert(
+            "openai".into(),
+            vec![llm(
+                at(1, 0),
+                json!({"image_url": "data:image/png;base64,iVBORw0KGgoAAAANS"}),
+                200,
+            )],
+        );
+        assert_eq!(
+            run("MSG-003", &with(json!({"vision": true})), &o),
+            Outcome::Pass
+        );
+        assert!(fails(&run("MSG-003", &with(json!({"vision": false})), &o)));
+        o.steps[0].output = json!({"status": 200, "result": {"isError": true, "content": [{"type": "text", "text": "this model has no vision: images refused"}]}});
+        o.llm_journals.insert("openai".into(), vec![]);
+        assert_eq!(
+            run("MSG-003", &with(json!({"vision": false})), &o),
+            Outcome::Pass
+        );
+        assert!(fails(&run("MSG-003", &with(json!({"vision": true})), &o)));
+        assert!(matches!(
+            run("MSG-003", &CheckSpec::default(), &o),
+            Outcome::Error(_)
+        ));
+    }
+
+    #[test]
+    fn msg_004_wants_is_error_on_a_provider_failure_and_a_live_agent_after() {
+        let failed = step(
+            "fail",
+            "send",
+            0,
+            2,
+            json!({"status": 200, "result": {"isError": true}}),
+        );
+        let later = step(
+            "h",
+            "health",
+            3,
+            4,
+            json!({"health": {"status": "degraded"}}),
+        );
+        let mut o = obs(vec![failed, later]);
+        o.llm_journals
+            .insert("openai".into(), vec![llm(at(1, 0), json!({}), 500)]);
+        assert_eq!(run("MSG-004", &CheckSpec::default(), &o), Outcome::Pass);
+        o.steps[1].error = Some("connection refused".into());
+        assert!(fails(&run("MSG-004", &CheckSpec::default(), &o)));
+        o.steps[1].error = None;
+        o.steps[0].output =
+            json!({"status": 200, "error": {"code": -32603, "message": "provider"}});
+        assert!(fails(&run("MSG-004", &CheckSpec::default(), &o)));
+        o.llm_journals.clear();
+        assert!(skipped(&run("MSG-004", &CheckSpec::default(), &o)));
+    }
+
+    #[test]
+    fn msg_005_wants_every_earlier_message_and_reply_in_the_history() {
+        let mut s = step(
+            "send",
+            "send",
+            0,
+            1,
+            json!({"status": 200, "text": "hi there"}),
+        );
+        s.request = json!({"message": "hello"});
+        let h = |text: &str| {
+            step(
+                "history",
+                "history",
+                2,
+                3,
+                json!({"status": 200, "result": {"messages": [{"role": "user", "content": {"type": "text", "text": text}}]}}),
+            )
+        };
+        let o = obs(vec![s.clone(), h("hello\nhi there")]);
+        assert_eq!(run("MSG-005", &CheckSpec::default(), &o), Outcome::Pass);
+        let o = obs(vec![s, h("hello")]);
+        assert!(fails(&run("MSG-005", &CheckSpec::default(), &o)));
+        let o = obs(vec![h("")]);
+        assert!(skipped(&run("MSG-005", &CheckSpec::default(), &o)));
+    }
+
+    #[test]
+    fn mcp_003_wants_404_for_the_deleted_session() {
+        let del = step("delete", "delete", 0, 1, json!({"status": 200}));
+        let mut after = step("after", "raw", 2, 3, json!({"status": 404}));
+        after.request = json!({"body": "{}", "with_session": true});
+        let mut o = obs(vec![del, after]);
+        assert_eq!(run("MCP-003", &CheckSpec::default(), &o), Outcome::Pass);
+        o.steps[1].output = json!({"status": 200});
+        assert!(fails(&run("MCP-003", &CheckSpec::default(), &o)));
+        o.steps[0].output = json!({"status": 405});
+        assert!(skipped(&run("MCP-003", &CheckSpec::default(), &o)));
+        o.steps[0].output = json!({"status": 500});
+        assert!(fails(&run("MCP-003", &CheckSpec::default(), &o)));
+    }
+
+    #[test]
+    fn mcp_005_and_006_judge_raw_posts_by_their_headers() {
+        let raw = |status: u64, request: Value| {
+            let mut s = step("raw", "raw", 0, 1, json!({"status": status}));
+            s.request = request;
+            s
+        };
+        let accept =
+            json!({"body": "{}", "headers": {"Accept": "application/json"}, "with_session": true});
+        assert_eq!(
+            run(
+                "MCP-005",
+                &CheckSpec::default(),
+                &obs(vec![raw(406, accept.clone())])
+            ),
+            Outcome::Pass
+        );
+        assert!(fails(&run(
+            "MCP-005",
+            &CheckSpec::default(),
+            &obs(vec![raw(200, accept)])
+        )));
+        let missing = json!({"body": r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, "with_session": false});
+        assert_eq!(
+            run(
+                "MCP-006",
+                &CheckSpec::default(),
+                &obs(vec![raw(400, missing.clone())])
+            ),
+            Outcome::Pass
+        );
+        assert!(fails(&run(
+            "MCP-006",
+            &CheckSpec::default(),
+            &obs(vec![raw(200, missing)])
+        )));
+        let unknown =
+            json!({"body": "{}", "headers": {"Mcp-Session-Id": "nope"}, "with_session": true});
+        assert!(fails(&run(
+            "MCP-006",
+            &CheckSpec::default(),
+            &obs(vec![raw(400, unknown)])
+        )));
+        assert!(skipped(&run(
+            "MCP-006",
+            &CheckSpec::default(),
+            &obs(vec![])
+        )));
+    }
+
+    #[test]
+    fn mcp_007_classifies_calls_against_the_listed_tools() {
+        let tools = step(
+            "tools",
+            "list_tools",
+            0,
+            1,
+            json!({"result": {"tools": [{"name": "echo",
+            "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}]}}),
+        );
+        let call = |tool: &str, args: Value, out: Value| {
+            let mut s = step("call", "call", 2, 3, out);
+            s.request = json!({"tool": tool, "arguments": args});
+            s
+        };
+        let err = json!({"status": 200, "error": {"code": -32602, "message": "unknown tool"}});
+        let o = obs(vec![tools.clone(), call("nope", json!({}), err.clone())]);
+        assert_eq!(run("MCP-007", &CheckSpec::default(), &o), Outcome::Pass);
+        let o = obs(vec![
+            tools.clone(),
+            call(
+                "nope",
+                json!({}),
+                json!({"status": 200, "result": {"isError": true}}),
+            ),
+        ]);
+        assert!(fails(&run("MCP-007", &CheckSpec::default(), &o)));
+        let o = obs(vec![
+            tools.clone(),
+            call(
+                "echo",
+                json!({"n": "x"}),
+                json!({"status": 200, "result": {"isError": true}}),
+            ),
+        ]);
+        assert_eq!(run("MCP-007", &CheckSpec::default(), &o), Outcome::Pass);
+        let o = obs(vec![
+            tools.clone(),
+            call(
+                "echo",
+                json!({"n": "x"}),
+                json!({"status": 200, "result": {"content": []}}),
+            ),
+        ]);
+        assert!(fails(&run("MCP-007", &CheckSpec::default(), &o)));
+        let o = obs(vec![
+            tools,
+            call(
+                "echo",
+                json!({"n": 1}),
+                json!({"status": 200, "result": {}}),
+            ),
+        ]);
+        assert!(skipped(&run("MCP-007", &CheckSpec::default(), &o)));
+    }
+
+    #[test]
+    fn mcp_008_wants_event_ids_on_sse_messages() {
+        let sse = |id: Value| {
+            step(
+                "s",
+                "send",
+                0,
+                1,
+                json!({"status": 200, "content_type": "text/event-stream",
+            "messages": [{"at_ms": 1.0, "message": {"jsonrpc": "2.0", "id": 1, "result": {}}, "sse_event_id": id}]}),
+            )
+        };
+        assert_eq!(
+            run(
+                "MCP-008",
+                &CheckSpec::default(),
+                &obs(vec![sse(json!("0"))])
+            ),
+            Outcome::Pass
+        );
+        assert!(fails(&run(
+            "MCP-008",
+            &CheckSpec::default(),
+            &obs(vec![sse(Value::Null)])
+        )));
+        let json_only = step(
+            "s",
+            "send",
+            0,
+            1,
+            json!({"status": 200, "content_type": "application/json"}),
+        );
+        assert!(skipped(&run(
+            "MCP-008",
+            &CheckSpec::default(),
+            &obs(vec![json_only])
+        )));
+    }
+
+    #[test]
+    fn met_002_accepts_families_declared_without_samples_and_names_every_absent_one() {
+        use crate::checks::builtin::SEED_METRICS;
+        let family = |name: &str, kind: &str| json!({"name": name, "kind": kind, "samples": []});
+        let all: Vec<Value> = SEED_METRICS.iter().map(|(n, k, _)| family(n, k)).collect();
+        let o = obs(vec![scrape("m", 0, json!(all))]);
+        assert_eq!(run("MET-002", &CheckSpec::default(), &o), Outcome::Pass);
+        // Declared under a wrong type: still judged.
+        let mut wrong = all.clone();
+        wrong[2] = family("pallas_send_message_total", "gauge");
+        assert!(fails(&run(
+            "MET-002",
+            &CheckSpec::default(),
+            &obs(vec![scrape("m", 0, json!(wrong))])
+        )));
+        // Two families missing altogether: both are named.
+        let some: Vec<Value> = all[2..].to_vec();
+        let Outcome::Fail(reason, ev) = run(
+            "MET-002",
+            &CheckSpec::default(),
+            &obs(vec![scrape("m", 0, json!(some))]),
+        ) else {
+            panic!("absent families must fail")
+        };
+        assert!(
+            reason.contains("pallas_up") && reason.contains("pallas_agent_info"),
+            "{reason}"
+        );
+        assert_eq!(ev.len(), 2);
+    }
 }
