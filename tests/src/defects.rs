@@ -41,8 +41,9 @@ pub struct DefectTable {
 pub struct Defect {
     /// The name given to `PALLAS_DEFECTS`.
     pub name: String,
-    /// What the broken reference does.
-    pub summary: String,
+    /// What the broken reference does (default: the reference's own description of it).
+    #[serde(default)]
+    pub summary: Option<String>,
     /// Scenario IDs (globs allowed) run against it.
     pub scenarios: Vec<String>,
     /// Checks that must report the broken rule (fail; warn for a SHOULD).
@@ -196,6 +197,16 @@ impl DefectTable {
 }
 
 impl Defect {
+    /// What the broken reference does: the table's summary, else the reference's description.
+    pub fn summary(&self) -> &str {
+        self.summary.as_deref().unwrap_or_else(|| {
+            pallas_reference::defects::KNOWN
+                .iter()
+                .find(|(name, _)| *name == self.name)
+                .map_or("", |(_, what)| *what)
+        })
+    }
+
     /// The scenarios this defect runs, in the given order.
     pub fn select<'a>(&self, scenarios: &'a [Scenario]) -> Vec<&'a Scenario> {
         scenarios
@@ -229,7 +240,7 @@ impl Defect {
         let mut text = format!(
             "defect `{}` ({}) went unseen by {}\n",
             self.name,
-            self.summary,
+            self.summary(),
             missing
                 .iter()
                 .map(|s| s.as_str())
@@ -283,7 +294,7 @@ pub fn markdown(table: &DefectTable) -> String {
             out,
             "| `{}` | {} | {} | {} |",
             d.name,
-            d.summary.replace('|', "\\|"),
+            d.summary().replace('|', "\\|"),
             d.catches
                 .iter()
                 .map(|c| format!("`{c}`"))

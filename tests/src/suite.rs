@@ -93,6 +93,16 @@ pub fn reference_target(
     Ok(target)
 }
 
+/// Whether a scenario failed to start only because the implementation could not bind a port the
+/// harness had found free (another process took it in between): a start-up race of the test
+/// machine, not a verdict on the implementation.
+pub fn port_collision(result: &ScenarioResult) -> bool {
+    result.checks.is_empty()
+        && result.error.as_deref().is_some_and(|e| {
+            e.contains("did not become ready") && e.contains("Address already in use")
+        })
+}
+
 /// Warnings a clean run may show: check ID → why the reference warns there. Only SHOULD checks
 /// may be listed (a broken MUST is never acceptable).
 pub type AllowedWarnings = BTreeMap<String, String>;

@@ -132,7 +132,7 @@ fn clean_judge_allows_only_listed_should_warnings() -> Result<(), Failed> {
 fn defect_judge_needs_every_named_check_to_report() -> Result<(), Failed> {
     let defect = Defect {
         name: "health-always-ok".to_owned(),
-        summary: "reports ok".to_owned(),
+        summary: Some("reports ok".to_owned()),
         scenarios: vec!["health-*".to_owned()],
         catches: vec!["HEALTH-004".to_owned(), "HEALTH-010".to_owned()],
     };
