@@ -130,7 +130,12 @@ fn every_shipped_scenario_is_valid_and_valid_against_the_schema() {
     let validator = jsonschema::validator_for(&scenario::json_schema()).unwrap();
     for s in &all {
         let text = std::fs::read_to_string(&s.path).unwrap();
-        let v: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+        // YAML 1.2 booleans only (`n` is a string), as the typed loader and editors read it.
+        let v: serde_json::Value = serde_saphyr::from_str_with_options(
+            &text,
+            serde_saphyr::options! { strict_booleans: true },
+        )
+        .unwrap();
         let errors: Vec<String> = validator.iter_errors(&v).map(|e| e.to_string()).collect();
         assert!(errors.is_empty(), "{}: {errors:?}", s.path.display());
     }
