@@ -439,7 +439,7 @@ pub static CATALOG: &[CheckDef] = &[
         [MCP_LIFECYCLE, MCP_SESSION],
         None,
         Builtin,
-        "`initialize` negotiates a supported revision; a 2025-11-25 server issues `Mcp-Session-Id`"
+        "`initialize` negotiates a supported revision; an `Mcp-Session-Id`, when issued, is visible ASCII"
     ),
     def!(
         "MCP-003",

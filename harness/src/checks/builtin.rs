@@ -1153,12 +1153,18 @@ fn handshake(c: &CheckSpec, o: &Observed) -> Outcome {
                 vec![Evidence::new(&s.name, "a supported revision", v)],
             );
         }
-        if s.output.get("era").and_then(Value::as_str) == Some("2025-11-25")
-            && s.output.get("session_id").is_none_or(Value::is_null)
+        // Issuing a session is optional (MCP transports: a server MAY assign one); an issued
+        // id MUST only contain visible ASCII (0x21–0x7E).
+        if let Some(id) = s.output.get("session_id").and_then(Value::as_str)
+            && (id.is_empty() || !id.bytes().all(|b| (0x21..=0x7e).contains(&b)))
         {
             return fail(
-                "no `Mcp-Session-Id` after initialize",
-                vec![Evidence::new(&s.name, "Mcp-Session-Id header", "absent")],
+                "the `Mcp-Session-Id` is not visible ASCII",
+                vec![Evidence::new(
+                    &s.name,
+                    "characters 0x21–0x7E",
+                    format!("{id:?}"),
+                )],
             );
         }
     }

@@ -2270,4 +2270,39 @@ mod tests {
         );
         assert_eq!(ev.len(), 2);
     }
+
+    #[test]
+    fn mcp_002_accepts_a_session_less_server_but_not_an_invisible_session_id() {
+        let connect = |id: Value| {
+            step(
+                "connect",
+                "connect",
+                0,
+                1,
+                json!({"status": 200,
+            "protocol_version": "2025-11-25", "era": "2025-11-25", "session_id": id}),
+            )
+        };
+        assert_eq!(
+            run(
+                "MCP-002",
+                &CheckSpec::default(),
+                &obs(vec![connect(Value::Null)])
+            ),
+            Outcome::Pass
+        );
+        assert_eq!(
+            run(
+                "MCP-002",
+                &CheckSpec::default(),
+                &obs(vec![connect(json!("a1-b2"))])
+            ),
+            Outcome::Pass
+        );
+        assert!(fails(&run(
+            "MCP-002",
+            &CheckSpec::default(),
+            &obs(vec![connect(json!("a b"))])
+        )));
+    }
 }
