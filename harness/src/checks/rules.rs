@@ -1066,8 +1066,9 @@ pub(super) fn msg_round_trip(c: &CheckSpec, o: &Observed) -> Outcome {
     Outcome::Pass
 }
 
-/// MSG-003: images reach the model when vision is on and are refused clearly when off
-/// (`with: {vision}`; default: the deployment's `model_capabilities.vision`).
+/// MSG-003: images reach the model when vision is on and are refused clearly when off, or when
+/// they are not base64 `image/*` data (`with: {vision}`; default: the deployment's
+/// `model_capabilities.vision`).
 pub(super) fn msg_images(c: &CheckSpec, o: &Observed) -> Outcome {
     let steps: Vec<&StepRecord> = steps_of(o, c, &["send"])
         .into_iter()
@@ -1110,7 +1111,15 @@ pub(super) fn msg_images(c: &CheckSpec, o: &Observed) -> Outcome {
             .iter()
             .all(|d| bodies.iter().any(|b| b.contains(d.as_str())));
         let refused = is_error_result(s) || jsonrpc_error(s).is_some();
-        if vision {
+        // An image that is not base64 or not an `image/*` type is refused even with vision.
+        let all_valid = s
+            .request
+            .get("images")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .all(image_is_valid);
+        if vision && all_valid {
             if refused || !reached {
                 return fail(
                     format!("the images of `{}` did not reach the model", s.name),
@@ -1133,11 +1142,13 @@ pub(super) fn msg_images(c: &CheckSpec, o: &Observed) -> Outcome {
             )
             .to_lowercase();
             if !refused || !(why.contains("image") || why.contains("vision")) || reached {
+                let what = if vision {
+                    "invalid images"
+                } else {
+                    "images without vision"
+                };
                 return fail(
-                    format!(
-                        "images sent to `{}` without vision were not refused clearly",
-                        s.name
-                    ),
+                    format!("{what} sent to `{}` were not refused clearly", s.name),
                     vec![Evidence::new(
                         &s.name,
                         "an isError result or JSON-RPC error naming images/vision, nothing sent to the model",
@@ -1157,6 +1168,22 @@ pub(super) fn msg_images(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     Outcome::Pass
+}
+
+/// Whether an `images` item is base64 data of an `image/*` type.
+fn image_is_valid(i: &Value) -> bool {
+    use base64::Engine as _;
+    let mime = i
+        .get("mime_type")
+        .or_else(|| i.get("mimeType"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let data = i.get("data").and_then(Value::as_str).unwrap_or("");
+    mime.starts_with("image/")
+        && !data.is_empty()
+        && base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .is_ok()
 }
 
 /// MSG-004: a provider failure gives an `isError` result and the agent stays healthy
@@ -1995,13 +2022,13 @@ mod tests {
             2,
             json!({"status": 200, "text": "a cat", "result": {"content": []}}),
         );
-        s.request = json!({"message": "what is this", "images": [{"data": "iVBORw0KGgoAAAANS", "mime_type": "image/png"}]});
+        s.request = json!({"message": "what is this", "images": [{"data": "iVBORw0KGgoAAAANSUhEUg==", "mime_type": "image/png"}]});
         let mut o = obs(vec![s]);
         o.llm_journals.insert(
             "openai".into(),
             vec![llm(
                 at(1, 0),
-                json!({"image_url": "data:image/png;base64,iVBORw0KGgoAAAANS"}),
+                json!({"image_url": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUg=="}),
                 200,
             )],
         );
@@ -2304,5 +2331,32 @@ mod tests {
             &CheckSpec::default(),
             &obs(vec![connect(json!("a b"))])
         )));
+    }
+
+    #[test]
+    fn msg_003_wants_invalid_images_refused_even_with_vision() {
+        let mut s = step(
+            "bad",
+            "send",
+            0,
+            2,
+            json!({"status": 200, "result": {"isError": true,
+            "content": [{"type": "text", "text": "images[0] is not valid base64"}]}}),
+        );
+        s.request = json!({"message": "look", "images": [{"data": "not *base64*!", "mime_type": "image/png"}]});
+        let mut o = obs(vec![s]);
+        o.llm_journals.insert("openai".into(), vec![]);
+        assert_eq!(
+            run("MSG-003", &with(json!({"vision": true})), &o),
+            Outcome::Pass
+        );
+        o.steps[0].request =
+            json!({"message": "look", "images": [{"data": "aGVsbG8=", "mime_type": "text/plain"}]});
+        assert_eq!(
+            run("MSG-003", &with(json!({"vision": true})), &o),
+            Outcome::Pass
+        );
+        o.steps[0].output = json!({"status": 200, "text": "a picture", "result": {"content": []}});
+        assert!(fails(&run("MSG-003", &with(json!({"vision": true})), &o)));
     }
 }
