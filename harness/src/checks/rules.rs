@@ -1250,10 +1250,42 @@ pub(super) fn msg_provider_failure(c: &CheckSpec, o: &Observed) -> Outcome {
 
 /// MSG-005: `{agent}_history` holds every earlier message and reply sent to the agent.
 pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, &["history"]);
+    // `history:` steps, and `request:` steps getting a `*_history` prompt.
+    let steps: Vec<&StepRecord> = steps_of(o, c, &["history", "request"])
+        .into_iter()
+        .filter(|s| {
+            s.action == "history"
+                || (s.request.get("method") == Some(&json!("prompts/get"))
+                    && s.request
+                        .pointer("/params/name")
+                        .and_then(Value::as_str)
+                        .is_some_and(|n| n.ends_with("_history")))
+        })
+        .collect();
     if steps.is_empty() {
         return na("history");
     }
+    // Connection alias → agent key (from `connect` steps); a history is shared by every
+    // connection to the agent unless its `instance_scope` keeps one per connection.
+    let agent_of = |conn: &Option<String>| -> Option<String> {
+        let conn = conn.as_deref()?;
+        Some(
+            o.steps
+                .iter()
+                .find(|s| s.action == "connect" && s.agent.as_deref() == Some(conn))
+                .and_then(|s| s.request.get("agent").and_then(Value::as_str))
+                .unwrap_or(conn)
+                .to_owned(),
+        )
+    };
+    let per_connection = |agent: &Option<String>| {
+        o.deployment
+            .as_ref()
+            .zip(agent.as_ref())
+            .and_then(|(d, a)| d.agents.get(a))
+            .and_then(|a| a.instance_scope.as_deref())
+            .is_some_and(|sc| sc != "shared")
+    };
     let mut judged = 0;
     for h in steps {
         if h.error.is_some() || h.output.get("result").is_none_or(Value::is_null) {
@@ -1269,9 +1301,15 @@ pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
             );
         }
         let history = result_text(h);
+        let h_agent = agent_of(&h.agent);
+        let scoped = per_connection(&h_agent);
         for s in o.steps.iter().filter(|s| {
             s.action == "send"
-                && s.agent == h.agent
+                && (if scoped {
+                    s.agent == h.agent
+                } else {
+                    agent_of(&s.agent) == h_agent
+                })
                 && s.ended_at <= h.started_at
                 && s.error.is_none()
                 && !is_error_result(s)
@@ -2358,5 +2396,36 @@ mod tests {
         );
         o.steps[0].output = json!({"status": 200, "text": "a picture", "result": {"content": []}});
         assert!(fails(&run("MSG-003", &with(json!({"vision": true})), &o)));
+    }
+
+    #[test]
+    fn msg_005_reads_a_history_shared_by_two_connections_through_prompts_get() {
+        let mut connect = step("c", "connect", 0, 1, json!({"status": 200}));
+        connect.agent = Some("bob".into());
+        connect.request = json!({"agent": "research", "alias": "bob"});
+        let mut alice = step(
+            "a",
+            "send",
+            1,
+            2,
+            json!({"status": 200, "text": "hi alice"}),
+        );
+        alice.request = json!({"agent": "research", "message": "first from alice"});
+        let mut h = step(
+            "h",
+            "request",
+            3,
+            4,
+            json!({"status": 200, "result": {"messages": [
+            {"role": "user", "content": {"type": "text", "text": "first from alice"}},
+            {"role": "assistant", "content": {"type": "text", "text": "hi alice"}}]}}),
+        );
+        h.agent = Some("bob".into());
+        h.request = json!({"agent": "bob", "method": "prompts/get", "params": {"name": "research_history"}});
+        let o = obs(vec![connect.clone(), alice.clone(), h.clone()]);
+        assert_eq!(run("MSG-005", &CheckSpec::default(), &o), Outcome::Pass);
+        h.output = json!({"status": 200, "result": {"messages": []}});
+        let o = obs(vec![connect, alice, h]);
+        assert!(fails(&run("MSG-005", &CheckSpec::default(), &o)));
     }
 }
