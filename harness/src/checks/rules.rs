@@ -1248,7 +1248,8 @@ pub(super) fn msg_provider_failure(c: &CheckSpec, o: &Observed) -> Outcome {
     Outcome::Pass
 }
 
-/// MSG-005: `{agent}_history` holds every earlier message and reply sent to the agent.
+/// MSG-005: `{agent}_history` holds every earlier message and reply sent to the agent (a
+/// request-scoped agent has none).
 pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
     // `history:` steps, and `request:` steps getting a `*_history` prompt.
     let steps: Vec<&StepRecord> = steps_of(o, c, &["history", "request"])
@@ -1278,16 +1279,40 @@ pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
                 .to_owned(),
         )
     };
-    let per_connection = |agent: &Option<String>| {
+    let scope_of = |agent: &Option<String>| -> Option<String> {
         o.deployment
             .as_ref()
             .zip(agent.as_ref())
             .and_then(|(d, a)| d.agents.get(a))
-            .and_then(|a| a.instance_scope.as_deref())
-            .is_some_and(|sc| sc != "shared")
+            .and_then(|a| a.instance_scope.clone())
     };
     let mut judged = 0;
     for h in steps {
+        let h_agent = agent_of(&h.agent);
+        let scope = scope_of(&h_agent);
+        if scope.as_deref() == Some("request") {
+            // Seed 001: no history prompt for request-scoped agents, so nothing is stored.
+            judged += 1;
+            let messages = h
+                .output
+                .pointer("/result/messages")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            if messages > 0 {
+                return fail(
+                    format!(
+                        "`{}`: a request-scoped agent serves a stored conversation",
+                        h.name
+                    ),
+                    vec![Evidence::new(
+                        &h.name,
+                        "no history prompt (a JSON-RPC error)",
+                        format!("{messages} message(s)"),
+                    )],
+                );
+            }
+            continue;
+        }
         if h.error.is_some() || h.output.get("result").is_none_or(Value::is_null) {
             return fail(
                 format!("`{}` got no prompt", h.name),
@@ -1301,8 +1326,7 @@ pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
             );
         }
         let history = result_text(h);
-        let h_agent = agent_of(&h.agent);
-        let scoped = per_connection(&h_agent);
+        let scoped = scope.as_deref().is_some_and(|sc| sc != "shared");
         for s in o.steps.iter().filter(|s| {
             s.action == "send"
                 && (if scoped {
@@ -2426,6 +2450,25 @@ mod tests {
         assert_eq!(run("MSG-005", &CheckSpec::default(), &o), Outcome::Pass);
         h.output = json!({"status": 200, "result": {"messages": []}});
         let o = obs(vec![connect, alice, h]);
+        assert!(fails(&run("MSG-005", &CheckSpec::default(), &o)));
+    }
+
+    #[test]
+    fn msg_005_wants_no_stored_conversation_for_a_request_scoped_agent() {
+        let mut h = step(
+            "h",
+            "history",
+            3,
+            4,
+            json!({"status": 200, "error": {"code": -32602}}),
+        );
+        h.request = json!({"agent": "research"});
+        let mut o = obs(vec![h]);
+        o.deployment = Some(deployment(
+            json!({"agents": {"research": {"instance_scope": "request"}}}),
+        ));
+        assert_eq!(run("MSG-005", &CheckSpec::default(), &o), Outcome::Pass);
+        o.steps[0].output = json!({"status": 200, "result": {"messages": [{"role": "user"}]}});
         assert!(fails(&run("MSG-005", &CheckSpec::default(), &o)));
     }
 }
