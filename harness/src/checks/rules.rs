@@ -650,33 +650,40 @@ pub(super) fn auth_isolation(c: &CheckSpec, o: &Observed) -> Outcome {
                 )],
             );
         }
-        for (server, entries) in &o.mcp_journals {
-            for e in entries.iter().filter(|e| within(&e.time, s)) {
-                let Some(a) = e.authorization() else { continue };
-                for t in bearer_tokens(a)
-                    .iter()
-                    .filter(|t| known.contains(t.as_str()))
-                {
-                    let live = all
-                        .iter()
-                        .any(|x| x.bearer.as_deref() == Some(t.as_str()) && within(&e.time, x));
-                    if !live {
-                        return fail(
+    }
+    // Each journal entry once: a known bearer must belong to a call running at that time.
+    let mut owners: std::collections::BTreeMap<&str, Vec<&StepRecord>> = Default::default();
+    for x in &all {
+        if let Some(b) = x.bearer.as_deref() {
+            owners.entry(b).or_default().push(x);
+        }
+    }
+    for (server, entries) in &o.mcp_journals {
+        for e in entries {
+            let Some(a) = e.authorization() else { continue };
+            let Some(s) = steps.iter().find(|s| within(&e.time, s)) else {
+                continue;
+            };
+            for t in bearer_tokens(a) {
+                let Some(own) = owners.get(t.as_str()) else {
+                    continue;
+                };
+                if !own.iter().any(|x| within(&e.time, x)) {
+                    return fail(
+                        format!(
+                            "`{server}` got the bearer of a call that was not running during `{}`",
+                            s.name
+                        ),
+                        vec![Evidence::new(
                             format!(
-                                "`{server}` got the bearer of a call that was not running during `{}`",
-                                s.name
+                                "{server} {} at {}",
+                                e.jsonrpc_method.as_deref().unwrap_or(&e.method),
+                                e.time
                             ),
-                            vec![Evidence::new(
-                                format!(
-                                    "{server} {} at {}",
-                                    e.jsonrpc_method.as_deref().unwrap_or(&e.method),
-                                    e.time
-                                ),
-                                "a bearer of a call running at that time",
-                                a,
-                            )],
-                        );
-                    }
+                            "a bearer of a call running at that time",
+                            a,
+                        )],
+                    );
                 }
             }
         }
