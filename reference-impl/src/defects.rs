@@ -88,6 +88,10 @@ pub const KNOWN: &[(&str, &str)] = &[
         "a progress notification follows the request's result",
     ),
     (
+        "progress-after-cancel",
+        "a cancelled call gets one more notification on its stream",
+    ),
+    (
         "progress-bad-message",
         "loop step messages lose their `(llm)` / `(tool)` suffix",
     ),

@@ -132,7 +132,10 @@ async fn wire_defects(
     let without_token = crate::defect!("progress-without-token");
     let as_string = crate::defect!("progress-token-as-string");
     let after_result = crate::defect!("progress-after-result");
-    if request.method() != http::Method::POST || !(without_token || as_string || after_result) {
+    let after_cancel = crate::defect!("progress-after-cancel");
+    if request.method() != http::Method::POST
+        || !(without_token || as_string || after_result || after_cancel)
+    {
         return next.run(request).await;
     }
     let (mut parts, body) = request.into_parts();
@@ -181,7 +184,15 @@ async fn wire_defects(
     }
     let (parts, body) = response.into_parts();
     let numeric = regex::Regex::new(r#""progressToken":(-?[0-9]+)"#).ok();
+    let answered = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = answered.clone();
     let stream = body.into_data_stream().map(move |chunk| {
+        if let Ok(chunk) = &chunk
+            && (chunk.windows(9).any(|w| w == b"\"result\":")
+                || chunk.windows(8).any(|w| w == b"\"error\":"))
+        {
+            seen.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         chunk.map(|chunk| match &numeric {
             Some(numeric) if as_string => {
                 let text = String::from_utf8_lossy(&chunk);
@@ -194,6 +205,7 @@ async fn wire_defects(
             _ => chunk,
         })
     });
+    let cancelled_token = token.clone().filter(|_| after_cancel);
     let late = token.filter(|_| after_result).map(|token| {
         let notification = serde_json::json!({
             "jsonrpc": "2.0",
@@ -202,7 +214,20 @@ async fn wire_defects(
         });
         Ok::<_, axum::Error>(bytes::Bytes::from(format!("data: {notification}\n\n")))
     });
-    let stream = stream.chain(futures::stream::iter(late));
+    // A stream that ends without a response was cancelled (rmcp does not answer those).
+    let after_cancel = futures::stream::once(async move {
+        let token = cancelled_token.filter(|_| !answered.load(std::sync::atomic::Ordering::Relaxed))?;
+        let notification = serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {"progressToken": token, "progress": 1000, "total": 1000, "message": "cancelled call: failed"},
+        });
+        Some(Ok::<_, axum::Error>(bytes::Bytes::from(format!("data: {notification}\n\n"))))
+    })
+    .filter_map(|event| async move { event });
+    let stream = stream
+        .chain(futures::stream::iter(late))
+        .chain(after_cancel);
     axum::response::Response::from_parts(parts, Body::from_stream(stream))
 }
 

@@ -163,3 +163,51 @@ async fn progress_total_on_steps_gives_loop_steps_a_total() {
     let broken = step_totals(tool_loop(Some(json!("t"))).await);
     assert!(broken.iter().all(Value::is_number), "{broken:?}");
 }
+
+#[tokio::test]
+async fn progress_after_cancel_reports_a_cancelled_call_as_failed() {
+    use std::time::{Duration, Instant};
+    let d = Defects::take().await;
+    for (defects, late) in [(&[][..], 0), (&["progress-after-cancel"][..], 1)] {
+        d.set(defects);
+        let llm = MockOpenAi::start().await;
+        let argos = McpServer::start("argos").await;
+        let mut s = settings("jarvis", &llm.url);
+        s.servers = vec![DownstreamSettings::new("argos", &argos.url)];
+        let agent = start_agent(s).await;
+        let client = RawClient::connect(&agent.url).await.unwrap();
+        let mut caller = client.fork(77);
+        let call = tokio::spawn(async move {
+            caller
+                .call(
+                    "send_message",
+                    json!({"message": "CALL_TOOL argos__hang {}"}),
+                    Some(json!("c")),
+                    None,
+                )
+                .await
+        });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while argos.journal.count("POST", Some("tools/call")) == 0 {
+            assert!(
+                Instant::now() < deadline,
+                "the downstream call never started"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        client
+            .notify("notifications/cancelled", json!({"requestId": 77}))
+            .await
+            .unwrap();
+        let reply = tokio::time::timeout(Duration::from_secs(10), call)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        let failed = messages(&reply)
+            .iter()
+            .filter(|m| *m == "cancelled call: failed")
+            .count();
+        assert_eq!(failed, late, "{defects:?}: {:?}", reply.messages);
+    }
+}
