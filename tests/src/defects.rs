@@ -309,16 +309,9 @@ pub fn markdown(table: &DefectTable) -> String {
     }
     if !table.uncaught.is_empty() {
         out.push_str("\nChecks that no defect makes fail, and why:\n\n");
-        out.push_str("| check | level | title | why no defect |\n|---|---|---|---|\n");
+        out.push_str("| check | why no defect |\n|---|---|\n");
         for (id, why) in &table.uncaught {
-            let (level, title) =
-                catalog::get(id).map_or(("?", ""), |d| (d.level.as_str(), d.title));
-            let _ = writeln!(
-                out,
-                "| `{id}` | {level} | {} | {} |",
-                title.replace('|', "\\|"),
-                why.replace('|', "\\|")
-            );
+            let _ = writeln!(out, "| `{id}` | {} |", why.replace('|', "\\|"));
         }
     }
     if !table.allowed_warnings.is_empty() {

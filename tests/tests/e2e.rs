@@ -29,6 +29,15 @@ struct Totals {
     checks: Tally,
     defects: usize,
     defect_scenario_runs: usize,
+    /// Trial name → seconds, for the slowest-trials line.
+    durations: Vec<(String, f64)>,
+}
+
+fn record(shared: &Shared, name: &str, started: Instant) {
+    if let Ok(mut t) = shared.totals.lock() {
+        t.durations
+            .push((name.to_owned(), started.elapsed().as_secs_f64()));
+    }
 }
 
 struct Shared {
@@ -97,9 +106,11 @@ fn allowed_warnings(shared: &Shared) -> AllowedWarnings {
 fn scenario_trial(shared: &Arc<Shared>, file: PathBuf) -> Trial {
     let name = format!("scenario::{}", suite::trial_name(&shared.root, &file));
     let shared = shared.clone();
-    Trial::test(name, move || {
+    Trial::test(name.clone(), move || {
+        let started = Instant::now();
         let scenario = suite::load_scenario(&file).map_err(|e| Failed::from(e.to_string()))?;
         let results = run_scenarios(&shared, std::slice::from_ref(&scenario), &[])?;
+        record(&shared, &name, started);
         let [result] = results.as_slice() else {
             return Err(format!("expected one result, got {}", results.len()).into());
         };
@@ -115,6 +126,7 @@ fn scenario_trial(shared: &Arc<Shared>, file: PathBuf) -> Trial {
 fn defect_trial(shared: &Arc<Shared>, name: String) -> Trial {
     let shared = shared.clone();
     Trial::test(format!("defect::{name}"), move || {
+        let started = Instant::now();
         let table = shared.table.as_ref().map_err(|e| Failed::from(e.clone()))?;
         let defect = table
             .get(&name)
@@ -128,6 +140,7 @@ fn defect_trial(shared: &Arc<Shared>, name: String) -> Trial {
             return Err(format!("defect `{name}` selects no scenario").into());
         }
         let results = run_scenarios(&shared, &selected, &[name.as_str()])?;
+        record(&shared, &format!("defect::{name}"), started);
         defect.judge(&results)?;
         if let Ok(mut t) = shared.totals.lock() {
             t.defects += 1;
@@ -267,6 +280,17 @@ fn main() -> std::process::ExitCode {
             wall.as_secs_f64(),
             args.test_threads.unwrap_or(DEFAULT_JOBS),
         );
+        let mut slowest = t.durations.clone();
+        slowest.sort_by(|a, b| b.1.total_cmp(&a.1));
+        slowest.truncate(5);
+        println!(
+            "e2e: slowest trials: {}",
+            slowest
+                .iter()
+                .map(|(n, d)| format!("{n} {d:.1} s"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
         let summary = serde_json::json!({
             "scenarios": t.scenarios,
             "checks": t.checks.total(),
@@ -278,6 +302,7 @@ fn main() -> std::process::ExitCode {
             "wall_ms": wall.as_millis(),
             "jobs": args.test_threads.unwrap_or(DEFAULT_JOBS),
             "failed_trials": conclusion.num_failed,
+            "slowest": slowest,
         });
         let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-summary.json");
         if std::fs::write(&path, format!("{summary:#}\n")).is_ok() {
