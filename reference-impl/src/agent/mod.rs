@@ -216,7 +216,10 @@ async fn wire_defects(
     });
     // A stream that ends without a response was cancelled (rmcp does not answer those).
     let after_cancel = futures::stream::once(async move {
-        let token = cancelled_token.filter(|_| !answered.load(std::sync::atomic::Ordering::Relaxed))?;
+        let token = cancelled_token
+            .filter(|_| !answered.load(std::sync::atomic::Ordering::Relaxed))?;
+        // Well after the cancellation, past any grace a client allows for notifications in flight.
+        tokio::time::sleep(std::time::Duration::from_millis(400)).await;
         let notification = serde_json::json!({
             "jsonrpc": "2.0",
             "method": "notifications/progress",
