@@ -66,9 +66,7 @@ fn run_scenarios(
         .map_err(|e| Failed::from(e.to_string()))?;
     let mut opts = options();
     opts.jobs = scenarios.len().max(1);
-    let run = shared
-        .runtime
-        .block_on(runner::run(scenarios, &target, &opts));
+    let run = run_bounded(shared, scenarios, &target, &opts)?;
     if let Some(e) = run.error {
         return Err(format!("run error: {e}").into());
     }
@@ -87,12 +85,37 @@ fn run_scenarios(
             break;
         }
         let again: Vec<Scenario> = collided.iter().map(|&i| scenarios[i].clone()).collect();
-        let rerun = shared.runtime.block_on(runner::run(&again, &target, &opts));
+        let rerun = run_bounded(shared, &again, &target, &opts)?;
         for (&i, r) in collided.iter().zip(rerun.scenarios) {
             results[i] = r;
         }
     }
     Ok(results)
+}
+
+/// Runs scenarios through the harness, bounded by the scenario deadline plus a margin: the
+/// harness enforces its own deadline, and this one keeps a stuck run from hanging the suite.
+fn run_bounded(
+    shared: &Shared,
+    scenarios: &[Scenario],
+    target: &pallas_conformance::target::Target,
+    opts: &RunOptions,
+) -> Result<runner::RunResult, Failed> {
+    let bound = opts.scenario_deadline + Duration::from_secs(30);
+    shared
+        .runtime
+        .block_on(async { tokio::time::timeout(bound, runner::run(scenarios, target, opts)).await })
+        .map_err(|_| {
+            Failed::from(format!(
+                "the harness did not return within {} s for {}",
+                bound.as_secs(),
+                scenarios
+                    .iter()
+                    .map(|s| s.spec.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
 }
 
 fn allowed_warnings(shared: &Shared) -> AllowedWarnings {
@@ -256,10 +279,12 @@ fn main() -> std::process::ExitCode {
         totals: Mutex::new(Totals::default()),
     });
 
+    // Defect trials first: several wait out a deadline on purpose (a removed agent that never
+    // leaves, probes run one after another), so starting them early packs the run better.
     let mut trials = judge::trials();
     trials.extend(table_trials(&shared));
-    trials.extend(files.into_iter().map(|f| scenario_trial(&shared, f)));
     trials.extend(defect_names.into_iter().map(|n| defect_trial(&shared, n)));
+    trials.extend(files.into_iter().map(|f| scenario_trial(&shared, f)));
 
     let started = Instant::now();
     let conclusion = libtest_mimic::run(&args, trials);
