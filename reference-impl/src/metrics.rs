@@ -185,7 +185,8 @@ impl Metrics {
         if let Err(e) = TextEncoder::new().encode(&families, &mut buf) {
             tracing::error!(error = %e, "metrics could not be encoded");
         }
-        let text = String::from_utf8_lossy(&buf).into_owned();
+        let mut text = String::from_utf8_lossy(&buf).into_owned();
+        self.declare_unused_families(&families, &mut text);
         if crate::defect!("metrics-missing-metric") {
             return text
                 .lines()
@@ -194,6 +195,41 @@ impl Metrics {
                 .collect();
         }
         text
+    }
+
+    /// A labelled family with no series yet (no downstream tool called, no `get_health` asked)
+    /// is left out by the encoder; it is declared with its `# HELP` and `# TYPE` lines instead,
+    /// so a scrape always shows every metric of the seed's table with its type.
+    fn declare_unused_families(
+        &self,
+        gathered: &[prometheus::proto::MetricFamily],
+        text: &mut String,
+    ) {
+        let inner = &self.0;
+        let families: [(&dyn prometheus::core::Collector, &str); 10] = [
+            (&inner.agent_info, "gauge"),
+            (&inner.send_message_total, "counter"),
+            (&inner.send_message_duration, "histogram"),
+            (&inner.llm_turns_total, "counter"),
+            (&inner.llm_tokens_total, "counter"),
+            (&inner.tool_calls_total, "counter"),
+            (&inner.tool_call_duration, "histogram"),
+            (&inner.downstream_up, "gauge"),
+            (&inner.llm_provider_up, "gauge"),
+            (&inner.agent_health_status, "gauge"),
+        ];
+        for (collector, kind) in families {
+            for desc in collector.desc() {
+                if gathered.iter().any(|f| f.name() == desc.fq_name) {
+                    continue;
+                }
+                let help = desc.help.replace('\\', "\\\\").replace('\n', "\\n");
+                text.push_str(&format!(
+                    "# HELP {name} {help}\n# TYPE {name} {kind}\n",
+                    name = desc.fq_name
+                ));
+            }
+        }
     }
 
     /// Publishes `pallas_agent_info{agent, port} 1`, replacing an earlier port of the same agent.
@@ -387,6 +423,25 @@ mod tests {
         ] {
             assert!(text.contains(line), "missing {line} in\n{text}");
         }
+    }
+
+    #[test]
+    fn families_without_series_are_declared_with_their_type() {
+        let text = Metrics::new().render();
+        for (name, kind) in [
+            ("pallas_tool_calls_total", "counter"),
+            ("pallas_tool_call_duration_seconds", "histogram"),
+            ("pallas_downstream_up", "gauge"),
+            ("pallas_llm_tokens_total", "counter"),
+        ] {
+            assert!(text.contains(&format!("# TYPE {name} {kind}\n")), "{name}: {text}");
+            assert_eq!(text.matches(&format!("# TYPE {name} ")).count(), 1, "{name}");
+        }
+        let m = Metrics::new();
+        m.observe_tool_call("a", "argos", "tool", true, Duration::from_millis(3));
+        let text = m.render();
+        assert_eq!(text.matches("# TYPE pallas_tool_calls_total ").count(), 1, "{text}");
+        assert!(text.contains("pallas_tool_calls_total{"), "{text}");
     }
 
     #[test]

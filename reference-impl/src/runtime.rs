@@ -418,15 +418,8 @@ fn serve_agent(
     };
     let router = (shared.factory)(entry.settings.clone(), deps, token.clone())
         .merge(registry::metrics_router(shared.metrics.clone()));
-    let name = entry.name().to_owned();
-    let serve_token = token.clone();
-    let task = tokio::spawn(async move {
-        let serve = axum::serve(nodelay(listener), router)
-            .with_graceful_shutdown(serve_token.cancelled_owned());
-        if let Err(e) = serve.await {
-            tracing::error!(agent = %name, error = %e, "agent server stopped");
-        }
-    });
+    // Published before the server task runs: a client whose connection already waits in the
+    // listen backlog must never see the agent answer while the registry does not list it.
     let d = &state.deployment;
     shared.registry.publish(PublishedAgent::new(
         &entry,
@@ -437,6 +430,15 @@ fn serve_agent(
         d.publish_capabilities,
     ));
     shared.metrics.set_agent_info(entry.name(), addr.port());
+    let name = entry.name().to_owned();
+    let serve_token = token.clone();
+    let task = tokio::spawn(async move {
+        let serve = axum::serve(nodelay(listener), router)
+            .with_graceful_shutdown(serve_token.cancelled_owned());
+        if let Err(e) = serve.await {
+            tracing::error!(agent = %name, error = %e, "agent server stopped");
+        }
+    });
     tracing::info!(agent = %entry.name(), %addr, "agent serving");
     RunningAgent {
         entry,
