@@ -44,6 +44,8 @@ pub struct Shared {
     pub deployment: Mutex<Option<DeploymentSpec>>,
     pub records: Mutex<Vec<StepRecord>>,
     pub versions: Mutex<BTreeMap<String, String>>,
+    /// Connection alias → the agent it is connected to.
+    pub alias_agents: Mutex<BTreeMap<String, String>>,
     counter: AtomicUsize,
 }
 
@@ -83,9 +85,16 @@ impl Shared {
             deployment: Mutex::new(deployment),
             records: Mutex::new(Vec::new()),
             versions: Mutex::new(BTreeMap::new()),
+            alias_agents: Mutex::new(BTreeMap::new()),
             counter: AtomicUsize::new(0),
         }
     }
+}
+
+/// The agent a connection name stands for: the agent an alias was connected
+/// to, or the name itself when it is not an alias.
+pub fn agent_of_alias<'a>(aliases: &'a BTreeMap<String, String>, name: &'a str) -> &'a str {
+    aliases.get(name).map_or(name, String::as_str)
 }
 
 type BoxFut<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -433,6 +442,11 @@ impl Exec {
                         .lock()
                         .await
                         .insert(alias.clone(), conn.protocol_version().to_owned());
+                    self.0
+                        .alias_agents
+                        .lock()
+                        .await
+                        .insert(alias.clone(), c.agent.clone());
                     self.0.conns.lock().await.insert(alias, conn);
                     ActionOutput {
                         output: o,
@@ -491,7 +505,8 @@ impl Exec {
             if !m.images.is_empty() {
                 args["images"] = json!(m.images);
             }
-            let tool = self.0.target.message_tool(&m.agent);
+            let agent = agent_of_alias(&*self.0.alias_agents.lock().await, &m.agent).to_owned();
+            let tool = self.0.target.message_tool(&agent);
             let o = opts(&m.bearer, &m.progress_token);
             let Some(after) = m.cancel_after_progress else {
                 return from_client(c.call_tool(&tool, args, &o).await);
@@ -756,5 +771,18 @@ impl Exec {
             error: None,
             timed_out: false,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_alias_resolves_to_the_agent_it_is_connected_to() {
+        let aliases = BTreeMap::from([("second".to_owned(), "assistant".to_owned())]);
+        assert_eq!(agent_of_alias(&aliases, "second"), "assistant");
+        assert_eq!(agent_of_alias(&aliases, "assistant"), "assistant");
+        assert_eq!(agent_of_alias(&BTreeMap::new(), "other"), "other");
     }
 }
