@@ -589,6 +589,7 @@ fn progress(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
         return na("send or call");
     }
     let fmt = Regex::new(r"^(?:(?P<tool>[^\s/]+/\S+): (?P<state>started|completed|failed)|(?P<agent>\S+) step (?P<n>\d+) \((?:llm|tool)\))$").ok();
+    let prefix = Regex::new(r"^(?P<tool>[^\s/:]+/[^\s:]+):(?P<rest>.*)$").ok();
     let mut judged = false;
     for s in steps {
         let p = progress_of(s);
@@ -651,30 +652,21 @@ fn progress(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
                             last = progress.or(last);
                         }
                         "PROG-004" => {
-                            let caps = fmt.as_ref().and_then(|r| r.captures(message));
-                            let ok = match caps {
-                                Some(cp)
-                                    if cp
-                                        .name("state")
-                                        .is_some_and(|m| m.as_str() == "started") =>
-                                {
-                                    // The seed shows `started` at 0; one increasing counter is
-                                    // compatible too: only `total` is fixed (absent).
-                                    progress.is_some() && total.is_none()
+                            // The numbers, not the wording (PROG-005): `started` with no total,
+                            // loop steps increasing with no total, ends at total = progress.
+                            let started_note = prefix
+                                .as_ref()
+                                .and_then(|r| r.captures(message))
+                                .is_some_and(|cp| cp["rest"].trim() == "started");
+                            let ok = match (progress, total) {
+                                (None, _) => false,
+                                (Some(_), None) if started_note => true,
+                                (Some(cur), Some(t)) => t == cur,
+                                (Some(cur), None) => {
+                                    let good = step_last.is_none_or(|prev| cur > prev);
+                                    step_last = Some(cur);
+                                    good
                                 }
-                                Some(cp) if cp.name("state").is_some() => {
-                                    progress.is_some() && total == progress
-                                }
-                                Some(_) => {
-                                    let good = match (step_last, progress) {
-                                        (Some(prev), Some(cur)) => cur > prev,
-                                        (None, Some(_)) => true,
-                                        _ => false,
-                                    };
-                                    step_last = progress.or(step_last);
-                                    good && total.is_none()
-                                }
-                                None => false,
                             };
                             if !ok {
                                 return fail("progress does not follow the seed's pattern", vec![Evidence { expected: Some("started: 0; step N: increasing, total null; completed/failed: progress = total".into()), ..ev() }]);
@@ -686,25 +678,31 @@ fn progress(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
                             }
                         }
                         "PROG-006" => {
-                            if let Some(cp) = fmt.as_ref().and_then(|r| r.captures(message))
-                                && let (Some(tool), Some(state)) =
-                                    (cp.name("tool"), cp.name("state"))
-                            {
-                                if state.as_str() == "started" {
-                                    started.push(tool.as_str().to_owned());
-                                } else if let Some(pos) =
-                                    started.iter().position(|t| t == tool.as_str())
-                                {
-                                    started.remove(pos);
-                                } else {
-                                    return fail(
-                                        format!(
-                                            "`{}` {} before it started",
-                                            tool.as_str(),
-                                            state.as_str()
-                                        ),
-                                        vec![ev()],
-                                    );
+                            // `{server}/{tool}: started` opens; a `{server}/{tool}:` note at
+                            // total = progress (or worded completed/failed) closes, whatever
+                            // its text (an error message counts).
+                            if let Some(cp) = prefix.as_ref().and_then(|r| r.captures(message)) {
+                                let tool = cp["tool"].to_owned();
+                                let rest = cp["rest"].trim();
+                                let worded_end = fmt
+                                    .as_ref()
+                                    .and_then(|r| r.captures(message))
+                                    .is_some_and(|c| {
+                                        c.name("state").is_some_and(|m| m.as_str() != "started")
+                                    });
+                                let terminal =
+                                    worded_end || (progress.is_some() && total == progress);
+                                if rest == "started" {
+                                    started.push(tool);
+                                } else if terminal {
+                                    if let Some(pos) = started.iter().position(|t| *t == tool) {
+                                        started.remove(pos);
+                                    } else {
+                                        return fail(
+                                            format!("`{tool}` ended before it started"),
+                                            vec![ev()],
+                                        );
+                                    }
                                 }
                             }
                         }
@@ -1103,9 +1101,17 @@ fn wire_valid(o: &Observed) -> Outcome {
         return Outcome::NotApplicable("no JSON-RPC message received".into());
     }
     let mut ev = Vec::new();
+    // JSON-RPC 2.0 §5: an error to a request that could not be parsed or attributed
+    // carries `"id": null`; the MCP schema lacks that shape, so it is a SHOULD matter.
+    let mut null_id = Vec::new();
     for m in &o.received {
+        let sink = if is_null_id_error(&m.message) {
+            &mut null_id
+        } else {
+            &mut ev
+        };
         match wire::validate_mcp(&m.version, &m.message, m.request_method.as_deref()) {
-            Ok(v) => ev.extend(v.into_iter().map(|v| Evidence {
+            Ok(v) => sink.extend(v.into_iter().map(|v| Evidence {
                 what: format!(
                         "{} message {}",
                         m.label,
@@ -1126,11 +1132,24 @@ fn wire_valid(o: &Observed) -> Outcome {
             break;
         }
     }
-    if ev.is_empty() {
-        Outcome::Pass
-    } else {
+    if !ev.is_empty() {
         fail(format!("{} schema violation(s)", ev.len()), ev)
+    } else if !null_id.is_empty() {
+        Outcome::Should(
+            format!(
+                "{} error response(s) with \"id\": null (JSON-RPC 2.0 §5 for an unattributable request; not in the MCP schema)",
+                null_id.len()
+            ),
+            null_id,
+        )
+    } else {
+        Outcome::Pass
     }
+}
+
+/// A JSON-RPC error response whose `id` is `null`.
+fn is_null_id_error(m: &Value) -> bool {
+    m.get("id").is_some_and(Value::is_null) && m.get("error").is_some()
 }
 
 fn handshake(c: &CheckSpec, o: &Observed) -> Outcome {
@@ -1307,6 +1326,79 @@ mod tests {
         assert_eq!(verdict("PROG-005", &o), Outcome::Pass);
         assert_eq!(verdict("PROG-006", &o), Outcome::Pass);
         assert!(matches!(verdict("PROG-003", &o), Outcome::Fail(..)));
+    }
+
+    #[test]
+    fn prog_004_and_006_judge_the_numbers_not_the_wording() {
+        let t = json!("t");
+        let o = observed(vec![step(
+            "s",
+            Some(t.clone()),
+            vec![
+                note(t.clone(), 0.0, None, "research/search: started"),
+                note(t.clone(), 1.0, None, "harper: thinking (turn 1)"),
+                note(t.clone(), 2.0, Some(2.0), "research/search: Error: quota"),
+                note(t.clone(), 3.0, Some(3.0), "harper finished"),
+            ],
+            vec![],
+        )]);
+        assert_eq!(verdict("PROG-004", &o), Outcome::Pass);
+        assert_eq!(verdict("PROG-006", &o), Outcome::Pass);
+        assert!(matches!(verdict("PROG-005", &o), Outcome::Fail(..)));
+        // Numbers still count: a step that goes backwards, an end below its total.
+        let o = observed(vec![step(
+            "s",
+            Some(t.clone()),
+            vec![
+                note(t.clone(), 2.0, None, "harper step 2 (llm)"),
+                note(t.clone(), 1.0, None, "harper step 1 (llm)"),
+            ],
+            vec![],
+        )]);
+        assert!(matches!(verdict("PROG-004", &o), Outcome::Fail(..)));
+        let o = observed(vec![step(
+            "s",
+            Some(t.clone()),
+            vec![note(
+                t.clone(),
+                1.0,
+                Some(2.0),
+                "research/search: completed",
+            )],
+            vec![],
+        )]);
+        assert!(matches!(verdict("PROG-004", &o), Outcome::Fail(..)));
+        // A tool whose only later note is not terminal never ended.
+        let o = observed(vec![step(
+            "s",
+            Some(t.clone()),
+            vec![
+                note(t.clone(), 0.0, None, "research/search: started"),
+                note(t, 1.0, None, "research/search: Error: quota"),
+            ],
+            vec![],
+        )]);
+        assert!(matches!(verdict("PROG-006", &o), Outcome::Fail(..)));
+    }
+
+    #[test]
+    fn an_error_with_a_null_id_is_a_should_matter_for_mcp_001() {
+        let msg = |m: Value| crate::checks::ReceivedMessage {
+            label: "a".into(),
+            version: "2025-11-25".into(),
+            message: m,
+            request_method: None,
+        };
+        let mut o = observed(vec![]);
+        o.received = vec![msg(
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "bad session"}}),
+        )];
+        let Outcome::Should(reason, _) = verdict("MCP-001", &o) else {
+            panic!("JSON-RPC 2.0 allows a null id here")
+        };
+        assert!(reason.contains("null"), "{reason}");
+        o.received.push(msg(json!({"jsonrpc": "2.0", "id": 1})));
+        assert!(matches!(verdict("MCP-001", &o), Outcome::Fail(..)));
     }
 
     #[test]

@@ -194,6 +194,9 @@ pub enum Outcome {
     Pass,
     /// Broken.
     Fail(String, Vec<Evidence>),
+    /// Broken only in what the spec says SHOULD (wording, a recommendation): graded as
+    /// a SHOULD-level failure whatever the check's level.
+    Should(String, Vec<Evidence>),
     /// Nothing to judge (e.g. no step of the kind ran).
     NotApplicable(String),
     /// The harness could not judge.
@@ -214,6 +217,14 @@ fn grade(level: Level, outcome: Outcome, g: Grading) -> (Verdict, String, Vec<Ev
         Outcome::Pass => (Verdict::Pass, String::new(), Vec::new()),
         Outcome::NotApplicable(r) => (Verdict::Skip, r, Vec::new()),
         Outcome::Error(r) => (Verdict::Error, r, Vec::new()),
+        Outcome::Should(r, e) => {
+            let v = if g.strict {
+                Verdict::Fail
+            } else {
+                Verdict::Warn
+            };
+            (v, r, e)
+        }
         Outcome::Fail(r, e) => {
             let v = match level {
                 Level::Must if g.lenient => Verdict::Warn,
@@ -300,9 +311,11 @@ pub fn evaluate(
             };
             match (&merged, outcome) {
                 (None, o) => merged = Some(o),
-                (Some(Outcome::Pass), o @ (Outcome::Fail(..) | Outcome::Error(_))) => {
-                    merged = Some(o)
-                }
+                (
+                    Some(Outcome::Pass | Outcome::Should(..)),
+                    o @ (Outcome::Fail(..) | Outcome::Error(_)),
+                ) => merged = Some(o),
+                (Some(Outcome::Pass), o @ Outcome::Should(..)) => merged = Some(o),
                 (Some(Outcome::NotApplicable(_)), o) => merged = Some(o),
                 _ => {}
             }
