@@ -298,13 +298,19 @@ pub fn evaluate(
         };
         // A for_each entry is one result: the first failing expansion decides.
         let mut merged: Option<Outcome> = None;
+        // With `assert:`, the built-in evaluator's failure is reported beside the verdict.
+        let mut builtin_note: Option<String> = None;
         for c in &expansions {
+            if let (Some(_), Some(id)) = (&c.assert, &c.check)
+                && builtin_note.is_none()
+                && let Outcome::Fail(r, _) | Outcome::Should(r, _) = builtin::run(id, c, observed)
+            {
+                builtin_note = Some(r);
+            }
             let outcome = match (&c.assert, &c.check) {
-                // The built-in evaluator always judges; an assertion adds to it.
-                (Some(a), Some(id)) => match builtin::run(id, c, observed) {
-                    fail @ Outcome::Fail(..) => fail,
-                    _ => assert::run(a, observed),
-                },
+                // The author's assertion is the stated rule for this entry; the built-in
+                // evaluator still reports its own verdict as the automatic check.
+                (Some(a), Some(_)) => assert::run(a, observed),
                 (Some(a), None) => assert::run(a, observed),
                 (None, Some(id)) => builtin::run(id, c, observed),
                 (None, None) => Outcome::Error("empty check entry".into()),
@@ -340,9 +346,21 @@ pub fn evaluate(
                 None,
             ),
         };
-        out.push(finish(
+        let mut result = finish(
             &id, level, refs, title, outcome, location, cap, claims, grading, redactor,
-        ));
+        );
+        if let Some(note) = builtin_note {
+            let note = format!(
+                "built-in evaluator (not deciding: the assertion states the rule here): {}",
+                redactor.text(&note)
+            );
+            result.reason = if result.reason.is_empty() {
+                note
+            } else {
+                format!("{}; {note}", result.reason)
+            };
+        }
+        out.push(result);
     }
     out
 }
@@ -424,4 +442,50 @@ pub fn select_steps<'a>(steps: &'a [StepRecord], globs: &[String]) -> Vec<&'a St
         .iter()
         .filter(|s| matchers.iter().any(|m| m.is_match(&s.name)) || globs.contains(&s.name))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_held_assertion_decides_its_entry_and_the_built_in_reports_apart() {
+        let scenario = crate::scenario::parse_str(
+            "t.yaml",
+            "id: t\ntitle: t\nsteps:\n  - name: s\n    send: {agent: a, message: hi, progress_token: t}\nchecks:\n  - check: PROG-007\n    assert:\n      timing: {step: s, max: 10s}\n",
+        )
+        .expect("scenario parses");
+        let late = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": "t", "progress": 1, "message": "late"}});
+        let observed = Observed {
+            steps: vec![StepRecord {
+                name: "s".into(),
+                action: "send".into(),
+                elapsed_ms: 5.0,
+                progress_token: Some(json!("t")),
+                output: json!({"progress": [late.clone()], "after_response": [late]}),
+                ..StepRecord::default()
+            }],
+            ..Observed::default()
+        };
+        let results = evaluate(
+            &scenario,
+            &observed,
+            &|_| true,
+            Grading::default(),
+            &Redactor::default(),
+        );
+        let entry = results
+            .iter()
+            .find(|r| r.id == "PROG-007")
+            .expect("the entry is reported");
+        assert_eq!(entry.verdict, Verdict::Pass, "the held assertion decides");
+        assert!(
+            entry.reason.contains("built-in evaluator")
+                && entry.reason.contains("after the result"),
+            "the built-in verdict is still reported: {}",
+            entry.reason
+        );
+    }
 }
