@@ -69,6 +69,16 @@ pub fn predicate(p: &PathAssert, value: &Value) -> Result<(), Evidence> {
             return Err(ev(format!("contains {c:?}"), excerpt(&first, 200)));
         }
     }
+    let nodes = match p.first {
+        Some(n) if nodes.len() < n => {
+            return Err(ev(
+                format!("at least {n} value(s)"),
+                nodes.len().to_string(),
+            ));
+        }
+        Some(n) => nodes.into_iter().take(n).collect(),
+        None => nodes,
+    };
     if let Some(schema) = &p.schema {
         let validator = jsonschema::validator_for(schema)
             .map_err(|e| Evidence::new("schema", "a valid JSON Schema", e.to_string()))?;
@@ -329,4 +339,21 @@ pub fn run(a: &AssertSpec, o: &Observed) -> Outcome {
         return Outcome::Pass;
     }
     Outcome::Error("empty assertion".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn first_limits_the_schema_to_the_leading_values_and_wants_that_many() {
+        let p: PathAssert = serde_json::from_value(json!({
+            "path": "$[*]", "first": 2, "schema": {"type": "string", "pattern": "started$"}
+        }))
+        .unwrap();
+        assert!(predicate(&p, &json!(["a: started", "b: started", "a: completed"])).is_ok());
+        assert!(predicate(&p, &json!(["a: started", "a: completed", "b: started"])).is_err());
+        assert!(predicate(&p, &json!(["a: started"])).is_err());
+    }
 }

@@ -278,6 +278,29 @@ pub fn evaluate(
     }
     for (i, check) in scenario.spec.checks.iter().enumerate() {
         let location = scenario.check_location(i);
+        if let Some(cap) = check.requires.iter().find(|c| !claims(**c)) {
+            let def = check.check.as_deref().and_then(catalog::get);
+            out.push(finish(
+                def.map_or("ASSERT", |d| d.id),
+                def.map_or(check.level.unwrap_or(Level::Must), |d| d.level),
+                def.map_or_else(
+                    || scenario.spec.refs.clone(),
+                    |d| d.refs.iter().map(|s| s.to_string()).collect(),
+                ),
+                check
+                    .title
+                    .clone()
+                    .or_else(|| def.map(|d| d.title.to_owned()))
+                    .unwrap_or_else(|| "scenario assertion".into()),
+                Outcome::NotApplicable(format!("the target does not claim `{}`", cap.as_str())),
+                location,
+                None,
+                claims,
+                grading,
+                redactor,
+            ));
+            continue;
+        }
         let expansions: Vec<CheckSpec> = match &check.for_each {
             None => vec![check.clone()],
             Some(f) => (f.from..f.to)
@@ -486,6 +509,34 @@ mod tests {
                 && entry.reason.contains("after the result"),
             "the built-in verdict is still reported: {}",
             entry.reason
+        );
+    }
+}
+
+#[cfg(test)]
+mod requires_tests {
+    use super::*;
+
+    #[test]
+    fn a_check_entry_skips_when_the_target_does_not_claim_what_it_requires() {
+        let scenario = crate::scenario::parse_str(
+            "t.yaml",
+            "id: t\ntitle: t\nsteps:\n  - name: h\n    health: {agent: a}\n    requires: [health]\nchecks:\n  - title: healthy\n    requires: [health]\n    assert:\n      output: {step: h, path: \"$.health.status\", equals: ok}\n",
+        )
+        .expect("scenario parses");
+        let results = evaluate(
+            &scenario,
+            &Observed::default(),
+            &|c| c != Capability::Health,
+            Grading::default(),
+            &Redactor::default(),
+        );
+        assert_eq!(results.len(), 1);
+        assert_eq!(results[0].verdict, Verdict::Skip);
+        assert!(
+            results[0].reason.contains("health"),
+            "{}",
+            results[0].reason
         );
     }
 }

@@ -189,6 +189,9 @@ impl Exec {
         suffix: &'a str,
     ) -> BoxFut<'a, Result<(), String>> {
         Box::pin(async move {
+            if step.requires.iter().any(|c| !self.0.target.claims(*c)) {
+                return Ok(()); // guarded step: the target does not claim what it needs
+            }
             let n = self.0.counter.fetch_add(1, Ordering::SeqCst) + 1;
             let action = step.actions().first().copied().unwrap_or("none");
             let name = format!(

@@ -237,6 +237,19 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
     for (n, u) in &agent_urls {
         vars.insert(format!("agents.{n}.url"), u.clone());
     }
+    let agent_names: Vec<String> = agent_urls
+        .keys()
+        .cloned()
+        .chain(
+            s.spec
+                .deployment
+                .iter()
+                .flat_map(|d| d.agents.keys().cloned()),
+        )
+        .collect();
+    for n in agent_names {
+        vars.insert(format!("agents.{n}.message_tool"), target.message_tool(&n));
+    }
 
     // Steps, under the scenario deadline.
     let shared = Arc::new(Shared::new(

@@ -318,6 +318,10 @@ pub struct StepSpec {
     /// (e.g. a registry that reflects a reload).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<UntilSpec>,
+    /// Capabilities the target must claim for this step to run; otherwise it is left out
+    /// (guard checks on it with the same `requires`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<Capability>,
 
     /// Fetch the registry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -599,6 +603,10 @@ pub struct CheckSpec {
     /// Expand the entry once per value of a variable (`{{i}}` in every string of it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub for_each: Option<ForEachSpec>,
+    /// Capabilities the target must claim for this entry to be judged; otherwise `skip`
+    /// with the reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<Capability>,
 }
 
 /// `for_each:` of a check: a variable over an integer range `[from, to)`.
@@ -674,6 +682,10 @@ pub struct PathAssert {
     /// How many values the path selects.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<CountSpec>,
+    /// `schema` judges only the first N selected values (in document order), e.g. the
+    /// first three tool notes of a fan-out are all `started`; fewer than N is a failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<usize>,
 }
 
 /// A count window.
