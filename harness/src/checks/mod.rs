@@ -353,7 +353,11 @@ pub fn evaluate(
         let (id, level, refs, title, cap) = match check.check.as_deref().and_then(catalog::get) {
             Some(def) => (
                 def.id.to_owned(),
-                def.level,
+                // An asserted entry may state its own level (a wording detail of a MUST rule).
+                check
+                    .level
+                    .filter(|_| check.assert.is_some())
+                    .unwrap_or(def.level),
                 def.refs.iter().map(|s| s.to_string()).collect(),
                 check.title.clone().unwrap_or_else(|| def.title.into()),
                 def.capability,

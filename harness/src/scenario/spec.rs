@@ -597,7 +597,8 @@ pub struct CheckSpec {
     /// A generic assertion.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assert: Option<AssertSpec>,
-    /// Level of an assertion without a catalog ID (default MUST).
+    /// Level of an assertion (default MUST, or the catalog check's level when the entry
+    /// names one; an asserted catalog entry may state a different level).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub level: Option<Level>,
     /// Expand the entry once per value of a variable (`{{i}}` in every string of it).
