@@ -434,13 +434,24 @@ mod tests {
             ("pallas_downstream_up", "gauge"),
             ("pallas_llm_tokens_total", "counter"),
         ] {
-            assert!(text.contains(&format!("# TYPE {name} {kind}\n")), "{name}: {text}");
-            assert_eq!(text.matches(&format!("# TYPE {name} ")).count(), 1, "{name}");
+            assert!(
+                text.contains(&format!("# TYPE {name} {kind}\n")),
+                "{name}: {text}"
+            );
+            assert_eq!(
+                text.matches(&format!("# TYPE {name} ")).count(),
+                1,
+                "{name}"
+            );
         }
         let m = Metrics::new();
         m.observe_tool_call("a", "argos", "tool", true, Duration::from_millis(3));
         let text = m.render();
-        assert_eq!(text.matches("# TYPE pallas_tool_calls_total ").count(), 1, "{text}");
+        assert_eq!(
+            text.matches("# TYPE pallas_tool_calls_total ").count(),
+            1,
+            "{text}"
+        );
         assert!(text.contains("pallas_tool_calls_total{"), "{text}");
     }
 
