@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 
 use super::{
     ChatMessage, Completion, LlmError, Part, ToolCall, TurnRequest, describe_reqwest_error,
-    error_message, with_key,
+    error_message, exchange_json, with_key,
 };
 use crate::metrics::TokenUsage;
 use crate::settings::{Provider, ProviderSettings};
@@ -189,34 +189,16 @@ pub(super) async fn complete(
 ) -> Result<Completion, LlmError> {
     let url = endpoint(&turn.provider.base_url, "messages");
     let body = request_body(turn);
-    let response = request(
-        http.post(&url).timeout(turn.provider.timeout).json(&body),
-        turn.provider,
+    let value = exchange_json(
+        request(
+            http.post(&url).timeout(turn.provider.timeout).json(&body),
+            turn.provider,
+        ),
+        Provider::Anthropic,
+        &url,
+        turn.provider.timeout,
     )
-    .send()
-    .await
-    .map_err(|error| LlmError::Transport {
-        provider: Provider::Anthropic,
-        url: url.clone(),
-        reason: describe_reqwest_error(&error, turn.provider.timeout),
-    })?;
-    let status = response.status();
-    let text = response.text().await.map_err(|error| LlmError::Transport {
-        provider: Provider::Anthropic,
-        url: url.clone(),
-        reason: describe_reqwest_error(&error, turn.provider.timeout),
-    })?;
-    if !status.is_success() {
-        return Err(LlmError::Status {
-            provider: Provider::Anthropic,
-            status: status.as_u16(),
-            message: error_message(&text),
-        });
-    }
-    let value: Value = serde_json::from_str(&text).map_err(|error| LlmError::Malformed {
-        provider: Provider::Anthropic,
-        reason: format!("body is not JSON ({error})"),
-    })?;
+    .await?;
     parse_response(&value).map_err(|reason| LlmError::Malformed {
         provider: Provider::Anthropic,
         reason,

@@ -225,6 +225,35 @@ pub async fn preflight_within(
     }
 }
 
+/// Sends one completion request and reads its JSON answer: transport failures, error statuses and
+/// bodies that are not JSON become the provider's [`LlmError`].
+async fn exchange_json(
+    request: reqwest::RequestBuilder,
+    provider: Provider,
+    url: &str,
+    timeout: Duration,
+) -> Result<Value, LlmError> {
+    let transport = |error: reqwest::Error| LlmError::Transport {
+        provider,
+        url: url.to_owned(),
+        reason: describe_reqwest_error(&error, timeout),
+    };
+    let response = request.send().await.map_err(transport)?;
+    let status = response.status();
+    let text = response.text().await.map_err(transport)?;
+    if !status.is_success() {
+        return Err(LlmError::Status {
+            provider,
+            status: status.as_u16(),
+            message: error_message(&text),
+        });
+    }
+    serde_json::from_str(&text).map_err(|error| LlmError::Malformed {
+        provider,
+        reason: format!("body is not JSON ({error})"),
+    })
+}
+
 /// Describes a failed HTTP exchange for a status message, never including secrets.
 fn describe_reqwest_error(error: &reqwest::Error, timeout: Duration) -> String {
     if error.is_timeout() {

@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 
 use super::{
     ChatMessage, Completion, LlmError, Part, ToolCall, TurnRequest, describe_reqwest_error,
-    error_message, with_key,
+    error_message, exchange_json, with_key,
 };
 use crate::metrics::TokenUsage;
 use crate::settings::{Provider, ProviderSettings};
@@ -189,28 +189,7 @@ pub(super) async fn complete(
         Provider::OpenAi,
         turn.provider.api_key.as_ref(),
     );
-    let response = request.send().await.map_err(|error| LlmError::Transport {
-        provider: Provider::OpenAi,
-        url: url.clone(),
-        reason: describe_reqwest_error(&error, turn.provider.timeout),
-    })?;
-    let status = response.status();
-    let text = response.text().await.map_err(|error| LlmError::Transport {
-        provider: Provider::OpenAi,
-        url: url.clone(),
-        reason: describe_reqwest_error(&error, turn.provider.timeout),
-    })?;
-    if !status.is_success() {
-        return Err(LlmError::Status {
-            provider: Provider::OpenAi,
-            status: status.as_u16(),
-            message: error_message(&text),
-        });
-    }
-    let value: Value = serde_json::from_str(&text).map_err(|error| LlmError::Malformed {
-        provider: Provider::OpenAi,
-        reason: format!("body is not JSON ({error})"),
-    })?;
+    let value = exchange_json(request, Provider::OpenAi, &url, turn.provider.timeout).await?;
     parse_response(&value).map_err(|reason| LlmError::Malformed {
         provider: Provider::OpenAi,
         reason,
