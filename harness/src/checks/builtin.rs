@@ -827,25 +827,37 @@ fn auth_not_leaked(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     };
     for server in servers {
-        for e in o.mcp_journals.get(&server).into_iter().flatten() {
-            if let Some(a) = e.authorization()
-                && tokens.iter().any(|t| a.contains(t.as_str()))
-            {
-                return fail(
-                    format!("`{server}` received an inbound bearer"),
-                    vec![Evidence::new(
-                        format!(
-                            "{server} {}",
-                            e.jsonrpc_method.as_deref().unwrap_or(&e.method)
-                        ),
-                        "no Authorization",
-                        a,
-                    )],
-                );
-            }
+        let entries = o.mcp_journals.get(&server).into_iter().flatten();
+        if let Some(evidence) = bearer_leak(&server, entries, &tokens, "no Authorization") {
+            return fail(
+                format!("`{server}` received an inbound bearer"),
+                vec![evidence],
+            );
         }
     }
     Outcome::Pass
+}
+
+/// Evidence for the first journal entry whose `Authorization` carries one of the inbound bearers.
+fn bearer_leak<'a>(
+    server: &str,
+    entries: impl IntoIterator<Item = &'a pallas_mocks::McpJournalEntry>,
+    tokens: &[String],
+    expected: &str,
+) -> Option<Evidence> {
+    entries.into_iter().find_map(|e| {
+        let a = e.authorization()?;
+        tokens.iter().any(|t| a.contains(t.as_str())).then(|| {
+            Evidence::new(
+                format!(
+                    "{server} {}",
+                    e.jsonrpc_method.as_deref().unwrap_or(&e.method)
+                ),
+                expected,
+                a,
+            )
+        })
+    })
 }
 
 fn auth_probes(c: &CheckSpec, o: &Observed) -> Outcome {
@@ -855,25 +867,14 @@ fn auth_probes(c: &CheckSpec, o: &Observed) -> Outcome {
     }
     let tokens = bearers(o);
     for (server, entries) in &o.mcp_journals {
-        for e in entries
+        let during_health = entries
             .iter()
-            .filter(|e| steps.iter().any(|s| within(&e.time, s)))
-        {
-            if let Some(a) = e.authorization()
-                && tokens.iter().any(|t| a.contains(t.as_str()))
-            {
-                return fail(
-                    format!("a health probe to `{server}` carried an inbound bearer"),
-                    vec![Evidence::new(
-                        format!(
-                            "{server} {}",
-                            e.jsonrpc_method.as_deref().unwrap_or(&e.method)
-                        ),
-                        "no inbound bearer",
-                        a,
-                    )],
-                );
-            }
+            .filter(|e| steps.iter().any(|s| within(&e.time, s)));
+        if let Some(evidence) = bearer_leak(server, during_health, &tokens, "no inbound bearer") {
+            return fail(
+                format!("a health probe to `{server}` carried an inbound bearer"),
+                vec![evidence],
+            );
         }
     }
     Outcome::Pass
