@@ -205,8 +205,15 @@ pub fn evaluate(
                 Some(prev) => merge(prev, outcome),
             });
         }
-        let outcome =
+        let mut outcome =
             merged.unwrap_or(Outcome::Inconclusive("for_each range is empty".into()));
+        if check.premise
+            && let Outcome::Fail(r, _) | Outcome::Should(r, _) = &outcome
+        {
+            outcome = Outcome::Inconclusive(format!(
+                "the scenario's premise does not hold, so what it sets up was not exercised: {r}"
+            ));
+        }
         let scope = scope_of(check);
         let mut result = judge(subject, outcome, &scope);
         if let Some(note) = builtin_note {
@@ -260,6 +267,7 @@ fn unobservable(outcome: Outcome, observed: &Observed, scope: &[String]) -> Outc
     let (Outcome::Fail(reason, _) | Outcome::Should(reason, _)) = &outcome else {
         return outcome;
     };
+    // An unscoped check judges every step, so any timeout leaves it without a full view.
     let timed_out: Vec<&str> = select_steps(&observed.steps, scope)
         .into_iter()
         .filter(|s| s.timed_out)
@@ -403,7 +411,7 @@ mod requires_tests {
     fn a_check_entry_skips_when_the_target_does_not_claim_what_it_requires() {
         let scenario = crate::scenario::parse_str(
             "t.yaml",
-            "id: t\ntitle: t\nsteps:\n  - name: h\n    health: {agent: a}\n    requires: [health]\nchecks:\n  - title: healthy\n    requires: [health]\n    assert:\n      output: {step: h, path: \"$.health.status\", equals: ok}\n",
+            "id: t\ntitle: t\nsteps:\n  - name: h\n    health: {agent: a}\n    requires: [health]\nchecks:\n  - title: healthy\n    level: MUST\n    requires: [health]\n    assert:\n      output: {step: h, path: \"$.health.status\", equals: ok}\n",
         )
         .expect("scenario parses");
         let results = evaluate(

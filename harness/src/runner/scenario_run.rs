@@ -91,7 +91,13 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
         );
     }
     let deadline = s.spec.timeouts.scenario.unwrap_or(opts.scenario_deadline);
-    let step_timeout = s.spec.timeouts.step.unwrap_or(opts.step_timeout);
+    let step_timeout = s
+        .spec
+        .timeouts
+        .step
+        .or(target.spec.step_timeout)
+        .unwrap_or(opts.step_timeout)
+        + target.spec.retry_backoff.unwrap_or_default();
 
     // Mocks.
     let eco =
