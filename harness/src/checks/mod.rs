@@ -6,6 +6,7 @@ mod verdict;
 pub use verdict::{CheckResult, Evidence, Grading, Outcome, Subject, Verdict};
 pub use assert::predicate as assert_predicate;
 mod builtin;
+mod premise;
 mod rules;
 pub use rules::{metric_value, python_title};
 pub mod wire;
@@ -129,6 +130,9 @@ pub fn evaluate(
         {
             continue; // listed explicitly below
         }
+        if premise::missing(&def.id, observed).is_some() {
+            continue; // nothing observed that it applies to
+        }
         let outcome = builtin::run(&def.id, &CheckSpec::default(), observed);
         if matches!(outcome, Outcome::NotApplicable(_) | Outcome::Inconclusive(_)) {
             continue; // nothing observed that it applies to
@@ -207,6 +211,11 @@ pub fn evaluate(
         }
         let mut outcome =
             merged.unwrap_or(Outcome::Inconclusive("for_each range is empty".into()));
+        if let Some(why) = def.and_then(|d| premise::missing(&d.id, observed))
+            && !matches!(outcome, Outcome::Error(_))
+        {
+            outcome = Outcome::Inconclusive(why.to_owned());
+        }
         if check.premise
             && let Outcome::Fail(r, _) | Outcome::Should(r, _) = &outcome
         {
