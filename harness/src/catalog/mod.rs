@@ -37,7 +37,7 @@ pub fn to_json() -> serde_json::Value {
                     "quote": c.quote,
                     "title": c.title,
                     "premise": c.premise,
-                    "capability": c.capability.map(crate::scenario::Capability::as_str),
+                    "capability": c.capability.map(crate::vocab::Capability::as_str),
                     "evaluation": c.evaluation,
                 })
             })

@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::scenario::Level;
+use crate::vocab::Level;
 
 static KEYWORD: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(must(?:\s+not)?|shall(?:\s+not)?|required|should(?:\s+not)?|recommended|may|optional)\b").ok()

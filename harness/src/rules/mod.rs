@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 
 pub use keyword::{Keyword, keyword_level};
 
-use crate::scenario::{Capability, Level};
-use crate::scenario::{SpecError, from_yaml};
+use crate::diag::{SpecError, from_yaml};
+use crate::vocab::{Capability, Level};
 
 /// The bundled rule files, in load order.
 pub const FILES: &[(&str, &str)] = &[(
@@ -268,7 +268,7 @@ impl RuleBook {
             let mut refs = Vec::new();
             for id in &entry.rules {
                 let Some((rule, _)) = rules.get(id) else {
-                    let hint = crate::scenario::did_you_mean(id, rules.keys().map(String::as_str))
+                    let hint = crate::diag::did_you_mean(id, rules.keys().map(String::as_str))
                         .map(|c| format!("did you mean `{c}`?"));
                     return Err(at(
                         format!("check `{}` names unknown rule `{id}`", entry.id),

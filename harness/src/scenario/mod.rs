@@ -1,7 +1,6 @@
 //! Scenario files: the `*Spec` types, loading with source locations, semantic validation,
 //! templating and the generated JSON Schema of the format.
 
-mod diag;
 mod schema;
 mod spec;
 pub mod template;
@@ -13,7 +12,8 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_saphyr::Spanned;
 
-pub use diag::{SpecError, did_you_mean, from_yaml};
+pub use crate::diag::{SpecError, did_you_mean, from_yaml};
+pub use crate::vocab::{Capability, Level};
 pub use schema::{json_schema, json_schema_pretty};
 pub use spec::*;
 

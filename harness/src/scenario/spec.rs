@@ -9,6 +9,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::vocab::{Capability, Level};
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -81,66 +83,6 @@ impl EraSpec {
         match self {
             Self::V2025_11_25 => "2025-11-25",
             Self::V2026_07_28 => "2026-07-28",
-        }
-    }
-}
-
-/// A capability a target claims and a scenario may require.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Capability {
-    /// `GET /.well-known/mcp/server.json`.
-    Registry,
-    /// The `get_health` tool.
-    Health,
-    /// `notifications/progress` during `send_message`.
-    Progress,
-    /// Inbound bearer forwarding to opted-in downstream servers.
-    Bearer,
-    /// Prometheus `/metrics`.
-    Metrics,
-    /// The `{agent}_history` prompt.
-    History,
-    /// Images in `send_message`.
-    Images,
-    /// Reloading the deployment (files rewritten + SIGHUP) without a restart.
-    Reload,
-    /// The harness can read the implementation's logs (stdout, stderr, log file).
-    Logs,
-    /// MCP sessions (`Mcp-Session-Id`, `DELETE`).
-    Sessions,
-}
-
-impl Capability {
-    /// Every capability, in declaration order.
-    pub const ALL: [Capability; 10] = [
-        Self::Registry,
-        Self::Health,
-        Self::Progress,
-        Self::Bearer,
-        Self::Metrics,
-        Self::History,
-        Self::Images,
-        Self::Reload,
-        Self::Logs,
-        Self::Sessions,
-    ];
-
-    /// The snake_case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Registry => "registry",
-            Self::Health => "health",
-            Self::Progress => "progress",
-            Self::Bearer => "bearer",
-            Self::Metrics => "metrics",
-            Self::History => "history",
-            Self::Images => "images",
-            Self::Reload => "reload",
-            Self::Logs => "logs",
-            Self::Sessions => "sessions",
         }
     }
 }
@@ -549,31 +491,6 @@ pub struct RepeatStep {
     pub concurrent: bool,
     /// Steps of one iteration; their names get `[i]` appended.
     pub steps: Vec<StepSpec>,
-}
-
-/// Importance of a check (RFC 2119).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum Level {
-    /// Breaking it fails the run.
-    Must,
-    /// Breaking it warns.
-    Should,
-    /// Optional behaviour.
-    May,
-}
-
-impl Level {
-    /// `MUST`, `SHOULD` or `MAY`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Must => "MUST",
-            Self::Should => "SHOULD",
-            Self::May => "MAY",
-        }
-    }
 }
 
 /// One entry of `checks:`: a catalog check (`check: PROG-002`), optionally with parameters
