@@ -111,7 +111,10 @@ fn replace_token(text: &str, secret: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find(secret) {
-        let before = rest[..i].chars().next_back().or_else(|| out.chars().next_back());
+        let before = rest[..i]
+            .chars()
+            .next_back()
+            .or_else(|| out.chars().next_back());
         let after = rest[i + secret.len()..].chars().next();
         let whole = !before.is_some_and(token_char) && !after.is_some_and(token_char);
         out.push_str(&rest[..i]);

@@ -97,9 +97,21 @@ pub fn premise_absent_on_do_nothing(id: &str) -> bool {
     (matches!(family, "REG" | "MET") && id != "REG-002")
         || matches!(
             id,
-            "MSG-002" | "MSG-003" | "MSG-004" | "MSG-005" | "PROG-001" | "PROG-006" | "PROG-008"
-                | "PROG-010" | "AUTH-001" | "AUTH-002" | "AUTH-003" | "AUTH-004" | "AUTH-005"
-                | "AUTH-006" | "HEALTH-007"
+            "MSG-002"
+                | "MSG-003"
+                | "MSG-004"
+                | "MSG-005"
+                | "PROG-001"
+                | "PROG-006"
+                | "PROG-008"
+                | "PROG-010"
+                | "AUTH-001"
+                | "AUTH-002"
+                | "AUTH-003"
+                | "AUTH-004"
+                | "AUTH-005"
+                | "AUTH-006"
+                | "HEALTH-007"
         )
 }
 
@@ -199,9 +211,7 @@ pub fn judge(result: &ScenarioResult, allowed: &AllowedWarnings) -> Result<Tally
             Verdict::Skip => problems.push(describe(c, "a declared check judged nothing")),
             Verdict::Fail | Verdict::Error => problems.push(describe(c, c.verdict.as_str())),
             // The reference exercises every premise and implements every MAY it is asked about.
-            Verdict::Inconclusive | Verdict::Info => {
-                problems.push(describe(c, c.verdict.as_str()))
-            }
+            Verdict::Inconclusive | Verdict::Info => problems.push(describe(c, c.verdict.as_str())),
         }
     }
     if problems.is_empty() {

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 mod judge;
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use pallas_conformance::runner::{self, RunOptions, ScenarioResult};
 use pallas_conformance::checks::Verdict;
+use pallas_conformance::runner::{self, RunOptions, ScenarioResult};
 use pallas_conformance::scenario::Scenario;
 use pallas_e2e::defects::{self, DefectTable};
 use pallas_e2e::suite::{self, AllowedWarnings, Tally};
@@ -246,40 +246,52 @@ fn table_trials(shared: &Arc<Shared>) -> Vec<Trial> {
 /// premise is absent may pass, and the run reports its inconclusive verdicts apart.
 fn do_nothing_trial(shared: &Arc<Shared>) -> Trial {
     let shared = shared.clone();
-    Trial::test("do_nothing::no_check_passes_without_its_premise", move || {
-        let started = Instant::now();
-        let target = suite::do_nothing_target(&shared.root, Path::new(MOCKS_BIN))
-            .map_err(|e| Failed::from(e.to_string()))?;
-        let opts = RunOptions {
-            jobs: 4,
-            step_timeout: Duration::from_secs(3),
-            scenario_deadline: Duration::from_secs(60),
-            ..RunOptions::default()
-        };
-        let run = shared
-            .runtime
-            .block_on(runner::run(&shared.scenarios, &target, &opts));
-        record(&shared, "do_nothing", started);
-        let vacuous: Vec<String> = run
-            .scenarios
-            .iter()
-            .flat_map(|s| s.checks.iter().map(move |c| (s, c)))
-            .filter(|(_, c)| c.verdict == Verdict::Pass && suite::premise_absent_on_do_nothing(&c.id))
-            .map(|(s, c)| format!("{} passed in {} ({})", c.id, s.id, c.title))
-            .collect();
-        if !vacuous.is_empty() {
-            return Err(format!("vacuous passes against a do-nothing bridge:\n{}", vacuous.join("\n")).into());
-        }
-        let counts = run.counts();
-        if counts.inconclusive == 0 {
-            return Err("the do-nothing run reported no inconclusive verdict".into());
-        }
-        let summary = pallas_conformance::report::summary(&run);
-        if !summary.contains(&format!("{} inconclusive", counts.inconclusive)) {
-            return Err(format!("the summary does not count inconclusive verdicts apart:\n{summary}").into());
-        }
-        Ok(())
-    })
+    Trial::test(
+        "do_nothing::no_check_passes_without_its_premise",
+        move || {
+            let started = Instant::now();
+            let target = suite::do_nothing_target(&shared.root, Path::new(MOCKS_BIN))
+                .map_err(|e| Failed::from(e.to_string()))?;
+            let opts = RunOptions {
+                jobs: 4,
+                step_timeout: Duration::from_secs(3),
+                scenario_deadline: Duration::from_secs(60),
+                ..RunOptions::default()
+            };
+            let run = shared
+                .runtime
+                .block_on(runner::run(&shared.scenarios, &target, &opts));
+            record(&shared, "do_nothing", started);
+            let vacuous: Vec<String> = run
+                .scenarios
+                .iter()
+                .flat_map(|s| s.checks.iter().map(move |c| (s, c)))
+                .filter(|(_, c)| {
+                    c.verdict == Verdict::Pass && suite::premise_absent_on_do_nothing(&c.id)
+                })
+                .map(|(s, c)| format!("{} passed in {} ({})", c.id, s.id, c.title))
+                .collect();
+            if !vacuous.is_empty() {
+                return Err(format!(
+                    "vacuous passes against a do-nothing bridge:\n{}",
+                    vacuous.join("\n")
+                )
+                .into());
+            }
+            let counts = run.counts();
+            if counts.inconclusive == 0 {
+                return Err("the do-nothing run reported no inconclusive verdict".into());
+            }
+            let summary = pallas_conformance::report::summary(&run);
+            if !summary.contains(&format!("{} inconclusive", counts.inconclusive)) {
+                return Err(format!(
+                    "the summary does not count inconclusive verdicts apart:\n{summary}"
+                )
+                .into());
+            }
+            Ok(())
+        },
+    )
 }
 
 fn main() -> std::process::ExitCode {

@@ -1237,7 +1237,10 @@ fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
                 s.name
             ));
         }
-        if s.output.get("cancelled_at_ms").is_some_and(|v| !v.is_null()) {
+        if s.output
+            .get("cancelled_at_ms")
+            .is_some_and(|v| !v.is_null())
+        {
             continue; // the client cancelled it: the receiver should not answer
         }
         if s.error.is_none()

@@ -3,8 +3,8 @@
 
 mod assert;
 mod verdict;
-pub use verdict::{CheckResult, Evidence, Grading, Outcome, Subject, Verdict};
 pub use assert::predicate as assert_predicate;
+pub use verdict::{CheckResult, Evidence, Grading, Outcome, Subject, Verdict};
 mod builtin;
 mod premise;
 mod rules;
@@ -134,10 +134,17 @@ pub fn evaluate(
             continue; // nothing observed that it applies to
         }
         let outcome = builtin::run(&def.id, &CheckSpec::default(), observed);
-        if matches!(outcome, Outcome::NotApplicable(_) | Outcome::Inconclusive(_)) {
+        if matches!(
+            outcome,
+            Outcome::NotApplicable(_) | Outcome::Inconclusive(_)
+        ) {
             continue; // nothing observed that it applies to
         }
-        out.push(judge(Subject::check(def, None, String::new()), outcome, &[]));
+        out.push(judge(
+            Subject::check(def, None, String::new()),
+            outcome,
+            &[],
+        ));
     }
     for (i, check) in scenario.spec.checks.iter().enumerate() {
         let location = scenario.check_location(i);
@@ -189,7 +196,8 @@ pub fn evaluate(
             if let (Some(_), Some(d)) = (&c.assert, def)
                 && d.evaluation != Evaluation::Assertion
                 && builtin_note.is_none()
-                && let Outcome::Fail(r, _) | Outcome::Should(r, _) = builtin::run(&d.id, c, observed)
+                && let Outcome::Fail(r, _) | Outcome::Should(r, _) =
+                    builtin::run(&d.id, c, observed)
             {
                 builtin_note = Some(r);
             }
@@ -209,8 +217,7 @@ pub fn evaluate(
                 Some(prev) => merge(prev, outcome),
             });
         }
-        let mut outcome =
-            merged.unwrap_or(Outcome::Inconclusive("for_each range is empty".into()));
+        let mut outcome = merged.unwrap_or(Outcome::Inconclusive("for_each range is empty".into()));
         if let Some(why) = def.and_then(|d| premise::missing(&d.id, observed))
             && !matches!(outcome, Outcome::Error(_))
         {
@@ -253,7 +260,11 @@ fn merge(prev: Outcome, next: Outcome) -> Outcome {
             Outcome::NotApplicable(_) => 0,
         }
     }
-    if rank(&next) > rank(&prev) { next } else { prev }
+    if rank(&next) > rank(&prev) {
+        next
+    } else {
+        prev
+    }
 }
 
 /// The step globs an entry looks at: its `steps:`, or the step its assertion names.

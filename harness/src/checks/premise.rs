@@ -35,9 +35,11 @@ fn progress_count(o: &Observed) -> usize {
 }
 
 fn cancelled(o: &Observed) -> bool {
-    o.steps
-        .iter()
-        .any(|s| s.output.get("cancelled_at_ms").is_some_and(|v| !v.is_null()))
+    o.steps.iter().any(|s| {
+        s.output
+            .get("cancelled_at_ms")
+            .is_some_and(|v| !v.is_null())
+    })
 }
 
 /// Why the premise of check `id` did not occur in `o` (`None`: it did, or the check needs
@@ -71,9 +73,11 @@ pub fn missing(id: &str, o: &Observed) -> Option<&'static str> {
         }
         (_, "PROG-001") => "neither the mock LLM nor a downstream server was called",
         (_, "PROG-003") => "fewer than two progress notifications were received",
-        (_, "PROG-006" | "PROG-008" | "AUTH-001" | "AUTH-002" | "AUTH-003" | "AUTH-004" | "AUTH-005") => {
-            "no downstream tool call reached a mock MCP server"
-        }
+        (
+            _,
+            "PROG-006" | "PROG-008" | "AUTH-001" | "AUTH-002" | "AUTH-003" | "AUTH-004"
+            | "AUTH-005",
+        ) => "no downstream tool call reached a mock MCP server",
         (_, "PROG-010") => "no call was cancelled after progress",
         (_, "AUTH-006" | "HEALTH-007") => "no health probe reached a mock MCP server",
         _ => "no progress notification was received",

@@ -283,7 +283,11 @@ mod tests {
         let g = Grading::default();
         assert_eq!(grade(Level::Must, fail(), g).0, Verdict::Fail);
         assert_eq!(grade(Level::Should, fail(), g).0, Verdict::Warn);
-        assert_eq!(grade(Level::May, fail(), g).0, Verdict::Info, "MAY never warns");
+        assert_eq!(
+            grade(Level::May, fail(), g).0,
+            Verdict::Info,
+            "MAY never warns"
+        );
         let strict = Grading {
             strict: true,
             lenient: false,

@@ -23,6 +23,7 @@
 
 pub mod cli;
 pub mod daedalus;
+pub mod http;
 pub mod metrics;
 pub mod observe;
 pub mod registry;
@@ -937,8 +938,13 @@ impl McpConnection {
             with_progress_token(params, opts)
         };
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let result = self.post_message(message, Some(id.clone()), opts, live).await;
-        if matches!(result, Err(ClientError::Timeout { .. })) && initialized && method != "initialize" {
+        let result = self
+            .post_message(message, Some(id.clone()), opts, live)
+            .await;
+        if matches!(result, Err(ClientError::Timeout { .. }))
+            && initialized
+            && method != "initialize"
+        {
             // The harness gave up waiting: tell the implementation, so the request does not
             // keep running into the next step (MCP: "the sender SHOULD issue a cancellation
             // notification"). Best effort, bounded by its own short timeout.

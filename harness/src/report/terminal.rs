@@ -81,8 +81,7 @@ pub fn summary(run: &RunResult) -> String {
             if !matches!(
                 c.verdict,
                 Verdict::Fail | Verdict::Warn | Verdict::Error | Verdict::Inconclusive
-            )
-                || c.id == "HARNESS"
+            ) || c.id == "HARNESS"
             {
                 continue;
             }

@@ -60,11 +60,26 @@ mod tests {
 
     #[test]
     fn keywords_give_levels_whatever_their_markup() {
-        assert!(matches!(keyword_level("Content-Type **must** be `application/json`."), Keyword::Level(Level::Must, _)));
-        assert!(matches!(keyword_level("The tool **must not** invoke the LLM."), Keyword::Level(Level::Must, _)));
-        assert!(matches!(keyword_level("It SHOULD be unique"), Keyword::Level(Level::Should, _)));
-        assert!(matches!(keyword_level("Servers **MAY** attach an `id`"), Keyword::Level(Level::May, _)));
-        assert!(matches!(keyword_level("Scraping it is the recommended default"), Keyword::Level(Level::Should, _)));
+        assert!(matches!(
+            keyword_level("Content-Type **must** be `application/json`."),
+            Keyword::Level(Level::Must, _)
+        ));
+        assert!(matches!(
+            keyword_level("The tool **must not** invoke the LLM."),
+            Keyword::Level(Level::Must, _)
+        ));
+        assert!(matches!(
+            keyword_level("It SHOULD be unique"),
+            Keyword::Level(Level::Should, _)
+        ));
+        assert!(matches!(
+            keyword_level("Servers **MAY** attach an `id`"),
+            Keyword::Level(Level::May, _)
+        ));
+        assert!(matches!(
+            keyword_level("Scraping it is the recommended default"),
+            Keyword::Level(Level::Should, _)
+        ));
         assert_eq!(keyword_level("The registry returns JSON."), Keyword::None);
         assert_eq!(keyword_level("mustard and mayonnaise"), Keyword::None);
     }
@@ -72,7 +87,9 @@ mod tests {
     #[test]
     fn a_sentence_with_keywords_of_two_levels_is_ambiguous() {
         assert!(matches!(
-            keyword_level("The tool **must not** invoke the LLM. It should complete in under 1 second"),
+            keyword_level(
+                "The tool **must not** invoke the LLM. It should complete in under 1 second"
+            ),
             Keyword::Ambiguous(_)
         ));
     }

@@ -12,14 +12,28 @@ use serde::{Deserialize, Serialize};
 
 pub use keyword::{Keyword, keyword_level};
 
-use crate::scenario::{SpecError, from_yaml};
 use crate::scenario::{Capability, Level};
+use crate::scenario::{SpecError, from_yaml};
 
 /// The bundled rule files, in load order.
-pub const FILES: &[(&str, &str)] = &[(
-    "harness/rules/pallas.yaml",
-    include_str!("../../rules/pallas.yaml"),
-)];
+pub const FILES: &[(&str, &str)] = &[
+    (
+        "harness/rules/pallas.yaml",
+        include_str!("../../rules/pallas.yaml"),
+    ),
+    (
+        "harness/rules/mcpctl.yaml",
+        include_str!("../../rules/mcpctl.yaml"),
+    ),
+    (
+        "harness/rules/percolate.yaml",
+        include_str!("../../rules/percolate.yaml"),
+    ),
+    (
+        "harness/rules/agentic-server.yaml",
+        include_str!("../../rules/agentic-server.yaml"),
+    ),
+];
 
 /// The document a rule quotes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -129,8 +143,7 @@ impl Rule {
                 let basis = self.basis.as_deref().unwrap_or_default();
                 if basis.trim().is_empty() {
                     return Err(
-                        "the quote has no normative keyword and the rule states no `basis:`"
-                            .into(),
+                        "the quote has no normative keyword and the rule states no `basis:`".into(),
                     );
                 }
                 if basis.starts_with("incident:") && self.doc == Doc::Seed001 {
@@ -293,9 +306,7 @@ impl RuleBook {
                 premise: entry.premise,
             });
         }
-        checks.sort_by(|a, b| {
-            (a.family(), number_of(&a.id)).cmp(&(b.family(), number_of(&b.id)))
-        });
+        checks.sort_by(|a, b| (a.family(), number_of(&a.id)).cmp(&(b.family(), number_of(&b.id))));
         Ok(Self {
             rules: rules.into_iter().map(|(k, (r, _))| (k, r)).collect(),
             checks,
@@ -315,7 +326,8 @@ impl RuleBook {
 
 /// Why a rule's declared level does not follow from its quote, if it does not.
 fn level_problem(rule: &Rule, derived: Level) -> Option<String> {
-    let stated = rule.table_column.is_some() || matches!(keyword_level(&rule.quote), Keyword::Level(..));
+    let stated =
+        rule.table_column.is_some() || matches!(keyword_level(&rule.quote), Keyword::Level(..));
     if rule.doc == Doc::Kit {
         if rule.basis.is_none() {
             return Some("the kit's own statement needs a `basis:`".into());
@@ -348,7 +360,13 @@ fn number_of(id: &str) -> u32 {
         .unwrap_or(u32::MAX)
 }
 
-fn located(file: &str, text: &str, needle: &str, message: String, hint: Option<String>) -> SpecError {
+fn located(
+    file: &str,
+    text: &str,
+    needle: &str,
+    message: String,
+    hint: Option<String>,
+) -> SpecError {
     let (line, column) = text
         .lines()
         .enumerate()

@@ -4,11 +4,26 @@
 use super::{Doc, Rule, RuleBook};
 
 const SEEDS: &[(Doc, &str)] = &[
-    (Doc::Seed000, include_str!("../../rules/sources/seeds/000_12248c68b724c0a6.txt")),
-    (Doc::Seed001, include_str!("../../rules/sources/seeds/001_d1a094683dafbc97.txt")),
-    (Doc::Seed002, include_str!("../../rules/sources/seeds/002_218eeb7c7e98757d.txt")),
-    (Doc::Seed003, include_str!("../../rules/sources/seeds/003_a05661fda00f18cf.txt")),
-    (Doc::Seed004, include_str!("../../rules/sources/seeds/004_86b62ae9e960ceee.txt")),
+    (
+        Doc::Seed000,
+        include_str!("../../rules/sources/seeds/000_12248c68b724c0a6.txt"),
+    ),
+    (
+        Doc::Seed001,
+        include_str!("../../rules/sources/seeds/001_d1a094683dafbc97.txt"),
+    ),
+    (
+        Doc::Seed002,
+        include_str!("../../rules/sources/seeds/002_218eeb7c7e98757d.txt"),
+    ),
+    (
+        Doc::Seed003,
+        include_str!("../../rules/sources/seeds/003_a05661fda00f18cf.txt"),
+    ),
+    (
+        Doc::Seed004,
+        include_str!("../../rules/sources/seeds/004_86b62ae9e960ceee.txt"),
+    ),
 ];
 
 /// The seed files as bundled: `(file name, text)`.
@@ -92,12 +107,19 @@ fn check_rule(rule: &Rule) -> Option<QuoteProblem> {
     if !texts.iter().any(|t| t.contains(&quote)) {
         return Some(QuoteProblem {
             rule: rule.id.clone(),
-            message: format!("quote not found verbatim in {}: \"{}\"", rule.doc.title(), rule.quote),
+            message: format!(
+                "quote not found verbatim in {}: \"{}\"",
+                rule.doc.title(),
+                rule.quote
+            ),
         });
     }
     if let Some(column) = &rule.table_column {
         // The row must sit under a header naming the column, with `yes` in that column.
-        let doc_text = SEEDS.iter().find(|(d, _)| *d == rule.doc).map(|(_, t)| *t)?;
+        let doc_text = SEEDS
+            .iter()
+            .find(|(d, _)| *d == rule.doc)
+            .map(|(_, t)| *t)?;
         let lines: Vec<&str> = doc_text.lines().collect();
         let row = lines.iter().position(|l| normalise(l) == quote);
         let header = row.and_then(|r| {

@@ -26,7 +26,9 @@ fn every_quote_is_found_verbatim_in_its_source() {
 fn every_level_agrees_with_its_quote() {
     let book = book().expect("the bundled rules load");
     for rule in book.rules.values() {
-        let derived = rule.derived_level().expect("a level follows from the quote");
+        let derived = rule
+            .derived_level()
+            .expect("a level follows from the quote");
         assert!(
             level_problem(rule, derived).is_none(),
             "{}: {:?}",
@@ -65,7 +67,10 @@ fn a_quote_without_keyword_needs_a_basis_and_is_at_most_should() {
     let plain = "rules:\n  - id: s000.x\n    doc: seed-000\n    section: \"§1\"\n    quote: \"No authentication. No query parameters.\"\n    level: MUST\n";
     let err = load_one(plain).expect_err("no basis");
     assert!(err.message.contains("basis"), "{err}");
-    let with_basis = plain.replace("level: MUST\n", "level: MUST\n    basis: \"Daedalus sends none\"\n");
+    let with_basis = plain.replace(
+        "level: MUST\n",
+        "level: MUST\n    basis: \"Daedalus sends none\"\n",
+    );
     let err = load_one(&with_basis).expect_err("MUST without keyword");
     assert!(err.message.contains("at most SHOULD"), "{err}");
     let should = with_basis.replace("level: MUST", "level: SHOULD");
@@ -85,7 +90,12 @@ fn a_check_with_an_unknown_rule_no_rule_or_a_duplicate_id_is_a_located_error() {
     let none = format!(
         "{RULE}checks:\n  - {{id: REG-002, title: t, rules: [], evaluation: builtin, premise: p}}\n"
     );
-    assert!(load_one(&none).expect_err("no rule").message.contains("names no rule"));
+    assert!(
+        load_one(&none)
+            .expect_err("no rule")
+            .message
+            .contains("names no rule")
+    );
 
     let dup = format!(
         "{RULE}checks:\n  - {{id: REG-002, title: t, rules: [s000.ct], evaluation: builtin, premise: p}}\n  - {{id: REG-002, title: t, rules: [s000.ct], evaluation: builtin, premise: p}}\n"
@@ -100,7 +110,10 @@ fn a_check_with_an_unknown_rule_no_rule_or_a_duplicate_id_is_a_located_error() {
 
 #[test]
 fn a_quote_missing_from_its_source_is_reported() {
-    let text = RULE.replace("Content-Type **must** be", "Content-Type **must** always be");
+    let text = RULE.replace(
+        "Content-Type **must** be",
+        "Content-Type **must** always be",
+    );
     let book = load_one(&text).expect("loads");
     let problems = sources::verify_quotes(&book);
     assert_eq!(problems.len(), 1);

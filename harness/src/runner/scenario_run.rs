@@ -31,7 +31,9 @@ fn skipped(s: &Scenario, reason: String) -> ScenarioResult {
                 None => checks::Subject::assertion(
                     c.level.unwrap_or(crate::scenario::Level::Should),
                     s.spec.refs.clone(),
-                    c.title.clone().unwrap_or_else(|| "scenario assertion".into()),
+                    c.title
+                        .clone()
+                        .unwrap_or_else(|| "scenario assertion".into()),
                     location,
                 ),
             };

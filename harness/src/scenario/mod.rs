@@ -2,6 +2,7 @@
 //! templating and the generated JSON Schema of the format.
 
 mod diag;
+mod http;
 mod schema;
 mod spec;
 pub mod template;
@@ -14,6 +15,7 @@ use serde::de::IgnoredAny;
 use serde_saphyr::Spanned;
 
 pub use diag::{SpecError, did_you_mean, from_yaml};
+pub use http::HttpStep;
 pub use schema::{json_schema, json_schema_pretty};
 pub use spec::*;
 

@@ -111,11 +111,17 @@ pub enum Capability {
     Logs,
     /// MCP sessions (`Mcp-Session-Id`, `DELETE`).
     Sessions,
+    /// The mcpctl agents contract (seed 002): pack scenarios under `scenarios/mcpctl/`.
+    Mcpctl,
+    /// The Percolate MCP contract (seed 003): pack scenarios under `scenarios/percolate/`.
+    Percolate,
+    /// The McpAgenticServer contract (seed 004): pack scenarios under `scenarios/agentic-server/`.
+    AgenticServer,
 }
 
 impl Capability {
     /// Every capability, in declaration order.
-    pub const ALL: [Capability; 10] = [
+    pub const ALL: [Capability; 13] = [
         Self::Registry,
         Self::Health,
         Self::Progress,
@@ -126,7 +132,14 @@ impl Capability {
         Self::Reload,
         Self::Logs,
         Self::Sessions,
+        Self::Mcpctl,
+        Self::Percolate,
+        Self::AgenticServer,
     ];
+
+    /// The capabilities that select a contract pack of another system (a target claims at most
+    /// the one it implements; Pallas targets claim none).
+    pub const PACKS: [Capability; 3] = [Self::Mcpctl, Self::Percolate, Self::AgenticServer];
 
     /// The snake_case name.
     pub fn as_str(self) -> &'static str {
@@ -141,6 +154,9 @@ impl Capability {
             Self::Reload => "reload",
             Self::Logs => "logs",
             Self::Sessions => "sessions",
+            Self::Mcpctl => "mcpctl",
+            Self::Percolate => "percolate",
+            Self::AgenticServer => "agentic_server",
         }
     }
 }
@@ -365,6 +381,9 @@ pub struct StepSpec {
     /// Run the inner steps concurrently.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel: Option<Vec<StepSpec>>,
+    /// Any HTTP request (APIs beside MCP: mcpd's REST API, SSE chat streams, mock journals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<super::http::HttpStep>,
     /// Pause (for timing windows and expiry; never needed for readiness).
     #[serde(
         default,
@@ -842,7 +861,7 @@ impl StepSpec {
     /// The action keys that are set, in declaration order.
     pub fn actions(&self) -> Vec<&'static str> {
         let mut out = Vec::new();
-        let flags: [(&'static str, bool); 14] = [
+        let flags: [(&'static str, bool); 15] = [
             ("registry", self.registry.is_some()),
             ("connect", self.connect.is_some()),
             ("list_tools", self.list_tools.is_some()),
@@ -857,6 +876,7 @@ impl StepSpec {
             ("reload", self.reload.is_some()),
             ("repeat", self.repeat.is_some()),
             ("parallel", self.parallel.is_some()),
+            ("http", self.http.is_some()),
         ];
         for (name, set) in flags {
             if set {
@@ -882,6 +902,7 @@ impl StepSpec {
             .or(self.request.as_ref().map(|a| a.agent.as_str()))
             .or(self.raw.as_ref().map(|a| a.agent.as_str()))
             .or(self.delete.as_ref().map(|a| a.agent.as_str()))
+            .or(self.http.as_ref().and_then(|h| h.agent.as_deref()))
     }
 }
 

@@ -10,7 +10,8 @@ fn check(id: &str, level: Level, verdict: Verdict, reason: &str) -> CheckResult 
         id: id.into(),
         level,
         refs: vec!["seed 000 §4 Agent Progress Notifications".into()],
-        quote: (verdict != Verdict::Pass).then(|| "Progress notifications **MUST** stop after completion".to_owned()),
+        quote: (verdict != Verdict::Pass)
+            .then(|| "Progress notifications **MUST** stop after completion".to_owned()),
         title: format!("{id} title"),
         verdict,
         reason: reason.into(),
