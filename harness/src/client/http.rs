@@ -1,7 +1,8 @@
 //! The `http:` step's client: one request, the answer as step output
 //! `{status, content_type, headers, body, text, events, done, elapsed_ms}` — `body` is the parsed
 //! JSON (or null), `events` the `data:` payloads of an SSE answer (parsed JSON, or the text),
-//! `done` whether a `data: [DONE]` event ended it.
+//! `done` whether a `data: [DONE]` event ended it, and `result_json` the first text block of a
+//! JSON-RPC tool result (`body.result.content[0].text`) parsed as JSON, when it is JSON.
 
 use std::time::{Duration, Instant};
 
@@ -96,6 +97,11 @@ pub async fn send(step: &HttpStep, url: &str, timeout: Duration) -> Result<Value
         (Vec::new(), false)
     };
     let body = serde_json::from_str::<Value>(&text).unwrap_or(Value::Null);
+    let result_json = body
+        .pointer("/result/content/0/text")
+        .and_then(Value::as_str)
+        .and_then(|t| serde_json::from_str::<Value>(t).ok())
+        .unwrap_or(Value::Null);
     Ok(json!({
         "url": url,
         "status": status,
@@ -105,6 +111,7 @@ pub async fn send(step: &HttpStep, url: &str, timeout: Duration) -> Result<Value
         "text": text,
         "events": events,
         "done": done,
+        "result_json": result_json,
         "elapsed_ms": t0.elapsed().as_secs_f64() * 1000.0,
     }))
 }
