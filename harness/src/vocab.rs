@@ -30,11 +30,17 @@ pub enum Capability {
     Logs,
     /// MCP sessions (`Mcp-Session-Id`, `DELETE`).
     Sessions,
+    /// The mcpctl agents contract (seed 002): pack scenarios under `scenarios/mcpctl/`.
+    Mcpctl,
+    /// The Percolate MCP contract (seed 003): pack scenarios under `scenarios/percolate/`.
+    Percolate,
+    /// The McpAgenticServer contract (seed 004): pack scenarios under `scenarios/agentic-server/`.
+    AgenticServer,
 }
 
 impl Capability {
     /// Every capability, in declaration order.
-    pub const ALL: [Capability; 10] = [
+    pub const ALL: [Capability; 13] = [
         Self::Registry,
         Self::Health,
         Self::Progress,
@@ -45,7 +51,14 @@ impl Capability {
         Self::Reload,
         Self::Logs,
         Self::Sessions,
+        Self::Mcpctl,
+        Self::Percolate,
+        Self::AgenticServer,
     ];
+
+    /// The capabilities that select a contract pack of another system (a target claims at most
+    /// the one it implements; Pallas targets claim none).
+    pub const PACKS: [Capability; 3] = [Self::Mcpctl, Self::Percolate, Self::AgenticServer];
 
     /// The snake_case name.
     pub fn as_str(self) -> &'static str {
@@ -60,6 +73,9 @@ impl Capability {
             Self::Reload => "reload",
             Self::Logs => "logs",
             Self::Sessions => "sessions",
+            Self::Mcpctl => "mcpctl",
+            Self::Percolate => "percolate",
+            Self::AgenticServer => "agentic_server",
         }
     }
 }

@@ -43,10 +43,23 @@ pub fn workspace_root() -> PathBuf {
         .map_or_else(|| manifest.to_path_buf(), Path::to_path_buf)
 }
 
-/// Every scenario file under `root/scenarios`, sorted: `targets/` folders and files whose name
-/// starts with `_` are left out (the harness's own discovery rule).
+/// Folders of the contract packs of other systems (seeds 002–004): their scenarios require the
+/// pack's capability and run against the pack mocks, never against the reference.
+pub const PACK_FOLDERS: &[&str] = &["mcpctl", "percolate", "agentic-server"];
+
+/// Every Pallas scenario file under `root/scenarios`, sorted: `targets/` folders, files whose
+/// name starts with `_` (the harness's own discovery rule) and the pack folders are left out.
 pub fn scenario_files(root: &Path) -> Vec<PathBuf> {
-    scenario::discover(&[root.join("scenarios")])
+    let base = root.join("scenarios");
+    scenario::discover(std::slice::from_ref(&base))
+        .into_iter()
+        .filter(|f| !PACK_FOLDERS.iter().any(|p| f.starts_with(base.join(p))))
+        .collect()
+}
+
+/// The scenario files of one pack folder (`scenarios/<pack>/`), sorted.
+pub fn pack_scenario_files(root: &Path, pack: &str) -> Vec<PathBuf> {
+    scenario::discover(&[root.join("scenarios").join(pack)])
 }
 
 /// Loads one scenario file, with its diagnostics rendered as plain text on error.

@@ -23,6 +23,7 @@
 
 pub mod cli;
 pub mod daedalus;
+pub mod http;
 pub mod metrics;
 pub mod observe;
 pub mod registry;

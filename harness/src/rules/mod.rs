@@ -16,10 +16,24 @@ use crate::diag::{SpecError, from_yaml};
 use crate::vocab::{Capability, Level};
 
 /// The bundled rule files, in load order.
-pub const FILES: &[(&str, &str)] = &[(
-    "harness/rules/pallas.yaml",
-    include_str!("../../rules/pallas.yaml"),
-)];
+pub const FILES: &[(&str, &str)] = &[
+    (
+        "harness/rules/pallas.yaml",
+        include_str!("../../rules/pallas.yaml"),
+    ),
+    (
+        "harness/rules/mcpctl.yaml",
+        include_str!("../../rules/mcpctl.yaml"),
+    ),
+    (
+        "harness/rules/percolate.yaml",
+        include_str!("../../rules/percolate.yaml"),
+    ),
+    (
+        "harness/rules/agentic-server.yaml",
+        include_str!("../../rules/agentic-server.yaml"),
+    ),
+];
 
 /// The document a rule quotes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

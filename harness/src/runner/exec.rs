@@ -424,6 +424,28 @@ impl Exec {
                 }
             };
         }
+        if let Some(h) = &s.http {
+            let agent_url = match &h.agent {
+                Some(a) => self.0.agent_urls.lock().await.get(a).cloned(),
+                None => None,
+            };
+            let url = match crate::client::http::target_url(h, agent_url.as_deref()) {
+                Ok(u) => u,
+                Err(e) => return err(e),
+            };
+            return match crate::client::http::send(h, &url, timeout).await {
+                Ok(output) => ActionOutput {
+                    output,
+                    error: None,
+                    timed_out: false,
+                },
+                Err((e, timed_out)) => ActionOutput {
+                    output: Value::Null,
+                    error: Some(e),
+                    timed_out,
+                },
+            };
+        }
         if s.registry.is_some() {
             let Some(url) = &self.0.registry_url else {
                 return err("the target has no registry".into());

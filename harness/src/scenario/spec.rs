@@ -307,6 +307,9 @@ pub struct StepSpec {
     /// Run the inner steps concurrently.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel: Option<Vec<StepSpec>>,
+    /// Any HTTP request (APIs beside MCP: mcpd's REST API, SSE chat streams, mock journals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<super::http::HttpStep>,
     /// Pause (for timing windows and expiry; never needed for readiness).
     #[serde(
         default,
@@ -759,7 +762,7 @@ impl StepSpec {
     /// The action keys that are set, in declaration order.
     pub fn actions(&self) -> Vec<&'static str> {
         let mut out = Vec::new();
-        let flags: [(&'static str, bool); 14] = [
+        let flags: [(&'static str, bool); 15] = [
             ("registry", self.registry.is_some()),
             ("connect", self.connect.is_some()),
             ("list_tools", self.list_tools.is_some()),
@@ -774,6 +777,7 @@ impl StepSpec {
             ("reload", self.reload.is_some()),
             ("repeat", self.repeat.is_some()),
             ("parallel", self.parallel.is_some()),
+            ("http", self.http.is_some()),
         ];
         for (name, set) in flags {
             if set {
@@ -799,6 +803,7 @@ impl StepSpec {
             .or(self.request.as_ref().map(|a| a.agent.as_str()))
             .or(self.raw.as_ref().map(|a| a.agent.as_str()))
             .or(self.delete.as_ref().map(|a| a.agent.as_str()))
+            .or(self.http.as_ref().and_then(|h| h.agent.as_deref()))
     }
 }
 
