@@ -5,6 +5,8 @@
 
 use serde::Serialize;
 
+pub mod extra;
+
 use crate::scenario::{Capability, Level};
 
 /// How a check is evaluated.
@@ -501,12 +503,18 @@ pub static CATALOG: &[CheckDef] = &[
 
 /// Looks a check up by ID.
 pub fn get(id: &str) -> Option<&'static CheckDef> {
-    CATALOG.iter().find(|c| c.id == id)
+    CATALOG
+        .iter()
+        .find(|c| c.id == id)
+        .or_else(|| extra::get(id))
 }
 
-/// Every ID, in catalog order.
+/// Every ID, in catalog order (then the checks of `harness/rules/pallas-*.yaml`).
 pub fn ids() -> impl Iterator<Item = &'static str> {
-    CATALOG.iter().map(|c| c.id)
+    CATALOG
+        .iter()
+        .map(|c| c.id)
+        .chain(extra::checks().iter().map(|c| c.id))
 }
 
 /// The catalog as JSON (`pallas-conformance checks --json`).
