@@ -24,6 +24,7 @@ pub mod exit;
 pub mod process;
 pub mod redact;
 pub mod report;
+pub mod rules;
 pub mod runner;
 pub mod scenario;
 pub mod target;

@@ -224,6 +224,14 @@ pub const KNOWN: &[(&str, &str)] = &[
         "the default log file is `~/.local/share/pallas/pallas.log`",
     ),
     (
+        "default-vision-true",
+        "an omitted `vision` defaults to true instead of false",
+    ),
+    (
+        "log-file-off-with-stderr",
+        "the log file is not written while `PALLAS_LOG_STDERR` is set",
+    ),
+    (
         "log-root-follows-pallas-level",
         "third-party libraries log at Pallas's own level (debug) by default",
     ),

@@ -122,6 +122,7 @@ impl LogSettings {
             Some(p) => Some(PathBuf::from(p)),
             None => var("HOME").map(|h| Path::new(&h).join(default_file)),
         };
+        let file = file.filter(|_| !(stderr && crate::defect!("log-file-off-with-stderr")));
         Ok(Self {
             level,
             root_level,

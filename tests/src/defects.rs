@@ -161,14 +161,14 @@ impl DefectTable {
             }
         }
         let caught = self.caught();
-        for def in catalog::CATALOG {
-            let listed = self.uncaught.contains_key(def.id);
-            if caught.contains(def.id) && listed {
+        for def in catalog::all() {
+            let listed = self.uncaught.contains_key(def.id.as_str());
+            if caught.contains(def.id.as_str()) && listed {
                 out.push(format!(
                     "{} is caught by a defect but also listed under `uncaught`",
                     def.id
                 ));
-            } else if !caught.contains(def.id) && !listed {
+            } else if !caught.contains(def.id.as_str()) && !listed {
                 out.push(format!(
                     "{} is caught by no defect and not explained under `uncaught`",
                     def.id

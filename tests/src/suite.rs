@@ -71,6 +71,53 @@ pub fn trial_name(root: &Path, file: &Path) -> String {
 /// The reference target profile, changed to launch `binary` directly (no build step) with
 /// `PALLAS_DEFECTS` set to `defects` joined by commas (empty for the clean reference, so a value
 /// in the caller's environment never leaks into a clean run).
+pub fn do_nothing_target(root: &Path, mocks_binary: &Path) -> Result<Target, SuiteError> {
+    let path = root.join(DO_NOTHING_PROFILE);
+    let mut target = target::load(&path).map_err(|e| SuiteError::Profile {
+        path: path.clone(),
+        message: e.render_plain(),
+    })?;
+    target.spec.build.clear();
+    let binary = mocks_binary.display().to_string();
+    match target.spec.command.first_mut() {
+        Some(program) => *program = binary,
+        None => target.spec.command.push(binary),
+    }
+    Ok(target)
+}
+
+/// The do-nothing target's profile, relative to the workspace root.
+pub const DO_NOTHING_PROFILE: &str = "tests/targets/do-nothing.yaml";
+
+/// Checks a do-nothing bridge cannot have earned: each needs a registry entry, a model request,
+/// a downstream call, a probe, a scrape or a cancellation that the do-nothing target never
+/// produces. A `pass` of any of them is a vacuous verdict.
+pub fn premise_absent_on_do_nothing(id: &str) -> bool {
+    let family = pallas_conformance::catalog::family_of(id);
+    (matches!(family, "REG" | "MET") && id != "REG-002")
+        || matches!(
+            id,
+            "MSG-002"
+                | "MSG-003"
+                | "MSG-004"
+                | "MSG-005"
+                | "PROG-001"
+                | "PROG-006"
+                | "PROG-008"
+                | "PROG-010"
+                | "AUTH-001"
+                | "AUTH-002"
+                | "AUTH-003"
+                | "AUTH-004"
+                | "AUTH-005"
+                | "AUTH-006"
+                | "HEALTH-007"
+        )
+}
+
+/// The reference target profile, changed to launch `binary` directly (no build step) with
+/// `PALLAS_DEFECTS` set to `defects` joined by commas (empty for the clean reference, so a value
+/// in the caller's environment never leaks into a clean run).
 pub fn reference_target(
     root: &Path,
     binary: &Path,
@@ -163,6 +210,8 @@ pub fn judge(result: &ScenarioResult, allowed: &AllowedWarnings) -> Result<Tally
             Verdict::Warn => problems.push(describe(c, "a warning not listed in allowed_warnings")),
             Verdict::Skip => problems.push(describe(c, "a declared check judged nothing")),
             Verdict::Fail | Verdict::Error => problems.push(describe(c, c.verdict.as_str())),
+            // The reference exercises every premise and implements every MAY it is asked about.
+            Verdict::Inconclusive | Verdict::Info => problems.push(describe(c, c.verdict.as_str())),
         }
     }
     if problems.is_empty() {

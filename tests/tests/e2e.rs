@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 mod judge;
 
 use libtest_mimic::{Arguments, Failed, Trial};
+use pallas_conformance::checks::Verdict;
 use pallas_conformance::runner::{self, RunOptions, ScenarioResult};
 use pallas_conformance::scenario::Scenario;
 use pallas_e2e::defects::{self, DefectTable};
@@ -18,6 +19,7 @@ use pallas_e2e::suite::{self, AllowedWarnings, Tally};
 
 /// The reference binary with the `defects` feature, built by cargo beside this test.
 const REFERENCE_BIN: &str = env!("CARGO_BIN_EXE_pallas-e2e-reference");
+const MOCKS_BIN: &str = env!("CARGO_BIN_EXE_pallas-e2e-mocks");
 
 /// Scenarios running at once when `--test-threads` is not given: scenarios mostly wait on
 /// sockets and process start-up, so more than the core count keeps the machine busy.
@@ -240,6 +242,58 @@ fn table_trials(shared: &Arc<Shared>) -> Vec<Trial> {
     vec![consistent, readme, loaded]
 }
 
+/// Every scenario against a bridge that does nothing but claims everything: no check whose
+/// premise is absent may pass, and the run reports its inconclusive verdicts apart.
+fn do_nothing_trial(shared: &Arc<Shared>) -> Trial {
+    let shared = shared.clone();
+    Trial::test(
+        "do_nothing::no_check_passes_without_its_premise",
+        move || {
+            let started = Instant::now();
+            let target = suite::do_nothing_target(&shared.root, Path::new(MOCKS_BIN))
+                .map_err(|e| Failed::from(e.to_string()))?;
+            let opts = RunOptions {
+                jobs: 4,
+                step_timeout: Duration::from_secs(3),
+                scenario_deadline: Duration::from_secs(60),
+                ..RunOptions::default()
+            };
+            let run = shared
+                .runtime
+                .block_on(runner::run(&shared.scenarios, &target, &opts));
+            record(&shared, "do_nothing", started);
+            let vacuous: Vec<String> = run
+                .scenarios
+                .iter()
+                .flat_map(|s| s.checks.iter().map(move |c| (s, c)))
+                .filter(|(_, c)| {
+                    c.verdict == Verdict::Pass && suite::premise_absent_on_do_nothing(&c.id)
+                })
+                .map(|(s, c)| format!("{} passed in {} ({})", c.id, s.id, c.title))
+                .collect();
+            if !vacuous.is_empty() {
+                return Err(format!(
+                    "vacuous passes against a do-nothing bridge:\n{}",
+                    vacuous.join("\n")
+                )
+                .into());
+            }
+            let counts = run.counts();
+            if counts.inconclusive == 0 {
+                return Err("the do-nothing run reported no inconclusive verdict".into());
+            }
+            let summary = pallas_conformance::report::summary(&run);
+            if !summary.contains(&format!("{} inconclusive", counts.inconclusive)) {
+                return Err(format!(
+                    "the summary does not count inconclusive verdicts apart:\n{summary}"
+                )
+                .into());
+            }
+            Ok(())
+        },
+    )
+}
+
 fn main() -> std::process::ExitCode {
     let mut args = Arguments::from_args();
     if args.test_threads.is_none() {
@@ -283,6 +337,7 @@ fn main() -> std::process::ExitCode {
     // leaves, probes run one after another), so starting them early packs the run better.
     let mut trials = judge::trials();
     trials.extend(table_trials(&shared));
+    trials.push(do_nothing_trial(&shared));
     trials.extend(defect_names.into_iter().map(|n| defect_trial(&shared, n)));
     trials.extend(files.into_iter().map(|f| scenario_trial(&shared, f)));
 

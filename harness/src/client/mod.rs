@@ -937,7 +937,26 @@ impl McpConnection {
             with_progress_token(params, opts)
         };
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.post_message(message, Some(id), opts, live).await
+        let result = self
+            .post_message(message, Some(id.clone()), opts, live)
+            .await;
+        if matches!(result, Err(ClientError::Timeout { .. }))
+            && initialized
+            && method != "initialize"
+        {
+            // The harness gave up waiting: tell the implementation, so the request does not
+            // keep running into the next step (MCP: "the sender SHOULD issue a cancellation
+            // notification"). Best effort, bounded by its own short timeout.
+            let cancel = CallOptions {
+                bearer: opts.bearer.clone(),
+                timeout: Some(std::time::Duration::from_secs(2)),
+                ..CallOptions::default()
+            };
+            let _ = self
+                .cancel(&id, Some("timed out in the conformance client"), &cancel)
+                .await;
+        }
+        result
     }
 
     async fn post_message(

@@ -12,6 +12,8 @@ fn tag(v: Verdict) -> &'static str {
         Verdict::Fail => "FAIL ",
         Verdict::Warn => "WARN ",
         Verdict::Skip => "SKIP ",
+        Verdict::Info => "INFO ",
+        Verdict::Inconclusive => "INCON",
         Verdict::Error => "ERROR",
     }
 }
@@ -55,14 +57,14 @@ pub fn summary(run: &RunResult) -> String {
     let _ = writeln!(out, "\nsummary by check family ({})", run.target);
     let _ = writeln!(
         out,
-        "  {:<8} {:>5} {:>5} {:>5} {:>5} {:>5} {:>9}",
-        "family", "pass", "fail", "warn", "skip", "error", "baselined"
+        "  {:<8} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>9}",
+        "family", "pass", "fail", "warn", "info", "incon", "skip", "error", "baselined"
     );
     for (fam, c) in run.by_family() {
         let _ = writeln!(
             out,
-            "  {fam:<8} {:>5} {:>5} {:>5} {:>5} {:>5} {:>9}",
-            c.pass, c.fail, c.warn, c.skip, c.error, c.baselined
+            "  {fam:<8} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>9}",
+            c.pass, c.fail, c.warn, c.info, c.inconclusive, c.skip, c.error, c.baselined
         );
     }
     let mut problems = String::new();
@@ -76,8 +78,10 @@ pub fn summary(run: &RunResult) -> String {
             }
         }
         for c in &s.checks {
-            if !matches!(c.verdict, Verdict::Fail | Verdict::Warn | Verdict::Error)
-                || c.id == "HARNESS"
+            if !matches!(
+                c.verdict,
+                Verdict::Fail | Verdict::Warn | Verdict::Error | Verdict::Inconclusive
+            ) || c.id == "HARNESS"
             {
                 continue;
             }
@@ -123,7 +127,16 @@ pub fn summary(run: &RunResult) -> String {
                     let _ = writeln!(problems, "    seen:     {x}");
                 }
             }
+            if let Some(q) = &c.quote {
+                let _ = writeln!(problems, "  rule: \"{q}\"");
+            }
             let _ = writeln!(problems, "  refs: {}", c.refs.join("; "));
+            for t in &c.transcript {
+                let _ = writeln!(problems, "  transcript: {t}");
+            }
+            if !s.reproduce.is_empty() {
+                let _ = writeln!(problems, "  reproduce: {}", s.reproduce);
+            }
         }
     }
     if !problems.is_empty() {
@@ -143,12 +156,14 @@ pub fn summary(run: &RunResult) -> String {
     let c = run.counts();
     let _ = writeln!(
         out,
-        "\n{} scenario(s), {} check(s): {} passed, {} failed, {} warned, {} skipped, {} errors, {} expected failures; {:.2}s",
+        "\n{} scenario(s), {} check(s): {} passed, {} failed, {} warned, {} informational (MAY), {} inconclusive, {} skipped, {} errors, {} expected failures; {:.2}s",
         run.scenarios.len(),
-        c.pass + c.fail + c.warn + c.skip + c.error + c.baselined,
+        c.pass + c.fail + c.warn + c.info + c.inconclusive + c.skip + c.error + c.baselined,
         c.pass,
         c.fail,
         c.warn,
+        c.info,
+        c.inconclusive,
         c.skip,
         c.error,
         c.baselined,

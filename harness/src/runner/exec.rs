@@ -244,7 +244,7 @@ impl Exec {
             let mut out;
             loop {
                 out = match tokio::time::timeout(
-                    timeout + Duration::from_millis(500),
+                    timeout + Duration::from_millis(3000),
                     self.action(&rendered, &name, timeout),
                 )
                 .await

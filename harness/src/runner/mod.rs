@@ -82,6 +82,18 @@ pub struct ScenarioResult {
     pub output_tail: Option<String>,
     /// Steps that ran: name, duration, error.
     pub steps: Vec<StepSummary>,
+    /// The command that runs just this scenario against the same target.
+    #[serde(default)]
+    pub reproduce: String,
+}
+
+/// The command line that reruns one scenario file against a target profile.
+pub fn reproduce_command(scenario_file: &std::path::Path, profile: &std::path::Path) -> String {
+    format!(
+        "cargo run -p pallas-conformance -- run {} --target {}",
+        scenario_file.display(),
+        profile.display()
+    )
 }
 
 /// One step, as reports show it.
@@ -134,6 +146,10 @@ pub struct Counts {
     pub skip: usize,
     /// Error.
     pub error: usize,
+    /// Inconclusive: the premise was not observed.
+    pub inconclusive: usize,
+    /// Informational: a MAY not implemented.
+    pub info: usize,
     /// Failures listed in the baseline.
     pub baselined: usize,
 }
@@ -148,6 +164,8 @@ impl Counts {
             Verdict::Warn => self.warn += 1,
             Verdict::Skip => self.skip += 1,
             Verdict::Error => self.error += 1,
+            Verdict::Inconclusive => self.inconclusive += 1,
+            Verdict::Info => self.info += 1,
         }
     }
 }
@@ -304,9 +322,14 @@ pub async fn run_with_events(
                 skipped: None,
                 output_tail: None,
                 steps: Vec::new(),
+                reproduce: reproduce_command(&selected[i].path, &target.path),
             })
         })
         .collect();
+    let mut scenarios = scenarios;
+    for (s, spec) in scenarios.iter_mut().zip(&selected) {
+        s.reproduce = reproduce_command(&spec.path, &target.path);
+    }
     let stale = opts
         .baseline
         .as_ref()
@@ -340,6 +363,8 @@ pub fn overall(checks: &[CheckResult], error: bool) -> Verdict {
         || checks.iter().any(|c| c.baselined)
     {
         Verdict::Pass
+    } else if checks.iter().any(|c| c.verdict == Verdict::Inconclusive) {
+        Verdict::Inconclusive
     } else {
         Verdict::Skip
     }

@@ -669,10 +669,14 @@ pub struct CheckSpec {
     /// A generic assertion.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assert: Option<AssertSpec>,
-    /// Level of an assertion (default MUST, or the catalog check's level when the entry
-    /// names one; an asserted catalog entry may state a different level).
+    /// Level of an unattributed assertion (required: there is no default). An entry that
+    /// names a catalog check takes the check's level from its rules and states none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub level: Option<Level>,
+    /// The assertion states a premise of the scenario (the script really exercised what the
+    /// other checks judge): when it does not hold the entry is `inconclusive`, not a failure.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub premise: bool,
     /// Expand the entry once per value of a variable (`{{i}}` in every string of it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub for_each: Option<ForEachSpec>,

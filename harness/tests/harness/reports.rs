@@ -10,6 +10,8 @@ fn check(id: &str, level: Level, verdict: Verdict, reason: &str) -> CheckResult 
         id: id.into(),
         level,
         refs: vec!["seed 000 §4 Agent Progress Notifications".into()],
+        quote: (verdict != Verdict::Pass)
+            .then(|| "Progress notifications **MUST** stop after completion".to_owned()),
         title: format!("{id} title"),
         verdict,
         reason: reason.into(),
@@ -20,6 +22,11 @@ fn check(id: &str, level: Level, verdict: Verdict, reason: &str) -> CheckResult 
                 seen: Some("{\"progressToken\":1,\"url\":\"http://127.0.0.1:41234/mcp\"}".into()),
                 path: Some("/progress/0".into()),
             }]
+        } else {
+            Vec::new()
+        },
+        transcript: if verdict == Verdict::Fail {
+            vec!["with-string (send, 12 ms): → {\"message\":\"hi\"} ← {\"progress\":[]}".into()]
         } else {
             Vec::new()
         },
@@ -44,6 +51,7 @@ fn sample_run() -> RunResult {
         stale: vec![StaleEntry { scenario: "health-ok".into(), check: "HEALTH-006".into() }],
         scenarios: vec![
             ScenarioResult {
+                reproduce: "cargo run -p pallas-conformance -- run scenarios/progress/echo.yaml --target scenarios/targets/reference.yaml".into(),
                 id: "health-ok".into(),
                 title: "health is ok".into(),
                 file: "scenarios/health/ok.yaml".into(),
@@ -60,6 +68,7 @@ fn sample_run() -> RunResult {
                 steps: vec![StepSummary { name: "health".into(), elapsed_ms: 12.3, error: None }],
             },
             ScenarioResult {
+                reproduce: "cargo run -p pallas-conformance -- run scenarios/progress/echo.yaml --target scenarios/targets/reference.yaml".into(),
                 id: "progress-echo".into(),
                 title: "token echoed".into(),
                 file: "scenarios/progress/echo.yaml".into(),
@@ -76,6 +85,7 @@ fn sample_run() -> RunResult {
                 steps: Vec::new(),
             },
             ScenarioResult {
+                reproduce: "cargo run -p pallas-conformance -- run scenarios/progress/echo.yaml --target scenarios/targets/reference.yaml".into(),
                 id: "hung".into(),
                 title: "a hung implementation".into(),
                 file: "scenarios/x/hung.yaml".into(),

@@ -254,6 +254,9 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
     if crate::defect!("default-context-window-128k") {
         defaults.context_window = 128_000;
     }
+    if crate::defect!("default-vision-true") {
+        defaults.vision = true;
+    }
     if crate::defect!("default-max-output-8192") {
         defaults.max_output_tokens = 8192;
     }
