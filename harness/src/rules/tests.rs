@@ -1,5 +1,6 @@
 use super::*;
 
+#[allow(clippy::result_large_err)]
 fn load_one(text: &str) -> Result<RuleBook, SpecError> {
     RuleBook::load(&[("rules.yaml", text)])
 }
