@@ -224,6 +224,18 @@ pub const KNOWN: &[(&str, &str)] = &[
         "the default log file is `~/.local/share/pallas/pallas.log`",
     ),
     (
+        "registry-schema-url-old",
+        "registry entries name the 2025-09-29 server schema in `$schema`",
+    ),
+    (
+        "registry-meta-not-latest",
+        "registry `_meta` says `isLatest: false`",
+    ),
+    (
+        "capabilities-model-with-prefix",
+        "`capabilities.model` keeps the provider prefix (`openai.mock-model`)",
+    ),
+    (
         "default-vision-true",
         "an omitted `vision` defaults to true instead of false",
     ),
