@@ -29,16 +29,31 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// How a listing is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ListFormat {
+    /// Aligned text.
+    Text,
+    /// JSON.
+    Json,
+}
+
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run scenarios against a target and report.
     Run(RunArgs),
-    /// List the check catalog.
+    /// List the check catalog (`--rules`: the rules with their verbatim quotes).
     Checks {
-        /// As JSON.
+        /// As JSON (same as `--format json`).
         #[arg(long)]
         json: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+        format: ListFormat,
+        /// List the rules (ID, level, source, verbatim quote, basis, checks) instead of checks.
+        #[arg(long)]
+        rules: bool,
     },
     /// Parse and validate scenario files (and a target profile) without running anything.
     Validate {
@@ -112,12 +127,35 @@ fn parse_kv(s: &str) -> Result<(String, String), String> {
 
 /// Runs a parsed command line; returns the exit code. Writes to `out` and `err`.
 pub async fn run_cli(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
+    if let Err(e) = crate::rules::book() {
+        let _ = writeln!(err, "error: the bundled rule data does not load: {e}");
+        return exit::INVALID_INPUT;
+    }
     match cli.command {
-        Command::Checks { json } => {
-            let text = if json {
-                serde_json::to_string_pretty(&catalog::to_json()).unwrap_or_default() + "\n"
-            } else {
-                catalog::to_table()
+        Command::Checks {
+            json,
+            format,
+            rules,
+        } => {
+            let book = match crate::rules::book() {
+                Ok(b) => b,
+                Err(e) => {
+                    let _ = writeln!(err, "error: the bundled rule data does not load: {e}");
+                    return exit::INVALID_INPUT;
+                }
+            };
+            let json = json || format == ListFormat::Json;
+            let text = match (rules, json) {
+                (true, true) => {
+                    serde_json::to_string_pretty(&crate::rules::rules_json(book))
+                        .unwrap_or_default()
+                        + "\n"
+                }
+                (true, false) => crate::rules::rules_table(book),
+                (false, true) => {
+                    serde_json::to_string_pretty(&catalog::to_json()).unwrap_or_default() + "\n"
+                }
+                (false, false) => catalog::to_table(),
             };
             let _ = out.write_all(text.as_bytes());
             exit::SUCCESS

@@ -321,6 +321,65 @@ fn do_nothing_trial(shared: &Arc<Shared>) -> Trial {
     )
 }
 
+/// A stalled step: its checks are errors (a timeout is not a failure), the harness cancels the
+/// request, and the next step's checks pass.
+fn timeout_trial(shared: &Arc<Shared>) -> Trial {
+    let shared = shared.clone();
+    Trial::test(
+        "timeout::a_stalled_step_is_an_error_and_the_next_step_is_unaffected",
+        move || {
+            let scenario = suite::load_scenario(&shared.root.join("tests/scenarios/stall.yaml"))
+                .map_err(|e| Failed::from(e.to_string()))?;
+            let results = run_scenarios(&shared, std::slice::from_ref(&scenario), &[])?;
+            let [result] = results.as_slice() else {
+                return Err(format!("expected one result, got {}", results.len()).into());
+            };
+            let text =
+                pallas_conformance::report::summary(&pallas_conformance::runner::RunResult {
+                    target: "reference".into(),
+                    scenarios: results.clone(),
+                    stale: Vec::new(),
+                    duration_ms: 0.0,
+                    error: None,
+                });
+            let verdict_of = |title_part: &str, step: &str| {
+                result
+                    .checks
+                    .iter()
+                    .find(|c| c.title.contains(title_part))
+                    .map(|c| c.verdict)
+                    .ok_or_else(|| Failed::from(format!("no check about {step}:\n{text}")))
+            };
+            let stalled = verdict_of("the stalled call", "stalled")?;
+            let after = verdict_of("the next call", "after")?;
+            if stalled != Verdict::Error {
+                return Err(format!(
+                    "the stalled step's assertion is {stalled:?}, not error:\n{text}"
+                )
+                .into());
+            }
+            if after != Verdict::Pass {
+                return Err(
+                    format!("the next step's assertion is {after:?}, not pass:\n{text}").into(),
+                );
+            }
+            if result.checks.iter().any(|c| c.verdict == Verdict::Fail) {
+                return Err(format!("a timeout produced a failure:\n{text}").into());
+            }
+            let msg002: Vec<Verdict> = result
+                .checks
+                .iter()
+                .filter(|c| c.id == "MSG-002")
+                .map(|c| c.verdict)
+                .collect();
+            if msg002 != [Verdict::Error, Verdict::Pass] {
+                return Err(format!("MSG-002 on [stalled, after] is {msg002:?}:\n{text}").into());
+            }
+            Ok(())
+        },
+    )
+}
+
 fn main() -> std::process::ExitCode {
     let mut args = Arguments::from_args();
     if args.test_threads.is_none() {
@@ -365,6 +424,7 @@ fn main() -> std::process::ExitCode {
     let mut trials = judge::trials();
     trials.extend(table_trials(&shared));
     trials.push(do_nothing_trial(&shared));
+    trials.push(timeout_trial(&shared));
     trials.extend(defect_names.into_iter().map(|n| defect_trial(&shared, n)));
     trials.extend(files.into_iter().map(|f| scenario_trial(&shared, f)));
 

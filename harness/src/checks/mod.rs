@@ -5,10 +5,21 @@ mod assert;
 mod verdict;
 pub use assert::predicate as assert_predicate;
 pub use verdict::{CheckResult, Evidence, Grading, Outcome, Subject, Verdict};
-mod builtin;
 mod premise;
-mod rules;
-pub use rules::{metric_value, python_title};
+
+mod bearer;
+mod common;
+#[cfg(test)]
+mod family_tests;
+mod health;
+mod mcp;
+mod messages;
+mod metrics;
+mod progress;
+mod registry;
+
+pub use metrics::{SEED_METRICS, metric_value};
+pub use registry::python_title;
 pub mod wire;
 
 use std::collections::BTreeMap;
@@ -100,6 +111,37 @@ pub struct ReceivedMessage {
     pub request_method: Option<String>,
 }
 
+/// A built-in evaluator: the check's parameters and scope, and what was observed.
+pub(crate) type Evaluator = fn(&CheckSpec, &Observed) -> Outcome;
+
+/// Every family's evaluators, by check ID.
+const FAMILIES: &[&[(&str, Evaluator)]] = &[
+    registry::EVALUATORS,
+    health::EVALUATORS,
+    progress::EVALUATORS,
+    bearer::EVALUATORS,
+    metrics::EVALUATORS,
+    messages::EVALUATORS,
+    mcp::EVALUATORS,
+];
+
+/// The built-in evaluator of a check, if it has one.
+pub(crate) fn evaluator(id: &str) -> Option<Evaluator> {
+    FAMILIES
+        .iter()
+        .flat_map(|f| f.iter())
+        .find(|(i, _)| *i == id)
+        .map(|(_, e)| *e)
+}
+
+/// Runs the built-in evaluator of check `id`.
+pub(crate) fn run_builtin(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
+    match evaluator(id) {
+        Some(e) => e(c, o),
+        None => Outcome::Error(format!("check `{id}` has no built-in evaluator")),
+    }
+}
+
 /// A result for every check of `scenario` (and the automatic ones), graded and redacted.
 pub fn evaluate(
     scenario: &Scenario,
@@ -133,7 +175,7 @@ pub fn evaluate(
         if premise::missing(&def.id, observed).is_some() {
             continue; // nothing observed that it applies to
         }
-        let outcome = builtin::run(&def.id, &CheckSpec::default(), observed);
+        let outcome = run_builtin(&def.id, &CheckSpec::default(), observed);
         if matches!(
             outcome,
             Outcome::NotApplicable(_) | Outcome::Inconclusive(_)
@@ -196,8 +238,7 @@ pub fn evaluate(
             if let (Some(_), Some(d)) = (&c.assert, def)
                 && d.evaluation != Evaluation::Assertion
                 && builtin_note.is_none()
-                && let Outcome::Fail(r, _) | Outcome::Should(r, _) =
-                    builtin::run(&d.id, c, observed)
+                && let Outcome::Fail(r, _) | Outcome::Should(r, _) = run_builtin(&d.id, c, observed)
             {
                 builtin_note = Some(r);
             }
@@ -205,7 +246,7 @@ pub fn evaluate(
                 // The author's assertion is the stated rule for this entry; the built-in
                 // evaluator still reports its own verdict beside it.
                 (Some(a), _) => assert::run(a, observed),
-                (None, Some(id)) => match builtin::run(id, c, observed) {
+                (None, Some(id)) => match run_builtin(id, c, observed) {
                     // A listed check whose situation did not occur could not be judged.
                     Outcome::NotApplicable(r) => Outcome::Inconclusive(r),
                     o => o,

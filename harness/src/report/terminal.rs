@@ -32,15 +32,22 @@ pub fn event_line(e: &RunEvent) -> Option<String> {
 
 fn scenario_line(done: usize, total: usize, r: &ScenarioResult) -> String {
     let width = total.to_string().len();
-    let failed = r
-        .checks
-        .iter()
-        .filter(|c| matches!(c.verdict, Verdict::Fail | Verdict::Error) && !c.baselined)
-        .count();
-    let extra = match (&r.skipped, failed) {
-        (Some(why), _) => format!(" ({why})"),
-        (None, 0) => format!(" {} check(s)", r.checks.len()),
-        (None, n) => format!(" {n} of {} check(s) failed", r.checks.len()),
+    let count = |v: Verdict| {
+        r.checks
+            .iter()
+            .filter(|c| c.verdict == v && !c.baselined)
+            .count()
+    };
+    let (failed, errors) = (count(Verdict::Fail), count(Verdict::Error));
+    let extra = match (&r.skipped, failed, errors) {
+        (Some(why), _, _) => format!(" ({why})"),
+        (None, 0, 0) => format!(" {} check(s)", r.checks.len()),
+        (None, f, 0) => format!(" {f} of {} check(s) failed", r.checks.len()),
+        (None, 0, e) => format!(" {e} of {} check(s) could not be judged", r.checks.len()),
+        (None, f, e) => format!(
+            " {f} of {} check(s) failed, {e} could not be judged",
+            r.checks.len()
+        ),
     };
     format!(
         "[{done:>width$}/{total}] {} {:<36} {:>6.2}s{extra}",

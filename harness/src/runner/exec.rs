@@ -350,9 +350,34 @@ impl Exec {
                 bearer,
                 progress_token,
             };
+            let stalled_agent = record.timed_out.then(|| record.agent.clone()).flatten();
             self.0.records.lock().await.push(record);
+            if let Some(agent) = stalled_agent {
+                self.refresh_if_unusable(&agent).await;
+            }
             Ok(())
         })
+    }
+
+    /// After a step on `agent`'s connection timed out (and its request was cancelled): if the
+    /// session no longer answers a `ping`, drop it so the next step opens a fresh one — no
+    /// knock-on verdicts from a session a stalled call left unusable.
+    async fn refresh_if_unusable(&self, agent: &str) {
+        let Some(conn) = self.0.conns.lock().await.get(agent).cloned() else {
+            return;
+        };
+        let opts = CallOptions {
+            timeout: Some(Duration::from_secs(2)),
+            ..CallOptions::default()
+        };
+        let usable = conn.request("ping", json!({}), &opts).await.is_ok_and(|x| {
+            x.response
+                .as_ref()
+                .is_some_and(|r| r.get("result").is_some())
+        });
+        if !usable {
+            self.0.conns.lock().await.remove(agent);
+        }
     }
 
     async fn connection(&self, agent: &str) -> Result<McpConnection, String> {
