@@ -241,18 +241,27 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
     }
 
     // Bind everything first: a clash fails before anything serves.
-    let registry_listener = if options.agent.is_none() {
-        let addr = SocketAddr::new(options.bind, deployment.registry_port);
-        Some(bind(addr, "the registry", &file).await?)
-    } else {
-        None
-    };
+    let registry_listener =
+        if options.agent.is_none() || crate::defect!("single-agent-starts-registry") {
+            let addr = SocketAddr::new(options.bind, deployment.registry_port);
+            Some(bind(addr, "the registry", &file).await?)
+        } else {
+            None
+        };
     let selected: Vec<AgentEntry> = deployment
         .start_order()
         .into_iter()
-        .filter(|a| options.agent.as_deref().is_none_or(|n| n == a.name()))
+        .filter(|a| {
+            options.agent.as_deref().is_none_or(|n| n == a.name())
+                || crate::defect!("single-agent-starts-all")
+        })
         .cloned()
         .collect();
+    let selected: Vec<AgentEntry> = if crate::defect!("depends-on-reversed") {
+        selected.into_iter().rev().collect()
+    } else {
+        selected
+    };
     let mut listeners = HashMap::new();
     for entry in &selected {
         let addr = SocketAddr::new(options.bind, entry.port);
@@ -315,9 +324,11 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
             let Some(listener) = listeners.remove(entry.name()) else {
                 continue;
             };
-            wait_for_dependencies(&entry, &state, shared.options.ready_timeout)
-                .await
-                .inspect_err(|_| shared.root.cancel())?;
+            if !crate::defect!("depends-on-reversed") {
+                wait_for_dependencies(&entry, &state, shared.options.ready_timeout)
+                    .await
+                    .inspect_err(|_| shared.root.cancel())?;
+            }
             let running = serve_agent(&shared, &state, entry, listener);
             state
                 .agents
@@ -375,7 +386,15 @@ async fn preflight_all(
     for a in agents {
         let key = provider_key(&a.settings.model, &a.settings.provider);
         if !existing.contains_key(&key) {
-            todo.insert(key, (a.settings.model.clone(), a.settings.provider.clone()));
+            let todo_key = if crate::defect!("preflight-per-agent") {
+                format!("{key}|{}", a.name())
+            } else {
+                key
+            };
+            todo.insert(
+                todo_key,
+                (a.settings.model.clone(), a.settings.provider.clone()),
+            );
         }
     }
     let checks = todo.into_iter().map(|(key, (model, provider))| async move {
@@ -384,8 +403,19 @@ async fn preflight_all(
     });
     let mut cells = existing.clone();
     for (key, status) in futures::future::join_all(checks).await {
+        let key = if crate::defect!("preflight-per-agent") {
+            key.rsplit_once('|')
+                .map_or(key.clone(), |(k, _)| k.to_owned())
+        } else {
+            key
+        };
         metrics.set_llm_provider_up(status.provider.as_str(), status.is_ok());
         if let Some(problem) = status.describe() {
+            if crate::defect!("preflight-blocks-startup") {
+                tracing::error!(%problem, "LLM preflight failed; stopping");
+                eprintln!("pallas: LLM preflight failed: {problem}");
+                std::process::exit(3);
+            }
             tracing::warn!(%problem, "LLM preflight failed; agents start anyway");
         }
         cells.insert(key, LlmStatusCell::with_status(status));

@@ -14,6 +14,7 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use pallas_conformance::checks::Verdict;
 use pallas_conformance::runner::{self, RunOptions, ScenarioResult};
 use pallas_conformance::scenario::Scenario;
+use pallas_e2e::coverage;
 use pallas_e2e::defects::{self, DefectTable};
 use pallas_e2e::suite::{self, AllowedWarnings, Tally};
 
@@ -239,7 +240,33 @@ fn table_trials(shared: &Arc<Shared>) -> Vec<Trial> {
             Ok(())
         },
     );
-    vec![consistent, readme, loaded]
+    let s = shared.clone();
+    let coverage = Trial::test("coverage::docs_coverage_md_is_current", move || {
+        let table = s.table.as_ref().map_err(|e| Failed::from(e.clone()))?;
+        let book = pallas_conformance::rules::book().map_err(Failed::from)?;
+        let untestable = coverage::load_untestable(&s.root).map_err(Failed::from)?;
+        let problems = coverage::untestable_problems(&untestable);
+        if !problems.is_empty() {
+            return Err(problems.join("\n").into());
+        }
+        let want = coverage::markdown(book, &s.scenarios, table, &untestable);
+        let path = s.root.join(coverage::COVERAGE_FILE);
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        if want == text {
+            return Ok(());
+        }
+        if std::env::var_os("PALLAS_E2E_BLESS").is_some() {
+            std::fs::write(&path, want)
+                .map_err(|e| Failed::from(format!("{}: {e}", path.display())))?;
+            return Ok(());
+        }
+        Err(format!(
+            "{} is out of date; rerun with PALLAS_E2E_BLESS=1 to rewrite it",
+            path.display()
+        )
+        .into())
+    });
+    vec![consistent, readme, loaded, coverage]
 }
 
 /// Every scenario against a bridge that does nothing but claims everything: no check whose

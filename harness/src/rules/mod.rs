@@ -22,6 +22,22 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../rules/pallas.yaml"),
     ),
     (
+        "harness/rules/pallas-config.yaml",
+        include_str!("../../rules/pallas-config.yaml"),
+    ),
+    (
+        "harness/rules/pallas-startup.yaml",
+        include_str!("../../rules/pallas-startup.yaml"),
+    ),
+    (
+        "harness/rules/pallas-registry.yaml",
+        include_str!("../../rules/pallas-registry.yaml"),
+    ),
+    (
+        "harness/rules/pallas-logging.yaml",
+        include_str!("../../rules/pallas-logging.yaml"),
+    ),
+    (
         "harness/rules/mcpctl.yaml",
         include_str!("../../rules/mcpctl.yaml"),
     ),

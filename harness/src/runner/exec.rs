@@ -291,6 +291,19 @@ impl Exec {
                     out.error = Some(format!("capture `{cap}`: `{path}` selected nothing"));
                 }
             }
+            if rendered.expect_error {
+                // The failure is what the scenario observes: it becomes part of the output.
+                let e = out.error.take();
+                let mut o = match std::mem::take(&mut out.output) {
+                    Value::Object(m) => Value::Object(m),
+                    Value::Null => json!({}),
+                    other => json!({"value": other}),
+                };
+                if let Some(e) = e {
+                    o["error"] = json!(e);
+                }
+                out.output = o;
+            }
             let bearer = [
                 rendered.send.as_ref().and_then(|s| s.bearer.clone()),
                 rendered.call.as_ref().and_then(|s| s.bearer.clone()),
@@ -725,6 +738,32 @@ impl Exec {
         }
         if let Some(r) = &s.reload {
             return self.reload(r).await.unwrap_or_else(err);
+        }
+        if let Some(p) = &s.process {
+            let mut guard = self.0.process.lock().await;
+            let Some(proc) = guard.as_mut() else {
+                return err("no implementation process was launched".into());
+            };
+            if let Some(within) = p.wait_exit {
+                proc.wait_exit(within).await;
+            }
+            return ActionOutput {
+                output: crate::process::output_json(&proc.output_so_far()),
+                error: None,
+                timed_out: false,
+            };
+        }
+        if let Some(f) = &s.file {
+            let vars = self.0.vars.lock().await.clone();
+            let rel = match render(&f.path, &vars) {
+                Ok(r) => r,
+                Err(e) => return err(e.to_string()),
+            };
+            return ActionOutput {
+                output: crate::process::file_json(&self.0.run_dir.join(rel)),
+                error: None,
+                timed_out: false,
+            };
         }
         if let Some(d) = s.wait {
             tokio::time::sleep(d).await;

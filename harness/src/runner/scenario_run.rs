@@ -206,7 +206,8 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
             .spec
             .startup_timeout
             .unwrap_or(Duration::from_secs(30));
-        if let Err(e) = p.wait_ready(&r.probes, startup).await {
+        let wait = d.ready != crate::scenario::Readiness::None;
+        if wait && let Err(e) = p.wait_ready(&r.probes, startup).await {
             let out = p.stop(Duration::from_secs(2)).await;
             eco_shutdown(eco).await;
             let tail = redactor.text(&format!(

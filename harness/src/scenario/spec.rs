@@ -148,6 +148,45 @@ pub struct DeploymentSpec {
     /// Extra environment for the implementation.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// Lines of the `.env` file only (not the process environment); a name also in `env` is
+    /// written here instead of its `env` value, so the two can disagree.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub dotenv: BTreeMap<String, String>,
+    /// Literal files written after the generated ones (path relative to the run directory →
+    /// text, templated); a path the target also generates is overwritten.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub files: BTreeMap<String, String>,
+    /// Extra command-line arguments appended to the target's command (templated).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// What readiness means: `all` (default: every probe of the target), `agents` (only the
+    /// per-agent probes, for a start without the registry), `none` (do not wait: the scenario
+    /// observes the start itself, e.g. a start that must fail, with a `process` step).
+    #[serde(default, skip_serializing_if = "Readiness::is_default")]
+    pub ready: Readiness,
+    /// The agents whose per-agent readiness probes run (default: every agent), e.g. the one
+    /// agent a single-agent start serves.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ready_agents: Vec<String>,
+}
+
+/// What the harness waits for after launching the implementation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Readiness {
+    /// Every readiness probe of the target profile.
+    #[default]
+    All,
+    /// Only the per-agent probes (`each_agent: true`).
+    Agents,
+    /// Nothing: the steps start at once.
+    None,
+}
+
+impl Readiness {
+    fn is_default(&self) -> bool {
+        *self == Self::All
+    }
 }
 
 fn default_project() -> String {
@@ -264,6 +303,10 @@ pub struct StepSpec {
     /// (guard checks on it with the same `requires`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requires: Vec<Capability>,
+    /// The action is expected to fail (e.g. a port nothing listens on): its error goes into the
+    /// output as `$.error` (absent when it did not fail) instead of being a harness error.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub expect_error: bool,
 
     /// Fetch the registry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -318,6 +361,35 @@ pub struct StepSpec {
     )]
     #[schemars(with = "Option<String>")]
     pub wait: Option<Duration>,
+    /// Observe the implementation's process: running or exit code, stdout, stderr (and their
+    /// lines parsed as JSON where they are).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessStep>,
+    /// Read a file the implementation wrote (path templated, relative to the run directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<FileStep>,
+}
+
+/// `process:` step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessStep {
+    /// Wait up to this long for the process to exit (without it: its state now).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<String>")]
+    pub wait_exit: Option<Duration>,
+}
+
+/// `file:` step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileStep {
+    /// The file (templated; relative paths are under the run directory).
+    pub path: String,
 }
 
 /// `until:` of a step.
@@ -762,7 +834,7 @@ impl StepSpec {
     /// The action keys that are set, in declaration order.
     pub fn actions(&self) -> Vec<&'static str> {
         let mut out = Vec::new();
-        let flags: [(&'static str, bool); 15] = [
+        let flags: [(&'static str, bool); 17] = [
             ("registry", self.registry.is_some()),
             ("connect", self.connect.is_some()),
             ("list_tools", self.list_tools.is_some()),
@@ -778,6 +850,8 @@ impl StepSpec {
             ("repeat", self.repeat.is_some()),
             ("parallel", self.parallel.is_some()),
             ("http", self.http.is_some()),
+            ("process", self.process.is_some()),
+            ("file", self.file.is_some()),
         ];
         for (name, set) in flags {
             if set {

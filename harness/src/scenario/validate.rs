@@ -262,7 +262,7 @@ fn check_step(
                 actions.join(", ")
             )
         };
-        cx.err(line, 1, msg, Some("one of: registry, connect, list_tools, health, send, call, history, request, raw, delete, metrics, reload, repeat, parallel, wait".into()));
+        cx.err(line, 1, msg, Some("one of: registry, connect, list_tools, health, send, call, history, request, raw, delete, metrics, reload, repeat, parallel, wait, process, file".into()));
         return;
     }
     if let Some(n) = &step.name {

@@ -149,7 +149,11 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
     let agents_path = options
         .agents_config
         .clone()
-        .or_else(|| env.get("PALLAS_AGENTS_CONFIG").map(PathBuf::from))
+        .or_else(|| {
+            env.get("PALLAS_AGENTS_CONFIG")
+                .filter(|_| !crate::defect!("agents-config-env-ignored"))
+                .map(PathBuf::from)
+        })
         .unwrap_or_else(|| PathBuf::from(AGENTS_FILE));
     let agents_path = if agents_path.is_absolute() {
         agents_path
@@ -195,10 +199,16 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
         return Err(at(&agents_src, v, "`version` must be 1 to 255 characters")
             .with_hint("use a semantic version such as 1.0.0"));
     }
-    let host = spec
-        .host
-        .as_ref()
-        .map_or_else(|| DEFAULT_HOST.to_owned(), |h| h.value.clone());
+    let host = spec.host.as_ref().map_or_else(
+        || {
+            if crate::defect!("host-default-127") {
+                "127.0.0.1".to_owned()
+            } else {
+                DEFAULT_HOST.to_owned()
+            }
+        },
+        |h| h.value.clone(),
+    );
     let namespace = match &spec.namespace {
         Some(ns) => {
             if !valid_namespace(&ns.value) {
@@ -240,7 +250,16 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
         .secrets
         .model_capabilities
         .or(fa.config.model_capabilities);
-    let defaults = ModelCapabilities::default();
+    let mut defaults = ModelCapabilities::default();
+    if crate::defect!("default-context-window-128k") {
+        defaults.context_window = 128_000;
+    }
+    if crate::defect!("default-vision-true") {
+        defaults.vision = true;
+    }
+    if crate::defect!("default-max-output-8192") {
+        defaults.max_output_tokens = 8192;
+    }
     let capabilities = capabilities_spec.map_or(defaults, |c| ModelCapabilities {
         vision: c.vision.unwrap_or(defaults.vision),
         context_window: c.context_window.unwrap_or(defaults.context_window),
@@ -466,6 +485,14 @@ impl<'a> Merged<'a> {
     ) -> Result<Option<String>, ConfigError> {
         match expand(&value.value, self.env) {
             Ok(v) => Ok(Some(v)),
+            Err(ExpandError::Unset(_)) if required && crate::defect!("unset-var-expands-empty") => {
+                Ok(Some(String::new()))
+            }
+            Err(ExpandError::Unset(_))
+                if !required && crate::defect!("no-warn-unset-header-var") =>
+            {
+                Ok(None)
+            }
             Err(ExpandError::Unset(name)) if !required => {
                 tracing::warn!(
                     file = %src.path.display(),
@@ -726,6 +753,11 @@ fn card_path(
             let mut p = dir.to_path_buf();
             for part in m.split('.') {
                 p.push(part);
+            }
+            if crate::defect!("module-card-path-flat")
+                && let Some(last) = m.rsplit('.').next()
+            {
+                p = dir.join(last);
             }
             p.set_extension("md");
             Ok(p)
