@@ -249,7 +249,14 @@ fn table_trials(shared: &Arc<Shared>) -> Vec<Trial> {
         if !problems.is_empty() {
             return Err(problems.join("\n").into());
         }
-        let want = coverage::markdown(book, &s.scenarios, table, &untestable);
+        let mut all = s.scenarios.clone();
+        for pack in suite::PACK_FOLDERS {
+            for f in suite::pack_scenario_files(&s.root, pack) {
+                all.push(suite::load_scenario(&f).map_err(|e| Failed::from(e.to_string()))?);
+            }
+        }
+        let defects = coverage::defect_refs(&s.root, table, &all).map_err(Failed::from)?;
+        let want = coverage::markdown(book, &all, &defects, &untestable);
         let path = s.root.join(coverage::COVERAGE_FILE);
         let text = std::fs::read_to_string(&path).unwrap_or_default();
         if want == text {
