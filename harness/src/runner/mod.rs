@@ -2,6 +2,7 @@
 //! implementation process; per-step timeouts and a per-scenario deadline. It returns data and
 //! never prints — reporters consume [`RunResult`] and [`RunEvent`]s.
 
+mod actions;
 mod baseline;
 mod exec;
 mod scenario_run;
