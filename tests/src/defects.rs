@@ -301,7 +301,10 @@ pub fn markdown(table: &DefectTable) -> String {
             d.summary().replace('|', "\\|"),
             d.catches
                 .iter()
-                .map(|c| format!("`{c}`"))
+                .map(|c| match catalog::get(c) {
+                    Some(def) => format!("`{c}` ({})", def.level.as_str()),
+                    None => format!("`{c}`"),
+                })
                 .collect::<Vec<_>>()
                 .join(", "),
             d.scenarios

@@ -199,32 +199,36 @@ fn table_trials(shared: &Arc<Shared>) -> Vec<Trial> {
         "table::readme_shows_the_defect_table_of_defects_yaml",
         move || {
             let table = s.table.as_ref().map_err(|e| Failed::from(e.clone()))?;
-            let path = s.root.join("tests/README.md");
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| Failed::from(format!("{}: {e}", path.display())))?;
-            let want =
-                defects::splice_readme(&text, &defects::markdown(table)).ok_or_else(|| {
-                    Failed::from(format!(
-                        "{} lacks the markers {} … {}",
-                        path.display(),
-                        defects::README_START,
-                        defects::README_END
-                    ))
-                })?;
-            if want == text {
-                return Ok(());
-            }
-            if std::env::var_os("PALLAS_E2E_BLESS").is_some() {
-                std::fs::write(&path, want)
+            // The same generated table in the e2e README and in the reference's DEFECTS.md.
+            for file in ["tests/README.md", "reference-impl/DEFECTS.md"] {
+                let path = s.root.join(file);
+                let text = std::fs::read_to_string(&path)
                     .map_err(|e| Failed::from(format!("{}: {e}", path.display())))?;
-                return Ok(());
+                let want =
+                    defects::splice_readme(&text, &defects::markdown(table)).ok_or_else(|| {
+                        Failed::from(format!(
+                            "{} lacks the markers {} … {}",
+                            path.display(),
+                            defects::README_START,
+                            defects::README_END
+                        ))
+                    })?;
+                if want == text {
+                    continue;
+                }
+                if std::env::var_os("PALLAS_E2E_BLESS").is_some() {
+                    std::fs::write(&path, want)
+                        .map_err(|e| Failed::from(format!("{}: {e}", path.display())))?;
+                    continue;
+                }
+                return Err(format!(
+                    "{} is out of date with {}; rerun with PALLAS_E2E_BLESS=1 to rewrite its table",
+                    path.display(),
+                    defects::TABLE_FILE
+                )
+                .into());
             }
-            Err(format!(
-                "{} is out of date with {}; rerun with PALLAS_E2E_BLESS=1 to rewrite its table",
-                path.display(),
-                defects::TABLE_FILE
-            )
-            .into())
+            Ok(())
         },
     );
     let s = shared.clone();

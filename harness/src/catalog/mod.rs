@@ -59,6 +59,57 @@ pub fn to_table() -> String {
     out
 }
 
+/// The catalog page (`docs/CHECKS.md`): every check by family with its level, the rules it
+/// enforces (quoted, with their source) and its premise. Generated; a test keeps it current.
+pub fn to_markdown() -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from(
+        "# The check catalog\n\nGenerated from the rule data (`harness/rules/*.yaml`) by \
+         `PALLAS_BLESS=1 cargo test -p pallas-conformance --test harness -- catalog_page`; \
+         `pallas-conformance checks --rules` prints the same rules. A check's level is the level \
+         of its first rule; its premise is what must have been observed for a verdict \
+         (otherwise `inconclusive`).\n",
+    );
+    let Ok(book) = crate::rules::book() else {
+        return out;
+    };
+    let mut family = "";
+    for c in all() {
+        if c.family() != family {
+            family = c.family();
+            let _ = write!(
+                out,
+                "\n## {family}\n\n| check | level | what holds | rules | premise |\n|---|---|---|---|---|\n"
+            );
+        }
+        let rules = c
+            .rules
+            .iter()
+            .filter_map(|r| book.rule(r))
+            .map(|r| {
+                format!(
+                    "`{}` {} ({}): “{}”",
+                    r.id,
+                    r.level.as_str(),
+                    r.source(),
+                    r.quote.replace('|', "\\|").replace('\n', " ")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("<br>");
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} |",
+            c.id,
+            c.level.as_str(),
+            c.title.replace('|', "\\|"),
+            rules,
+            c.premise.replace('|', "\\|")
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

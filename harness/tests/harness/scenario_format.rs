@@ -200,3 +200,19 @@ proptest! {
         prop_assert_eq!(again, yaml);
     }
 }
+
+#[test]
+fn the_catalog_page_is_current() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/CHECKS.md");
+    let want = pallas_conformance::catalog::to_markdown();
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    if have != want {
+        if std::env::var_os("PALLAS_BLESS").is_some() {
+            std::fs::write(&path, &want).expect("docs/CHECKS.md is writable");
+            return;
+        }
+        panic!(
+            "docs/CHECKS.md is stale: rerun with PALLAS_BLESS=1 (it is generated from the rule data)"
+        );
+    }
+}
