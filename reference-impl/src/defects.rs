@@ -60,6 +60,10 @@ pub const KNOWN: &[(&str, &str)] = &[
         "probe sessions are never closed with DELETE",
     ),
     (
+        "probe-accept-json-only",
+        "health probes send `Accept: application/json` without `text/event-stream`",
+    ),
+    (
         "health-progress",
         "`get_health` sends progress notifications when given a token",
     ),

@@ -34,6 +34,15 @@ fn progress_count(o: &Observed) -> usize {
         .sum()
 }
 
+fn sse_answer(o: &Observed) -> bool {
+    o.steps.iter().any(|s| {
+        s.output
+            .get("content_type")
+            .and_then(Value::as_str)
+            .is_some_and(|c| c.starts_with("text/event-stream"))
+    })
+}
+
 fn cancelled(o: &Observed) -> bool {
     o.steps.iter().any(|s| {
         s.output
@@ -60,7 +69,8 @@ pub fn missing(id: &str, o: &Observed) -> Option<&'static str> {
         (_, "AUTH-001" | "AUTH-002" | "AUTH-003" | "AUTH-004" | "AUTH-005") => {
             downstream(o, "tools/call")
         }
-        (_, "AUTH-006" | "HEALTH-007") => downstream(o, "initialize"),
+        (_, "AUTH-006" | "HEALTH-007" | "HEALTH-010") => downstream(o, "initialize"),
+        (_, "MCP-008") => sse_answer(o),
         _ => true,
     };
     if held {
@@ -79,7 +89,10 @@ pub fn missing(id: &str, o: &Observed) -> Option<&'static str> {
             | "AUTH-005",
         ) => "no downstream tool call reached a mock MCP server",
         (_, "PROG-010") => "no call was cancelled after progress",
-        (_, "AUTH-006" | "HEALTH-007") => "no health probe reached a mock MCP server",
+        (_, "MCP-008") => "no request was answered with an SSE stream",
+        (_, "AUTH-006" | "HEALTH-007" | "HEALTH-010") => {
+            "no health probe reached a mock MCP server"
+        }
         _ => "no progress notification was received",
     })
 }
