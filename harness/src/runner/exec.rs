@@ -357,10 +357,11 @@ impl Exec {
             timeout: Some(Duration::from_secs(2)),
             ..CallOptions::default()
         };
-        let usable = conn
-            .request("ping", json!({}), &opts)
-            .await
-            .is_ok_and(|x| x.response.as_ref().is_some_and(|r| r.get("result").is_some()));
+        let usable = conn.request("ping", json!({}), &opts).await.is_ok_and(|x| {
+            x.response
+                .as_ref()
+                .is_some_and(|r| r.get("result").is_some())
+        });
         if !usable {
             self.0.conns.lock().await.remove(agent);
         }
