@@ -241,3 +241,51 @@ async fn run_format_jsonl_writes_only_events_on_stdout_and_shows_the_build_as_a_
     // `--events` saved the same stream.
     assert_eq!(std::fs::read_to_string(&saved).unwrap(), out);
 }
+
+#[test]
+fn the_events_doc_documents_every_event_and_its_example_replays() {
+    let doc =
+        std::fs::read_to_string(super::common::workspace().join("harness/docs/events.md")).unwrap();
+    let example = doc
+        .split("```jsonl\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a jsonl example");
+    let events = runner::parse_jsonl("events.md", example).unwrap();
+    assert_eq!(
+        events.len(),
+        example.lines().count(),
+        "every example line is an event"
+    );
+    let run = RunResult::from_events(&events).unwrap();
+    assert_eq!(run.exit_code(), exit::CHECK_FAILED);
+    let mut kinds: Vec<String> = events
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["event"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    kinds.dedup();
+    for kind in [
+        "run_started",
+        "build_started",
+        "build_finished",
+        "scenario_started",
+        "step_done",
+        "verdict",
+        "scenario_finished",
+        "run_finished",
+    ] {
+        assert!(
+            doc.contains(&format!("### `{kind}`")),
+            "{kind} is not documented"
+        );
+        assert!(
+            kinds.iter().any(|k| k == kind),
+            "{kind} is not in the example"
+        );
+    }
+}
