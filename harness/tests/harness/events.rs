@@ -289,3 +289,48 @@ fn the_events_doc_documents_every_event_and_its_example_replays() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_build_is_a_phase_that_ends_the_run_with_its_error() {
+    let mut t = mock_agent();
+    t.spec.build = vec!["false".into()];
+    let s = scenario::load_paths(&[scenarios_dir().join("samples/health-ok.yaml")]).unwrap();
+    let mut events = Vec::new();
+    let run =
+        runner::run_with_events(&s, &t, &RunOptions::default(), |e| events.push(e.clone())).await;
+    let kinds: Vec<String> = events
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["event"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "run_started",
+            "build_started",
+            "build_finished",
+            "run_finished"
+        ]
+    );
+    assert!(matches!(&events[2], RunEvent::BuildFinished(b) if b.error.is_some()));
+    assert!(
+        report::event_line(&events[2])
+            .unwrap()
+            .starts_with("build failed after ")
+    );
+    assert_eq!(run.exit_code(), exit::HARNESS_ERROR);
+    assert!(
+        run.error
+            .as_deref()
+            .unwrap()
+            .starts_with("build failed: `false` failed"),
+        "{:?}",
+        run.error
+    );
+    assert!(run.scenarios.is_empty());
+    assert_eq!(RunResult::from_events(&events).unwrap(), run);
+}
