@@ -1,14 +1,14 @@
 //! Verdicts: what an evaluator concluded ([`Outcome`]), graded by the level of the rule it
 //! enforces into a [`CheckResult`]. [`CheckResult::judged`] is the one place a verdict is made.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::catalog::CheckDef;
 use crate::redact::Redactor;
 use crate::scenario::{Capability, Level};
 
 /// The verdict of one check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The rule held (for a MAY: implemented).
@@ -45,18 +45,18 @@ impl Verdict {
 }
 
 /// One piece of evidence: what was expected, what was seen, where.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
     /// What this is about (a step, a message, a journal entry).
     pub what: String,
     /// What the rule wants.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected: Option<String>,
     /// What was observed.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seen: Option<String>,
     /// JSON path inside the observed value.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
 }
 
@@ -113,7 +113,7 @@ pub struct Grading {
 }
 
 /// The result of one check in one scenario.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckResult {
     /// Catalog ID, or `ASSERT` for an unattributed assertion.
     pub id: String,
@@ -122,28 +122,28 @@ pub struct CheckResult {
     /// References.
     pub refs: Vec<String>,
     /// The verbatim rule the check enforces (catalogued checks).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quote: Option<String>,
     /// What was checked.
     pub title: String,
     /// Verdict.
     pub verdict: Verdict,
     /// Why (always set unless the check passed).
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
     /// Evidence (redacted).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<Evidence>,
     /// Excerpts of the exchanges the verdict rests on (redacted), for non-pass verdicts.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub transcript: Vec<String>,
     /// `file:line` of the check entry in the scenario (empty for automatic checks).
     pub location: String,
     /// Which mode held, for checks with modes (progress).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<String>,
     /// Whether an expected-failures baseline listed it.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub baselined: bool,
 }
 

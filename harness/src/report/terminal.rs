@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use crate::checks::Verdict;
-use crate::runner::{RunEvent, RunResult, ScenarioResult};
+use crate::runner::{RunEvent, RunResult, ScenarioFinished};
 
 fn tag(v: Verdict) -> &'static str {
     match v {
@@ -18,36 +18,40 @@ fn tag(v: Verdict) -> &'static str {
     }
 }
 
-/// The live line for an event (`None` for events that print nothing).
+/// The live line for an event (`None` for events that print nothing): the run's start, the
+/// target's build as a phase with its duration, and one line per finished scenario.
 pub fn event_line(e: &RunEvent) -> Option<String> {
     match e {
-        RunEvent::Started { total } => Some(format!("running {total} scenario(s)")),
-        RunEvent::ScenarioFinished {
-            done,
-            total,
-            result,
-        } => Some(scenario_line(*done, *total, result)),
+        RunEvent::RunStarted(s) => Some(format!("running {} scenario(s)", s.scenarios)),
+        RunEvent::BuildStarted(b) => Some(format!(
+            "building the target: {} (once per run)",
+            b.command.join(" ")
+        )),
+        RunEvent::BuildFinished(b) => Some(match &b.error {
+            None => format!("built in {:.2}s", b.elapsed_ms / 1000.0),
+            Some(_) => format!("build failed after {:.2}s", b.elapsed_ms / 1000.0),
+        }),
+        RunEvent::ScenarioFinished(f) => Some(scenario_line(f)),
+        RunEvent::ScenarioStarted(_)
+        | RunEvent::StepDone(_)
+        | RunEvent::Verdict(_)
+        | RunEvent::RunFinished(_) => None,
     }
 }
 
-fn scenario_line(done: usize, total: usize, r: &ScenarioResult) -> String {
+fn scenario_line(r: &ScenarioFinished) -> String {
+    let (done, total) = (r.done, r.total);
     let width = total.to_string().len();
-    let count = |v: Verdict| {
-        r.checks
-            .iter()
-            .filter(|c| c.verdict == v && !c.baselined)
-            .count()
-    };
-    let (failed, errors) = (count(Verdict::Fail), count(Verdict::Error));
+    let c = &r.counts;
+    let checks =
+        c.pass + c.fail + c.warn + c.skip + c.error + c.inconclusive + c.info + c.baselined;
+    let (failed, errors) = (c.fail, c.error);
     let extra = match (&r.skipped, failed, errors) {
         (Some(why), _, _) => format!(" ({why})"),
-        (None, 0, 0) => format!(" {} check(s)", r.checks.len()),
-        (None, f, 0) => format!(" {f} of {} check(s) failed", r.checks.len()),
-        (None, 0, e) => format!(" {e} of {} check(s) could not be judged", r.checks.len()),
-        (None, f, e) => format!(
-            " {f} of {} check(s) failed, {e} could not be judged",
-            r.checks.len()
-        ),
+        (None, 0, 0) => format!(" {checks} check(s)"),
+        (None, f, 0) => format!(" {f} of {checks} check(s) failed"),
+        (None, 0, e) => format!(" {e} of {checks} check(s) could not be judged"),
+        (None, f, e) => format!(" {f} of {checks} check(s) failed, {e} could not be judged"),
     };
     format!(
         "[{done:>width$}/{total}] {} {:<36} {:>6.2}s{extra}",

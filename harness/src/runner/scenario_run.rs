@@ -403,8 +403,10 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
         .iter()
         .map(|r| StepSummary {
             name: r.name.clone(),
+            action: r.action.clone(),
             elapsed_ms: r.elapsed_ms,
             error: r.error.as_ref().map(|e| redactor.text(e)),
+            timed_out: r.timed_out,
         })
         .collect();
     ScenarioResult {
