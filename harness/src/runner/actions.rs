@@ -2,8 +2,8 @@
 //! reload, process…), as an [`ActionOutput`] the step runner records.
 
 use crate::client::{
-    CallOptions, ClientError, McpConnection, chat_gate, metrics::scrape_metrics_with_timeout,
-    parse_health, registry::fetch_registry_with_timeout,
+    CallOptions, McpConnection, chat_gate, metrics::scrape_metrics_with_timeout, parse_health,
+    registry::fetch_registry_with_timeout,
 };
 use crate::process::ImplProcess;
 use crate::scenario::template::render;
@@ -66,18 +66,10 @@ impl Exec {
                 let Some(url) = &self.0.registry_url else {
                     return err("the target has no registry".into());
                 };
-                return match fetch_registry_with_timeout(&self.0.client, url, Some(timeout)).await {
-                    Ok(f) => ActionOutput {
-                        output: json!({"url": f.url, "status": f.status, "content_type": f.content_type, "body": f.body, "text": f.text, "elapsed_ms": f.elapsed_ms}),
-                        error: None,
-                        timed_out: false,
-                    },
-                    Err(e) => ActionOutput {
-                        timed_out: matches!(e, ClientError::Timeout { .. }),
-                        output: Value::Null,
-                        error: Some(e.to_string()),
-                    },
-                };
+                return from_fetch(
+                    fetch_registry_with_timeout(&self.0.client, url, Some(timeout)).await,
+                    |f| json!({"url": f.url, "status": f.status, "content_type": f.content_type, "body": f.body, "text": f.text, "elapsed_ms": f.elapsed_ms}),
+                );
             }
             StepAction::Connect(c) => {
                 let alias = c.alias.clone().unwrap_or_else(|| c.agent.clone());
@@ -325,19 +317,10 @@ impl Exec {
                     Some(Err(e)) => return err(e.to_string()),
                     Some(Ok(u)) => u,
                 };
-                return match scrape_metrics_with_timeout(&self.0.client, &url, Some(timeout)).await
-                {
-                    Ok(sc) => ActionOutput {
-                        output: serde_json::to_value(&sc).unwrap_or_default(),
-                        error: None,
-                        timed_out: false,
-                    },
-                    Err(e) => ActionOutput {
-                        timed_out: matches!(e, ClientError::Timeout { .. }),
-                        output: Value::Null,
-                        error: Some(e.to_string()),
-                    },
-                };
+                return from_fetch(
+                    scrape_metrics_with_timeout(&self.0.client, &url, Some(timeout)).await,
+                    |sc| serde_json::to_value(&sc).unwrap_or_default(),
+                );
             }
             StepAction::Reload(r) => {
                 return self.reload(r).await.unwrap_or_else(err);

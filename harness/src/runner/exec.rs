@@ -140,6 +140,26 @@ pub(super) fn exchange_json(x: &Exchange) -> Value {
     })
 }
 
+/// A plain HTTP fetch (registry, metrics) as an action output: its value, or its error (a
+/// timeout marked as one).
+pub(super) fn from_fetch<T>(
+    r: Result<T, ClientError>,
+    output: impl FnOnce(T) -> Value,
+) -> ActionOutput {
+    match r {
+        Ok(v) => ActionOutput {
+            output: output(v),
+            error: None,
+            timed_out: false,
+        },
+        Err(e) => ActionOutput {
+            timed_out: matches!(e, ClientError::Timeout { .. }),
+            output: Value::Null,
+            error: Some(e.to_string()),
+        },
+    }
+}
+
 pub(super) fn from_client(r: Result<Exchange, ClientError>) -> ActionOutput {
     match r {
         Ok(x) => ActionOutput {

@@ -68,6 +68,19 @@ impl<'a> StepAction<'a> {
         "wait",
     ];
 
+    /// The keys of the actions that talk MCP to an agent.
+    pub const MCP_KEYS: [&'static str; 9] = [
+        "connect",
+        "list_tools",
+        "health",
+        "send",
+        "call",
+        "history",
+        "request",
+        "raw",
+        "delete",
+    ];
+
     /// The YAML key of this action.
     pub fn key(&self) -> &'static str {
         match self {
