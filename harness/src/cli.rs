@@ -1,4 +1,4 @@
-//! The command line: `run`, `checks`, `validate`, `schema` and `client`, resolved into library
+//! The command line: `run`, `checks`, `validate`, `schema`, `client` and `load`, resolved into library
 //! calls. Output goes through the reporters; `main.rs` only maps the returned exit code.
 
 use std::collections::BTreeMap;
@@ -53,6 +53,9 @@ pub enum Command {
     /// The scripted Daedalus client, for people.
     #[command(subcommand)]
     Client(ClientCommand),
+    /// Load an MCP bridge with N sessions calling its message tool; throughput, latency, errors,
+    /// server CPU and RSS.
+    Load(Box<crate::load::LoadArgs>),
 }
 
 /// `run` arguments.
@@ -161,6 +164,7 @@ pub async fn run_cli(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8
         }
         Command::Client(cmd) => crate::client::run_client(cmd, out).await,
         Command::Run(args) => run_command(args, out, err).await,
+        Command::Load(args) => crate::load::args::run_command(&args, out, err).await,
     }
 }
 

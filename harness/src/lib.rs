@@ -21,6 +21,7 @@ pub mod checks;
 pub mod cli;
 pub mod client;
 pub mod exit;
+pub mod load;
 pub mod process;
 pub mod redact;
 pub mod report;
