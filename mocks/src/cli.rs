@@ -75,10 +75,17 @@ pub async fn run(cli: Cli) -> ExitCode {
             Err(code) => code,
         },
         Command::Up { file, urls_out } => {
-            let spec = match load(&file) {
+            let mut spec = match load(&file) {
                 Ok(s) => s,
                 Err(code) => return code,
             };
+            for pack in spec
+                .mcp_servers
+                .values_mut()
+                .filter_map(|m| m.pack.as_mut())
+            {
+                pack.apply_env();
+            }
             up(&spec, urls_out.as_deref()).await
         }
     }

@@ -9,6 +9,10 @@ use crate::mcp::McpMock;
 use crate::spec::EcosystemSpec;
 use crate::validate::validate_ecosystem;
 
+fn s_port(servers: &BTreeMap<String, crate::spec::McpMockSpec>, name: &str) -> Option<u16> {
+    servers.get(name).and_then(|s| s.port)
+}
+
 /// Every mock of an ecosystem, running. Stops them all when dropped.
 #[derive(Debug)]
 pub struct Ecosystem {
@@ -49,8 +53,28 @@ impl Ecosystem {
             let m = LlmMock::start_named(name, s.clone(), addr(s.port)).await?;
             eco.llms.insert(name.clone(), m);
         }
-        for (name, s) in &spec.mcp_servers {
+        // Plain MCP servers first: packs may call them (and the LLMs) by name.
+        let (packs, plain): (Vec<_>, Vec<_>) =
+            spec.mcp_servers.iter().partition(|(_, s)| s.pack.is_some());
+        for (name, s) in plain {
             let m = McpMock::start(name, s.clone(), addr(s.port)).await?;
+            eco.mcps.insert(name.clone(), m);
+        }
+        for (name, s) in packs {
+            let mut s = s.clone();
+            if let Some(pack) = s.pack.as_mut() {
+                let urls = eco.urls();
+                let resolve = |v: &mut String| {
+                    if let Some(u) = urls.get(v.as_str()) {
+                        *v = u.clone();
+                    }
+                };
+                if let Some(l) = pack.llm.as_mut() {
+                    resolve(l);
+                }
+                pack.servers.values_mut().for_each(resolve);
+            }
+            let m = McpMock::start(name, s, addr(s_port(&spec.mcp_servers, name))).await?;
             eco.mcps.insert(name.clone(), m);
         }
         Ok(eco)

@@ -229,13 +229,18 @@ fn router(shared: Arc<McpShared>) -> Router {
         LocalSessionManager::default().into(),
         config,
     );
-    let mcp =
-        Router::new()
-            .nest_service("/mcp", service)
-            .layer(axum::middleware::from_fn_with_state(
-                shared.clone(),
-                observe,
-            ));
+    let inner = match shared.spec.pack.as_ref().map(crate::packs::router) {
+        Some(Ok(pack)) => pack,
+        Some(Err(e)) => {
+            tracing::warn!("pack of `{}` not served: {e}", shared.name);
+            Router::new()
+        }
+        None => Router::new().nest_service("/mcp", service),
+    };
+    let mcp = inner.layer(axum::middleware::from_fn_with_state(
+        shared.clone(),
+        observe,
+    ));
     Router::new()
         .route("/__mock/journal", get(journal_handler))
         .route("/__mock/reset", post(reset_handler))

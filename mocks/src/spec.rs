@@ -272,6 +272,10 @@ pub struct McpMockSpec {
     /// Tools the server offers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<ToolSpec>,
+    /// Serve a mock of another agent system instead of `tools` (mcpctl, Percolate,
+    /// McpAgenticServer), with its defect variants; see `pallas_mocks::packs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pack: Option<crate::packs::PackSpec>,
 }
 
 /// A tool of a mock MCP server, declared as data.
