@@ -93,7 +93,9 @@ async fn drive(
     while let Some(joined) = opening.join_next().await {
         match joined {
             Ok(Ok(s)) => sessions.push(s),
-            Ok(Err(kind)) => open_errors.record_session_error(format!("initialize_{}", kind.as_str())),
+            Ok(Err(kind)) => {
+                open_errors.record_session_error(format!("initialize_{}", kind.as_str()))
+            }
             Err(e) => open_errors.record_session_error(format!("initialize_panic: {e}")),
         }
     }
@@ -197,14 +199,17 @@ struct Plan {
     offset: f64,
 }
 
-async fn drive_session(mut session: Session, plan: Plan, mut tally: Tally) -> (Tally, Instant, bool) {
+async fn drive_session(
+    mut session: Session,
+    plan: Plan,
+    mut tally: Tally,
+) -> (Tally, Instant, bool) {
     let mut k: u64 = 0;
     let mut finished = plan.origin;
     loop {
         let scheduled = match plan.interval {
             Some(interval) => {
-                let at = plan.start
-                    + Duration::from_secs_f64(plan.offset + k as f64 * interval);
+                let at = plan.start + Duration::from_secs_f64(plan.offset + k as f64 * interval);
                 tokio::time::sleep_until(at.into()).await;
                 at
             }
@@ -223,7 +228,11 @@ async fn drive_session(mut session: Session, plan: Plan, mut tally: Tally) -> (T
         {
             break;
         }
-        let sent = if plan.interval.is_some() { scheduled } else { Instant::now() };
+        let sent = if plan.interval.is_some() {
+            scheduled
+        } else {
+            Instant::now()
+        };
         let outcome = session.call(&plan.tool, &plan.message).await;
         let now = Instant::now();
         if warmup {
@@ -335,7 +344,11 @@ fn build_report(
         Trend {
             first_quarter: round3(first),
             last_quarter: round3(last),
-            ratio: if first > 0.0 { round3(last / first) } else { 0.0 },
+            ratio: if first > 0.0 {
+                round3(last / first)
+            } else {
+                0.0
+            },
         }
     });
     let server = usage.pid.map(|pid| {
@@ -382,7 +395,11 @@ fn build_report(
             p90: round3(quantile_ms(h, 0.9)),
             p99: round3(quantile_ms(h, 0.99)),
             max: round3(quantile_ms(h, 1.0)),
-            mean: if h.is_empty() { 0.0 } else { round3(h.mean() / 1000.0) },
+            mean: if h.is_empty() {
+                0.0
+            } else {
+                round3(h.mean() / 1000.0)
+            },
         },
         errors: total.errors.clone(),
         series,

@@ -10,7 +10,10 @@ pub fn json(report: &LoadReport) -> String {
 }
 
 fn mib(kib: Option<u64>) -> String {
-    kib.map_or_else(|| "-".to_owned(), |k| format!("{:.1} MiB", k as f64 / 1024.0))
+    kib.map_or_else(
+        || "-".to_owned(),
+        |k| format!("{:.1} MiB", k as f64 / 1024.0),
+    )
 }
 
 /// The report as a table.
@@ -49,7 +52,10 @@ pub fn table(r: &LoadReport) -> String {
             out,
             "  {:<18} {:>16}",
             "trend (last/first)",
-            format!("{:.0} → {:.0} /s ({:.2})", t.first_quarter, t.last_quarter, t.ratio)
+            format!(
+                "{:.0} → {:.0} /s ({:.2})",
+                t.first_quarter, t.last_quarter, t.ratio
+            )
         );
     }
     if let Some(s) = &r.server {
@@ -58,7 +64,12 @@ pub fn table(r: &LoadReport) -> String {
         let _ = writeln!(out, "  {:<18} {:>16}", "RSS peak", mib(s.rss_peak_kib));
         let _ = writeln!(out, "  {:<18} {:>16}", "RSS after", mib(s.rss_after_kib));
         if let Some(c) = s.cpu_percent {
-            let _ = writeln!(out, "  {:<18} {:>16}", "CPU (of one core)", format!("{c:.1} %"));
+            let _ = writeln!(
+                out,
+                "  {:<18} {:>16}",
+                "CPU (of one core)",
+                format!("{c:.1} %")
+            );
         }
     }
     if let Some(m) = &r.mock_llm {
@@ -92,7 +103,8 @@ pub fn table(r: &LoadReport) -> String {
                 s.p50_ms,
                 s.p99_ms,
                 mib(s.rss_kib),
-                s.cpu_percent.map_or_else(|| "-".into(), |c| format!("{c:.1}"))
+                s.cpu_percent
+                    .map_or_else(|| "-".into(), |c| format!("{c:.1}"))
             );
         }
     }

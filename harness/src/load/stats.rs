@@ -37,7 +37,9 @@ pub struct Tally {
 }
 
 fn micros(d: Duration) -> u64 {
-    u64::try_from(d.as_micros()).unwrap_or(u64::MAX).clamp(1, MAX_MICROS)
+    u64::try_from(d.as_micros())
+        .unwrap_or(u64::MAX)
+        .clamp(1, MAX_MICROS)
 }
 
 impl Tally {
