@@ -75,6 +75,21 @@ pub enum Command {
     Client(ClientCommand),
     /// Load an MCP bridge with N sessions calling its message tool; throughput, latency, errors,
     /// server CPU and RSS.
+    ///
+    /// Each session sends `initialize`, then `notifications/initialized`, then calls the target's
+    /// message tool in a loop (`{"message": TEXT}`), and ends with `DELETE`. Closed loop by
+    /// default (a session sends its next call when the last one answered); `--rate` makes it open
+    /// loop, with latency measured from each call's scheduled time.
+    ///
+    /// Either give `--target PROFILE`: the tool starts a mock OpenAI model (pallas-mocks,
+    /// answering final text), renders a deployment of one agent through the profile, starts the
+    /// target as `run` does, measures its startup and samples its CPU and RSS; or give `--url` of
+    /// a running bridge (and `--pid` to sample it).
+    ///
+    /// Prints a table (throughput, p50/p90/p99 latency, errors by kind, server CPU/RSS, a
+    /// per-second series) and writes the report as JSON with `--json FILE`. Exit codes: 0 every
+    /// call succeeded, 1 some failed, 2 invalid arguments, 3 the target did not start or no
+    /// session opened.
     Load(Box<crate::load::LoadArgs>),
 }
 

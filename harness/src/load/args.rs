@@ -8,24 +8,8 @@ use super::deploy::DeployOptions;
 use super::{Endpoint, LoadOptions, Stop, output};
 use crate::{exit, target};
 
-/// `load` arguments.
-///
-/// Drive an MCP bridge with N concurrent sessions. Each session sends `initialize`, then
-/// `notifications/initialized`, then calls the target's message tool in a loop (`{"message":
-/// TEXT}`), and ends with `DELETE`. Closed loop by default (a session sends its next call when
-/// the last one answered); `--rate` makes it open loop, with latency measured from each call's
-/// scheduled time.
-///
-/// Either give `--target PROFILE`: the tool starts a mock OpenAI model (pallas-mocks, answering
-/// final text), renders a deployment of one agent through the profile, starts the target,
-/// measures its startup and samples its CPU and RSS; or give `--url` of a running bridge (and
-/// `--pid` to sample it).
-///
-/// Prints a table (throughput, p50/p90/p99, errors by kind, server CPU/RSS, a per-second
-/// series) and writes JSON with `--json FILE`. Exit codes: 0 every call succeeded, 1 some
-/// failed, 2 invalid arguments, 3 the target did not start or no session opened.
+/// `load` arguments (the command's help is on [`crate::cli::Command::Load`]).
 #[derive(Debug, Clone, clap::Args)]
-#[command(verbatim_doc_comment)]
 pub struct LoadArgs {
     /// Target profile to deploy and start (e.g. scenarios/targets/reference.yaml).
     #[arg(long, conflicts_with = "url", required_unless_present = "url")]
