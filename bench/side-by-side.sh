@@ -33,8 +33,8 @@ while [ $# -gt 0 ]; do
 done
 mkdir -p "$out"
 
-cargo build --release -q -p pallas-conformance --bin pallas-conformance
-cargo build --release -q -p pallas-reference --bin pallas
+# One invocation for both, so that their dependencies share one feature set (two would rebuild).
+cargo build --release -q -p pallas-conformance --bin pallas-conformance -p pallas-reference --bin pallas
 target_dir=$(cargo metadata --format-version 1 --no-deps | jq -r .target_directory)
 load="$target_dir/release/pallas-conformance"
 
