@@ -8,7 +8,7 @@ use super::deploy::DeployOptions;
 use super::{Endpoint, LoadOptions, Stop, output};
 use crate::{exit, target};
 
-/// `load` arguments (the command's help is on [`crate::cli::Command::Load`]).
+/// `load` arguments (the command's long help is on the `Load` subcommand of the command line).
 #[derive(Debug, Clone, clap::Args)]
 pub struct LoadArgs {
     /// Target profile to deploy and start (e.g. scenarios/targets/reference.yaml).
