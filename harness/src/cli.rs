@@ -1,6 +1,6 @@
-//! The command line: `run`, `report`, `checks`, `validate`, `schema` and `client`, resolved into
-//! library calls. Output goes through the reporters, which render the run's event stream;
-//! `main.rs` only maps the returned exit code.
+//! The command line: `run`, `report`, `checks`, `validate`, `schema`, `client` and `load`,
+//! resolved into library calls. Output goes through the reporters, which render the run's event
+//! stream; `load` prints its own table and JSON. `main.rs` only maps the returned exit code.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -73,6 +73,24 @@ pub enum Command {
     /// The scripted Daedalus client, for people.
     #[command(subcommand)]
     Client(ClientCommand),
+    /// Load an MCP bridge with N sessions calling its message tool; throughput, latency, errors,
+    /// server CPU and RSS.
+    ///
+    /// Each session sends `initialize`, then `notifications/initialized`, then calls the target's
+    /// message tool in a loop (`{"message": TEXT}`), and ends with `DELETE`. Closed loop by
+    /// default (a session sends its next call when the last one answered); `--rate` makes it open
+    /// loop, with latency measured from each call's scheduled time.
+    ///
+    /// Either give `--target PROFILE`: the tool starts a mock OpenAI model (pallas-mocks,
+    /// answering final text), renders a deployment of one agent through the profile, starts the
+    /// target as `run` does, measures its startup and samples its CPU and RSS; or give `--url` of
+    /// a running bridge (and `--pid` to sample it).
+    ///
+    /// Prints a table (throughput, p50/p90/p99 latency, errors by kind, server CPU/RSS, a
+    /// per-second series) and writes the report as JSON with `--json FILE`. Exit codes: 0 every
+    /// call succeeded, 1 some failed, 2 invalid arguments, 3 the target did not start or no
+    /// session opened.
+    Load(Box<crate::load::LoadArgs>),
 }
 
 /// What `run` writes on stdout.
@@ -244,6 +262,7 @@ pub async fn run_cli(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8
         Command::Client(cmd) => crate::client::run_client(cmd, out).await,
         Command::Run(args) => run_command(*args, out, err).await,
         Command::Report(args) => report_command(&args, out, err),
+        Command::Load(args) => crate::load::args::run_command(&args, out, err).await,
     }
 }
 

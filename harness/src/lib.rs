@@ -6,6 +6,8 @@
 //! what was observed into verdicts of catalogued checks ([`catalog`], [`checks`]). The runner
 //! ([`runner`]) never prints: it emits a documented stream of events (`harness/docs/events.md`),
 //! and the reporters ([`report`]) render what `RunResult::from_events` rebuilds from it.
+//! Beside the conformance run, [`load`] measures any bridge under load (throughput, latency
+//! quantiles, errors, server CPU and RSS) through the same target profiles.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -23,6 +25,7 @@ pub mod cli;
 pub mod client;
 pub mod diag;
 pub mod exit;
+pub mod load;
 pub mod process;
 pub mod redact;
 pub mod report;

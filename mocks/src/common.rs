@@ -81,6 +81,17 @@ impl<T: Clone> Journal<T> {
         self.lock().entries.iter().cloned().collect()
     }
 
+    /// Removes and returns every entry; later updates of the removed entries are dropped.
+    pub(crate) fn take(&self) -> Vec<T> {
+        let taken = {
+            let mut g = self.lock();
+            g.generation += 1;
+            g.base = 0;
+            std::mem::take(&mut g.entries)
+        };
+        taken.into()
+    }
+
     pub(crate) fn clear(&self) {
         let old = {
             let mut g = self.lock();
@@ -115,6 +126,18 @@ mod tests {
         j.clear();
         j.update(last, |e| *e = 8);
         assert!(j.snapshot().is_empty());
+    }
+
+    #[test]
+    fn take_returns_the_entries_once_and_drops_later_updates_of_them() {
+        let j = Journal::<usize>::new();
+        let first = j.push(1);
+        j.push(2);
+        assert_eq!(j.take(), [1, 2]);
+        j.update(first, |e| *e = 9); // taken: no effect on what comes next
+        j.push(3);
+        assert_eq!(j.take(), [3]);
+        assert!(j.take().is_empty());
     }
 }
 

@@ -121,6 +121,13 @@ impl LlmMock {
         self.shared.journal.snapshot()
     }
 
+    /// Removes and returns every request received since start, the last reset or the last
+    /// take, keeping the script's progress. A long run (a load test) drains the journal this
+    /// way so that it never holds more than what arrived since the last call.
+    pub fn take_journal(&self) -> Vec<LlmJournalEntry> {
+        self.shared.journal.take()
+    }
+
     /// Clears the journal and restarts the script and the fault counters.
     pub fn reset(&self) {
         self.shared.reset();

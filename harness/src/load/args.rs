@@ -1,0 +1,159 @@
+//! The `load` command line, resolved into [`LoadOptions`] before anything runs.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::deploy::DeployOptions;
+use super::{Endpoint, LoadOptions, Stop, output};
+use crate::{exit, target};
+
+/// `load` arguments (the command's long help is on the `Load` subcommand of the command line).
+#[derive(Debug, Clone, clap::Args)]
+pub struct LoadArgs {
+    /// Target profile to deploy and start (e.g. scenarios/targets/reference.yaml).
+    #[arg(long, conflicts_with = "url", required_unless_present = "url")]
+    pub target: Option<PathBuf>,
+    /// MCP endpoint of a running bridge (e.g. http://127.0.0.1:24201/mcp).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Message tool with --url (with --target: the profile's `message_tool`).
+    #[arg(long, default_value = "send_message", requires = "url")]
+    pub tool: String,
+    /// Process to sample with --url (CPU and RSS from /proc/PID).
+    #[arg(long, requires = "url")]
+    pub pid: Option<u32>,
+    /// `instance_scope` of the deployed agent: shared, connection or request (default: the
+    /// target's own default).
+    #[arg(long, requires = "target", value_parser = ["shared", "connection", "request"])]
+    pub instance_scope: Option<String>,
+    /// Start the target under `taskset -c CPUS` (e.g. `0`).
+    #[arg(long, requires = "target")]
+    pub pin_server: Option<String>,
+    /// Extra environment for the target (`K=V`, repeatable).
+    #[arg(long = "target-env", value_parser = parse_kv, requires = "target")]
+    pub target_env: Vec<(String, String)>,
+    /// Keep the rendered deployment and the target's logs in this folder.
+    #[arg(long, requires = "target")]
+    pub keep: Option<PathBuf>,
+    /// Concurrent sessions.
+    #[arg(long, short = 'n', default_value_t = 1)]
+    pub sessions: usize,
+    /// Measured window (e.g. `10s`, `1m`); the default when --calls is not given is 10s.
+    #[arg(long, value_parser = humantime::parse_duration, conflicts_with = "calls")]
+    pub duration: Option<Duration>,
+    /// Stop after this many measured calls in total.
+    #[arg(long)]
+    pub calls: Option<u64>,
+    /// Open loop: total calls per second over all sessions.
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Calls in this first period are not measured (e.g. `2s`).
+    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    pub warmup: Duration,
+    /// Text of every message.
+    #[arg(long, default_value = "ping")]
+    pub message: String,
+    /// Limit of one call.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub call_timeout: Duration,
+    /// Write the report as JSON here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Do not print the per-second series in the table.
+    #[arg(long)]
+    pub no_series: bool,
+}
+
+fn parse_kv(s: &str) -> Result<(String, String), String> {
+    s.split_once('=')
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .ok_or_else(|| format!("`{s}` is not K=V"))
+}
+
+impl LoadArgs {
+    /// Validates the arguments into options.
+    pub fn resolve(&self) -> Result<LoadOptions, String> {
+        if self.sessions == 0 {
+            return Err("--sessions must be at least 1".into());
+        }
+        if let Some(rate) = self.rate
+            && !(rate.is_finite() && rate > 0.0)
+        {
+            return Err("--rate must be a positive number of calls per second".into());
+        }
+        let stop = match (self.duration, self.calls) {
+            (_, Some(0)) => return Err("--calls must be at least 1".into()),
+            (_, Some(n)) => Stop::Calls(n),
+            (Some(d), None) if d.is_zero() => return Err("--duration must be positive".into()),
+            (Some(d), None) => Stop::Duration(d),
+            (None, None) => Stop::Duration(Duration::from_secs(10)),
+        };
+        let endpoint = match (&self.target, &self.url) {
+            (Some(path), _) => {
+                let mut t = target::load(path).map_err(|e| e.render_plain())?;
+                t.env_overrides = self.target_env.iter().cloned().collect();
+                Endpoint::Target {
+                    target: Box::new(t),
+                    deploy: DeployOptions {
+                        instance_scope: self.instance_scope.clone(),
+                        pin_cpus: self.pin_server.clone(),
+                        keep: self.keep.clone(),
+                    },
+                }
+            }
+            (None, Some(url)) => Endpoint::Url {
+                url: url.clone(),
+                tool: self.tool.clone(),
+                pid: self.pid,
+            },
+            (None, None) => return Err("give --target PROFILE or --url URL".into()),
+        };
+        Ok(LoadOptions {
+            endpoint,
+            sessions: self.sessions,
+            stop,
+            rate: self.rate,
+            warmup: self.warmup,
+            message: self.message.clone(),
+            call_timeout: self.call_timeout,
+        })
+    }
+}
+
+/// Runs `load`: resolves, runs, prints the table, writes the JSON; returns the exit code.
+pub async fn run_command(args: &LoadArgs, out: &mut impl Write, err: &mut impl Write) -> u8 {
+    let opts = match args.resolve() {
+        Ok(o) => o,
+        Err(e) => {
+            let _ = writeln!(err, "error: {e}");
+            return exit::INVALID_INPUT;
+        }
+    };
+    let report = match super::run(&opts).await {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = writeln!(err, "error: {e}");
+            return exit::HARNESS_ERROR;
+        }
+    };
+    let mut shown = report.clone();
+    if args.no_series {
+        shown.series.clear();
+    }
+    let _ = write!(out, "{}", output::table(&shown));
+    if let Some(path) = &args.json {
+        if let Some(parent) = path.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        if let Err(e) = std::fs::write(path, output::json(&report)) {
+            let _ = writeln!(err, "error: cannot write {}: {e}", path.display());
+            return exit::HARNESS_ERROR;
+        }
+    }
+    if report.clean() {
+        exit::SUCCESS
+    } else {
+        exit::CHECK_FAILED
+    }
+}
