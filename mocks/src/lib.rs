@@ -13,6 +13,7 @@ pub mod journal;
 pub mod llm;
 pub mod mcp;
 pub mod spec;
+pub mod tls;
 pub mod validate;
 pub mod yaml;
 
@@ -22,4 +23,5 @@ pub use journal::{LlmJournalEntry, McpJournalEntry, SessionStats};
 pub use llm::LlmMock;
 pub use mcp::McpMock;
 pub use spec::*;
+pub use tls::MockTls;
 pub use validate::{SpecIssue, parse_ecosystem, validate_ecosystem};

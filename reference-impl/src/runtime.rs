@@ -162,6 +162,13 @@ pub enum RuntimeError {
         /// The last probe failure.
         reason: String,
     },
+    /// The outbound HTTP client could not be built (CA bundle, proxy).
+    #[error(transparent)]
+    #[diagnostic(
+        code(pallas::network),
+        help("check SSL_CERT_FILE, tls.ca_file and the *_PROXY variables")
+    )]
+    Network(crate::net::NetError),
 }
 
 /// What a reload changed.
@@ -261,10 +268,7 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
     }
 
     let metrics = options.metrics.clone().unwrap_or_default();
-    let http = reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(5))
-        .build()
-        .unwrap_or_default();
+    let http = crate::net::client(&deployment.network).map_err(RuntimeError::Network)?;
     let registry = RegistryState::new(metrics.clone());
     let root = CancellationToken::new();
     let factory = options
@@ -500,7 +504,7 @@ pub fn loopback(addr: SocketAddr) -> SocketAddr {
 
 /// Polls `url` with MCP `initialize` until it answers 2xx (then closes the session), or `timeout`.
 pub async fn wait_ready(url: &str, timeout: Duration) -> Result<(), String> {
-    let client = reqwest::Client::new();
+    let client = crate::net::loopback_client();
     let deadline = Instant::now() + timeout;
     let mut last = String::from("no answer");
     loop {

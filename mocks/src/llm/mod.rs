@@ -3,6 +3,7 @@
 
 mod conversation;
 mod render;
+mod respond;
 mod script;
 
 use std::net::SocketAddr;
@@ -11,12 +12,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use http::{HeaderMap, Method, StatusCode, Uri, header};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -24,13 +24,16 @@ use crate::common::{Journal, ServerHandle, Ticket, header_map, lock, now_rfc3339
 use crate::error::MockError;
 use crate::journal::LlmJournalEntry;
 use crate::spec::{Dialect, FaultSpec, LlmMockSpec, UsageSpec};
+use crate::tls::MockTls;
 use conversation::Conversation;
+use respond::{error_response, json_response, json_text_response, sse_response, truncated_body};
 use script::{Outcome, Reply, Script, ScriptState};
 
 /// A running mock LLM provider. Stops when dropped.
 #[derive(Debug)]
 pub struct LlmMock {
     addr: SocketAddr,
+    tls: Option<Arc<MockTls>>,
     dialect: Dialect,
     shared: Arc<Shared>,
     server: ServerHandle,
@@ -52,11 +55,27 @@ impl LlmMock {
         Self::start_named("llm", spec, addr).await
     }
 
-    /// Like [`LlmMock::start`], naming the mock in errors and logs.
+    /// Like [`LlmMock::start`], naming the mock in errors and logs. With `tls: true` in the spec
+    /// it serves HTTPS with a certificate of its own CA ([`LlmMock::tls`]).
     pub async fn start_named(
         name: &str,
         spec: LlmMockSpec,
         addr: SocketAddr,
+    ) -> Result<LlmMock, MockError> {
+        let tls = if spec.tls {
+            Some(MockTls::generate()?)
+        } else {
+            None
+        };
+        Self::start_with_tls(name, spec, addr, tls).await
+    }
+
+    /// Like [`LlmMock::start_named`], serving HTTPS with `tls` when given (whatever `spec.tls`).
+    pub async fn start_with_tls(
+        name: &str,
+        spec: LlmMockSpec,
+        addr: SocketAddr,
+        tls: Option<Arc<MockTls>>,
     ) -> Result<LlmMock, MockError> {
         let script = Script::compile(&spec).map_err(|message| MockError::InvalidSpec {
             name: name.to_owned(),
@@ -85,7 +104,7 @@ impl LlmMock {
             ct: ct.clone(),
         });
         let app = router(shared.clone());
-        let server = ServerHandle::serve(listener, app);
+        let server = ServerHandle::serve_with(listener, app, tls.as_deref());
         // Hanging requests end when the server stops.
         let server_ct = server.ct.clone();
         tokio::spawn(async move {
@@ -95,6 +114,7 @@ impl LlmMock {
         tracing::debug!(name, %bound, ?dialect, "mock LLM listening");
         Ok(LlmMock {
             addr: bound,
+            tls,
             dialect,
             shared,
             server,
@@ -102,12 +122,18 @@ impl LlmMock {
     }
 
     /// The base URL a client configures: `http://127.0.0.1:P/v1` (OpenAI) or
-    /// `http://127.0.0.1:P` (Anthropic; the SDKs append `/v1/messages`).
+    /// `http://127.0.0.1:P` (Anthropic; the SDKs append `/v1/messages`); `https` with TLS.
     pub fn url(&self) -> String {
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
         match self.dialect {
-            Dialect::Openai => format!("http://{}/v1", self.addr),
-            Dialect::Anthropic => format!("http://{}", self.addr),
+            Dialect::Openai => format!("{scheme}://{}/v1", self.addr),
+            Dialect::Anthropic => format!("{scheme}://{}", self.addr),
         }
+    }
+
+    /// The certificate authority of an HTTPS mock.
+    pub fn tls(&self) -> Option<&MockTls> {
+        self.tls.as_deref()
     }
 
     /// The bound address.
@@ -511,93 +537,4 @@ async fn sleep_or_stop(ct: &CancellationToken, d: Duration) {
         () = tokio::time::sleep(d) => {}
         () = ct.cancelled() => {}
     }
-}
-
-fn json_response(status: StatusCode, v: &Value) -> Response {
-    json_text_response(status, v.to_string())
-}
-
-fn json_text_response(status: StatusCode, body: String) -> Response {
-    let mut r = Response::new(Body::from(body));
-    *r.status_mut() = status;
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    r
-}
-
-fn error_response(
-    dialect: Dialect,
-    status: u16,
-    message: &str,
-    retry_after: Option<u64>,
-) -> Response {
-    let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut r = json_response(code, &render::error_body(dialect, status, message));
-    if let Some(s) = retry_after {
-        r.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(s));
-    }
-    if dialect == Dialect::Anthropic {
-        r.headers_mut()
-            .insert("request-id", HeaderValue::from_static("req_mock"));
-    }
-    r
-}
-
-fn sse_response(events: Vec<Bytes>, delay: Option<Duration>, disconnect: Option<u32>) -> Response {
-    use futures::StreamExt;
-    let n = disconnect.map_or(events.len(), |d| (d as usize).min(events.len()));
-    let cut = disconnect.is_some();
-    let items = events
-        .into_iter()
-        .take(n)
-        .enumerate()
-        .map(Ok::<_, std::io::Error>);
-    let stream = futures::stream::iter(items)
-        .then(move |item| async move {
-            if let (Some(d), Ok((i, _))) = (delay, &item)
-                && *i > 0
-            {
-                tokio::time::sleep(d).await;
-            }
-            item.map(|(_, b)| b)
-        })
-        .chain(futures::stream::iter(cut.then_some(())).then(|()| async {
-            // Let the server flush what was sent before cutting the connection.
-            tokio::time::sleep(FLUSH_GAP).await;
-            Err(std::io::Error::new(
-                std::io::ErrorKind::ConnectionAborted,
-                "mock fault: disconnect mid-stream",
-            ))
-        }));
-    let mut r = Response::new(Body::from_stream(stream));
-    let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    r
-}
-
-/// A 200 JSON response whose connection drops halfway through the body.
-fn truncated_body(body: String) -> Response {
-    let half = Bytes::from(body.into_bytes());
-    let half = half.slice(..half.len() / 2);
-    use futures::StreamExt;
-    let stream = futures::stream::iter([Ok(half)]).chain(futures::stream::once(async {
-        tokio::time::sleep(FLUSH_GAP).await;
-        Err(std::io::Error::new(
-            std::io::ErrorKind::ConnectionAborted,
-            "mock fault: disconnect mid-body",
-        ))
-    }));
-    let mut r = Response::new(Body::from_stream(stream));
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    r
 }

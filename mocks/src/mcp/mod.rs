@@ -1,5 +1,9 @@
 //! Mock downstream MCP servers: tools declared as data, server-level faults (down, blackhole, HTTP
-//! status, slow `initialize`, required bearer), both wire eras, a journal and session accounting.
+//! status, slow `initialize`, required bearer), both wire eras, a journal and session accounting,
+//! `Host`/`Origin` validation (DNS-rebinding protection; `lenient` turns it off), optional HTTPS
+//! and the `conformance` preset ([`conformance`]).
+
+mod conformance;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -12,10 +16,16 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use http::{HeaderValue, Method, StatusCode, header};
+// Logging (`logging/setLevel`) is deprecated in rmcp (SEP-2577) but part of MCP 2025-11-25, which
+// the conformance preset serves.
+#[allow(deprecated)]
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
-    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -27,7 +37,11 @@ use tokio_util::sync::CancellationToken;
 use crate::common::{Journal, ServerHandle, header_map, now_rfc3339};
 use crate::error::MockError;
 use crate::journal::{McpJournalEntry, SessionStats};
-use crate::spec::{McpMockSpec, Reachability, ToolResultSpec, WireEra};
+use crate::spec::{McpMockSpec, McpPreset, Reachability, ToolResultSpec, WireEra};
+use crate::tls::MockTls;
+
+/// The host names a loopback server answers to (`Host` and `Origin` checks).
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
 /// Largest request body the mock reads (rmcp's own default limit).
 const MAX_BODY: usize = 4 * 1024 * 1024;
@@ -36,6 +50,7 @@ const MAX_BODY: usize = 4 * 1024 * 1024;
 #[derive(Debug)]
 pub struct McpMock {
     addr: SocketAddr,
+    tls: Option<Arc<MockTls>>,
     shared: Arc<McpShared>,
     server: ServerHandle,
 }
@@ -71,18 +86,34 @@ impl McpShared {
 
 impl McpMock {
     /// Starts the mock named `name` on `addr` (port 0 for an ephemeral port). Returns once it
-    /// listens (for `down`: once its port is known to be closed).
+    /// listens (for `down`: once its port is known to be closed). With `tls: true` in the spec it
+    /// serves HTTPS with a certificate of its own CA ([`McpMock::tls`]).
     pub async fn start(
         name: &str,
         spec: McpMockSpec,
         addr: SocketAddr,
+    ) -> Result<McpMock, MockError> {
+        let tls = if spec.tls {
+            Some(MockTls::generate()?)
+        } else {
+            None
+        };
+        Self::start_with_tls(name, spec, addr, tls).await
+    }
+
+    /// Like [`McpMock::start`], serving HTTPS with `tls` when given (whatever `spec.tls`).
+    pub async fn start_with_tls(
+        name: &str,
+        spec: McpMockSpec,
+        addr: SocketAddr,
+        tls: Option<Arc<MockTls>>,
     ) -> Result<McpMock, MockError> {
         let bind_err = |source| MockError::Bind {
             name: name.to_owned(),
             addr,
             source,
         };
-        let tools = spec
+        let mut tools = spec
             .tools
             .iter()
             .map(to_rmcp_tool)
@@ -91,6 +122,14 @@ impl McpMock {
                 name: name.to_owned(),
                 message,
             })?;
+        if spec.preset == Some(McpPreset::Conformance) {
+            let declared: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+            tools.extend(
+                conformance::tools()
+                    .into_iter()
+                    .filter(|t| !declared.iter().any(|d| *d == t.name)),
+            );
+        }
         let shared = Arc::new(McpShared {
             name: name.to_owned(),
             spec: spec.clone(),
@@ -127,7 +166,7 @@ impl McpMock {
                     .await
                     .map_err(bind_err)?;
                 let bound = l.local_addr().map_err(bind_err)?;
-                let server = ServerHandle::serve(l, router(shared.clone()));
+                let server = ServerHandle::serve_with(l, router(shared.clone()), tls.as_deref());
                 let server_ct = server.ct.clone();
                 let ct = shared.ct.clone();
                 tokio::spawn(async move {
@@ -140,14 +179,21 @@ impl McpMock {
         tracing::debug!(name, %bound, reachability = ?spec.reachability, "mock MCP server ready");
         Ok(McpMock {
             addr: bound,
+            tls,
             shared,
             server,
         })
     }
 
-    /// `http://127.0.0.1:P/mcp` (also for `down` and `blackhole` servers).
+    /// `http://127.0.0.1:P/mcp` (also for `down` and `blackhole` servers); `https` with TLS.
     pub fn url(&self) -> String {
-        format!("http://{}/mcp", self.addr)
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}/mcp", self.addr)
+    }
+
+    /// The certificate authority of an HTTPS mock.
+    pub fn tls(&self) -> Option<&MockTls> {
+        self.tls.as_deref()
     }
 
     /// The bound (or, for `down`, reserved-then-closed) address.
@@ -217,8 +263,23 @@ fn router(shared: Arc<McpShared>) -> Router {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(!stateless)
         .with_json_response(stateless)
-        .disable_allowed_hosts()
         .with_cancellation_token(shared.ct.child_token());
+    // The mocks bind loopback: refuse a foreign Host or Origin (403), as the MCP transport spec
+    // asks of local servers, unless the spec is lenient.
+    let config = if shared.spec.lenient {
+        config.disable_allowed_hosts().disable_allowed_origins()
+    } else {
+        config
+            .with_allowed_hosts(LOOPBACK_HOSTS)
+            .with_allowed_origins(LOOPBACK_HOSTS.iter().flat_map(|h| {
+                let h = if h.contains(':') {
+                    format!("[{h}]")
+                } else {
+                    (*h).to_owned()
+                };
+                [format!("http://{h}:*"), format!("https://{h}:*")]
+            }))
+    };
     let handler_shared = shared.clone();
     let service = StreamableHttpService::new(
         move || {
@@ -365,6 +426,25 @@ struct MockServer {
     shared: Arc<McpShared>,
 }
 
+impl MockServer {
+    fn preset(&self) -> bool {
+        self.shared.spec.preset == Some(McpPreset::Conformance)
+    }
+
+    /// The preset's answer, or "method not found" for a server without the preset.
+    fn with_preset<T>(&self, f: impl FnOnce() -> Result<T, ErrorData>) -> Result<T, ErrorData> {
+        if self.preset() {
+            f()
+        } else {
+            Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "method not found",
+                None,
+            ))
+        }
+    }
+}
+
 impl ServerHandler for MockServer {
     fn get_info(&self) -> ServerConfig {
         let name = self
@@ -373,8 +453,96 @@ impl ServerHandler for MockServer {
             .server_name
             .clone()
             .unwrap_or_else(|| self.shared.name.clone());
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        #[allow(deprecated)] // logging: see the import of SetLevelRequestParams
+        let capabilities = if self.preset() {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .enable_prompts()
+                .enable_completions()
+                .enable_logging()
+                .build()
+        } else {
+            ServerCapabilities::builder().enable_tools().build()
+        };
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(name, env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.with_preset(conformance::resources)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.with_preset(conformance::resource_templates)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.with_preset(|| conformance::read_resource(&request.uri))
+            .map(Into::into)
+    }
+
+    async fn subscribe(
+        &self,
+        _request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.with_preset(|| Ok(()))
+    }
+
+    async fn unsubscribe(
+        &self,
+        _request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.with_preset(|| Ok(()))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.with_preset(conformance::prompts)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.with_preset(|| conformance::get_prompt(&request.name, request.arguments.as_ref()))
+            .map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.with_preset(|| conformance::complete(&request.argument.value))
+    }
+
+    #[allow(deprecated)] // logging: see the import of SetLevelRequestParams
+    async fn set_level(
+        &self,
+        _request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.with_preset(|| Ok(()))
     }
 
     async fn list_tools(
@@ -397,6 +565,12 @@ impl ServerHandler for MockServer {
             .iter()
             .find(|t| t.name == request.name)
         else {
+            if self.preset()
+                && let Some(result) =
+                    conformance::call_tool(&request.name, request.arguments.as_ref(), &ctx).await
+            {
+                return result.map(Into::into);
+            }
             return Err(ErrorData::new(
                 ErrorCode::INVALID_PARAMS,
                 format!("tool not found: {}", request.name),

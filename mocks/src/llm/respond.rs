@@ -1,0 +1,106 @@
+//! The HTTP responses of the mock LLM providers: JSON, errors in each provider's shape, SSE
+//! streams (with delays and mid-stream disconnects) and truncated bodies.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use http::{HeaderValue, StatusCode, header};
+use serde_json::Value;
+
+use super::{FLUSH_GAP, render};
+use crate::spec::Dialect;
+
+pub(super) fn json_response(status: StatusCode, v: &Value) -> Response {
+    json_text_response(status, v.to_string())
+}
+
+pub(super) fn json_text_response(status: StatusCode, body: String) -> Response {
+    let mut r = Response::new(Body::from(body));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+pub(super) fn error_response(
+    dialect: Dialect,
+    status: u16,
+    message: &str,
+    retry_after: Option<u64>,
+) -> Response {
+    let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut r = json_response(code, &render::error_body(dialect, status, message));
+    if let Some(s) = retry_after {
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(s));
+    }
+    if dialect == Dialect::Anthropic {
+        r.headers_mut()
+            .insert("request-id", HeaderValue::from_static("req_mock"));
+    }
+    r
+}
+
+pub(super) fn sse_response(
+    events: Vec<Bytes>,
+    delay: Option<Duration>,
+    disconnect: Option<u32>,
+) -> Response {
+    use futures::StreamExt;
+    let n = disconnect.map_or(events.len(), |d| (d as usize).min(events.len()));
+    let cut = disconnect.is_some();
+    let items = events
+        .into_iter()
+        .take(n)
+        .enumerate()
+        .map(Ok::<_, std::io::Error>);
+    let stream = futures::stream::iter(items)
+        .then(move |item| async move {
+            if let (Some(d), Ok((i, _))) = (delay, &item)
+                && *i > 0
+            {
+                tokio::time::sleep(d).await;
+            }
+            item.map(|(_, b)| b)
+        })
+        .chain(futures::stream::iter(cut.then_some(())).then(|()| async {
+            // Let the server flush what was sent before cutting the connection.
+            tokio::time::sleep(FLUSH_GAP).await;
+            Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionAborted,
+                "mock fault: disconnect mid-stream",
+            ))
+        }));
+    let mut r = Response::new(Body::from_stream(stream));
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    r
+}
+
+/// A 200 JSON response whose connection drops halfway through the body.
+pub(super) fn truncated_body(body: String) -> Response {
+    let half = Bytes::from(body.into_bytes());
+    let half = half.slice(..half.len() / 2);
+    use futures::StreamExt;
+    let stream = futures::stream::iter([Ok(half)]).chain(futures::stream::once(async {
+        tokio::time::sleep(FLUSH_GAP).await;
+        Err(std::io::Error::new(
+            std::io::ErrorKind::ConnectionAborted,
+            "mock fault: disconnect mid-body",
+        ))
+    }));
+    let mut r = Response::new(Body::from_stream(stream));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
