@@ -198,9 +198,28 @@ pub fn tls_problem(error: &(dyn std::error::Error + 'static)) -> Option<String> 
         if let Some(tls) = as_rustls(e) {
             return Some(describe_rustls(tls));
         }
+        // Wrappers that keep only the text (e.g. a boxed error re-wrapped by a transport).
+        let text = e.to_string();
+        if let Some(rest) = text.split("invalid peer certificate: ").nth(1) {
+            let kind = rest.split([' ', ',', ')']).next().unwrap_or_default();
+            return Some(describe_certificate_text(kind));
+        }
         current = e.source();
     }
     None
+}
+
+fn describe_certificate_text(kind: &str) -> String {
+    let cert = match kind {
+        "UnknownIssuer" => rustls::CertificateError::UnknownIssuer,
+        "Expired" => rustls::CertificateError::Expired,
+        "NotValidYet" => rustls::CertificateError::NotValidYet,
+        "NotValidForName" => rustls::CertificateError::NotValidForName,
+        "Revoked" => rustls::CertificateError::Revoked,
+        "BadSignature" => rustls::CertificateError::BadSignature,
+        _ => return format!("TLS certificate problem: {kind}; {CA_HINT}"),
+    };
+    describe_rustls(&rustls::Error::InvalidCertificate(cert))
 }
 
 /// `rustls::Error` in `e` itself, or wrapped in an `io::Error` (whose `source()` skips it).
@@ -266,7 +285,10 @@ pub fn describe_error(error: &reqwest::Error, timeout: Duration) -> String {
     } else if error.is_connect() {
         match proxy_problem(error) {
             Some(p) => format!("connection failed: {p}"),
-            None => "connection failed".to_owned(),
+            None => match innermost(error) {
+                Some(cause) => format!("connection failed: {}", redact_userinfo(&cause)),
+                None => "connection failed".to_owned(),
+            },
         }
     } else {
         let mut text = error.to_string();
@@ -278,6 +300,17 @@ pub fn describe_error(error: &reqwest::Error, timeout: Duration) -> String {
         }
         redact_userinfo(&text)
     }
+}
+
+/// The text of the deepest cause of an error (e.g. "Connection refused (os error 111)").
+fn innermost(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut last = None;
+    let mut current = error.source();
+    while let Some(e) = current {
+        last = Some(e.to_string());
+        current = e.source();
+    }
+    last
 }
 
 /// A proxy's refusal (e.g. `407`) in a connect error chain, redacted.
