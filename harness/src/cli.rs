@@ -1,5 +1,6 @@
-//! The command line: `run`, `checks`, `validate`, `schema` and `client`, resolved into library
-//! calls. Output goes through the reporters; `main.rs` only maps the returned exit code.
+//! The command line: `run`, `report`, `checks`, `validate`, `schema` and `client`, resolved into
+//! library calls. Output goes through the reporters, which render the run's event stream;
+//! `main.rs` only maps the returned exit code.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -10,7 +11,7 @@ use clap::{Parser, Subcommand};
 
 use crate::checks::Grading;
 use crate::client::ClientCommand;
-use crate::runner::{Baseline, RunOptions};
+use crate::runner::{Baseline, RunEvent, RunOptions, RunResult};
 use crate::{catalog, exit, report, runner, scenario, target};
 
 /// Conformance harness for Pallas-style agent bridges.
@@ -29,16 +30,35 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// How a listing is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ListFormat {
+    /// Aligned text.
+    Text,
+    /// JSON.
+    Json,
+}
+
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run scenarios against a target and report.
-    Run(RunArgs),
-    /// List the check catalog.
+    Run(Box<RunArgs>),
+    /// Re-render the reports of a run from its saved event stream (`run --events FILE` or
+    /// `run --format jsonl > FILE`). Prints the run's terminal output again and exits with the
+    /// run's exit code.
+    Report(ReportArgs),
+    /// List the check catalog (`--rules`: the rules with their verbatim quotes).
     Checks {
-        /// As JSON.
+        /// As JSON (same as `--format json`).
         #[arg(long)]
         json: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+        format: ListFormat,
+        /// List the rules (ID, level, source, verbatim quote, basis, checks) instead of checks.
+        #[arg(long)]
+        rules: bool,
     },
     /// Parse and validate scenario files (and a target profile) without running anything.
     Validate {
@@ -53,6 +73,45 @@ pub enum Command {
     /// The scripted Daedalus client, for people.
     #[command(subcommand)]
     Client(ClientCommand),
+}
+
+/// What `run` writes on stdout.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum RunFormat {
+    /// A line per finished scenario and phase, then the summary.
+    #[default]
+    Terminal,
+    /// The event stream, one JSON event per line (`harness/docs/events.md`); the terminal
+    /// output goes to stderr instead.
+    Jsonl,
+}
+
+/// Report files, each rendered from the run's event stream.
+#[derive(Debug, Default, clap::Args)]
+pub struct ReportFiles {
+    /// Write the JSON report here.
+    #[arg(long)]
+    pub report_json: Option<PathBuf>,
+    /// Write the JUnit XML report here.
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
+    /// Write the Markdown certification report here.
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
+    /// Write the self-contained HTML report here (filterable verdict table with evidence).
+    #[arg(long)]
+    pub html: Option<PathBuf>,
+}
+
+/// `report` arguments.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// The saved event stream (JSONL).
+    #[arg(long)]
+    pub from: PathBuf,
+    /// Report files to write.
+    #[command(flatten)]
+    pub files: ReportFiles,
 }
 
 /// `run` arguments.
@@ -90,15 +149,15 @@ pub struct RunArgs {
     /// Default scenario deadline.
     #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
     pub scenario_deadline: Duration,
-    /// Write the JSON report here.
+    /// What stdout gets: the terminal output, or the event stream as JSONL.
+    #[arg(long, value_enum, default_value_t = RunFormat::Terminal)]
+    pub format: RunFormat,
+    /// Also save the event stream (JSONL) here, for `pallas-conformance report --from`.
     #[arg(long)]
-    pub report_json: Option<PathBuf>,
-    /// Write the JUnit XML report here.
-    #[arg(long)]
-    pub junit: Option<PathBuf>,
-    /// Write the Markdown certification report here.
-    #[arg(long)]
-    pub markdown: Option<PathBuf>,
+    pub events: Option<PathBuf>,
+    /// Report files to write.
+    #[command(flatten)]
+    pub files: ReportFiles,
     /// Keep each scenario's run directory (rendered files, logs) under this folder.
     #[arg(long)]
     pub keep: Option<PathBuf>,
@@ -112,12 +171,35 @@ fn parse_kv(s: &str) -> Result<(String, String), String> {
 
 /// Runs a parsed command line; returns the exit code. Writes to `out` and `err`.
 pub async fn run_cli(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
+    if let Err(e) = crate::rules::book() {
+        let _ = writeln!(err, "error: the bundled rule data does not load: {e}");
+        return exit::INVALID_INPUT;
+    }
     match cli.command {
-        Command::Checks { json } => {
-            let text = if json {
-                serde_json::to_string_pretty(&catalog::to_json()).unwrap_or_default() + "\n"
-            } else {
-                catalog::to_table()
+        Command::Checks {
+            json,
+            format,
+            rules,
+        } => {
+            let book = match crate::rules::book() {
+                Ok(b) => b,
+                Err(e) => {
+                    let _ = writeln!(err, "error: the bundled rule data does not load: {e}");
+                    return exit::INVALID_INPUT;
+                }
+            };
+            let json = json || format == ListFormat::Json;
+            let text = match (rules, json) {
+                (true, true) => {
+                    serde_json::to_string_pretty(&crate::rules::rules_json(book))
+                        .unwrap_or_default()
+                        + "\n"
+                }
+                (true, false) => crate::rules::rules_table(book),
+                (false, true) => {
+                    serde_json::to_string_pretty(&catalog::to_json()).unwrap_or_default() + "\n"
+                }
+                (false, false) => catalog::to_table(),
             };
             let _ = out.write_all(text.as_bytes());
             exit::SUCCESS
@@ -160,7 +242,8 @@ pub async fn run_cli(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8
             }
         }
         Command::Client(cmd) => crate::client::run_client(cmd, out).await,
-        Command::Run(args) => run_command(args, out, err).await,
+        Command::Run(args) => run_command(*args, out, err).await,
+        Command::Report(args) => report_command(&args, out, err),
     }
 }
 
@@ -211,29 +294,107 @@ async fn run_command(args: RunArgs, out: &mut impl Write, err: &mut impl Write) 
     if let Some(j) = args.jobs {
         opts.jobs = j.max(1);
     }
-    let run = runner::run_with_events(&scenarios, &tgt, &opts, |e| {
-        if let Some(line) = report::event_line(e) {
-            let _ = writeln!(out, "{line}");
-            let _ = out.flush();
-        }
-    })
-    .await;
-    let _ = write!(out, "{}", report::summary(&run));
-    let writes: [(&Option<PathBuf>, String); 3] = [
-        (&args.report_json, report::json_text(&run)),
-        (&args.junit, report::junit(&run)),
-        (&args.markdown, report::markdown(&run)),
-    ];
-    for (path, text) in writes {
-        if let Some(p) = path {
-            if let Some(parent) = p.parent() {
-                let _ = std::fs::create_dir_all(parent);
-            }
-            if let Err(e) = std::fs::write(p, text) {
+    let jsonl = args.format == RunFormat::Jsonl;
+    let mut events_file = match &args.events {
+        None => None,
+        Some(p) => match create(p) {
+            Ok(f) => Some(std::io::BufWriter::new(f)),
+            Err(e) => {
                 let _ = writeln!(err, "error: cannot write {}: {e}", p.display());
                 return exit::HARNESS_ERROR;
             }
+        },
+    };
+    let mut events_error = None;
+    let run = runner::run_with_events(&scenarios, &tgt, &opts, |e| {
+        if jsonl {
+            let _ = writeln!(out, "{}", e.to_json_line());
+            let _ = out.flush();
+            terminal_line(e, err);
+        } else {
+            terminal_line(e, out);
         }
+        if let Some(f) = &mut events_file
+            && let Err(x) = writeln!(f, "{}", e.to_json_line()).and_then(|()| f.flush())
+        {
+            events_error.get_or_insert(x);
+        }
+    })
+    .await;
+    if let (Some(p), Some(e)) = (&args.events, events_error) {
+        let _ = writeln!(err, "error: cannot write {}: {e}", p.display());
+        return exit::HARNESS_ERROR;
+    }
+    let summary = report::summary(&run);
+    let _ = if jsonl {
+        err.write_all(summary.as_bytes())
+    } else {
+        out.write_all(summary.as_bytes())
+    };
+    if let Err(code) = write_reports(&run, &args.files, err) {
+        return code;
+    }
+    run.exit_code()
+}
+
+fn terminal_line(e: &RunEvent, w: &mut impl Write) {
+    if let Some(line) = report::event_line(e) {
+        let _ = writeln!(w, "{line}");
+        let _ = w.flush();
+    }
+}
+
+fn create(p: &std::path::Path) -> std::io::Result<std::fs::File> {
+    if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::File::create(p)
+}
+
+/// Writes the requested report files; on failure, the exit code.
+fn write_reports(run: &RunResult, files: &ReportFiles, err: &mut impl Write) -> Result<(), u8> {
+    type Render = fn(&RunResult) -> String;
+    let writes: [(&Option<PathBuf>, Render); 4] = [
+        (&files.report_json, report::json_text),
+        (&files.junit, report::junit),
+        (&files.markdown, report::markdown),
+        (&files.html, report::html),
+    ];
+    for (path, render) in writes {
+        if let Some(p) = path
+            && let Err(e) = create(p).and_then(|mut f| f.write_all(render(run).as_bytes()))
+        {
+            let _ = writeln!(err, "error: cannot write {}: {e}", p.display());
+            return Err(exit::HARNESS_ERROR);
+        }
+    }
+    Ok(())
+}
+
+/// `report --from`: the terminal output and report files of a saved stream.
+fn report_command(args: &ReportArgs, out: &mut impl Write, err: &mut impl Write) -> u8 {
+    let text = match std::fs::read_to_string(&args.from) {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = writeln!(err, "error: cannot read {}: {e}", args.from.display());
+            return exit::INVALID_INPUT;
+        }
+    };
+    let replayed = runner::parse_jsonl(&args.from.display().to_string(), &text)
+        .and_then(|events| RunResult::from_events(&events).map(|run| (events, run)));
+    let (events, run) = match replayed {
+        Ok(x) => x,
+        Err(e) => {
+            let _ = writeln!(err, "error: {e}");
+            return exit::INVALID_INPUT;
+        }
+    };
+    for e in &events {
+        terminal_line(e, out);
+    }
+    let _ = out.write_all(report::summary(&run).as_bytes());
+    if let Err(code) = write_reports(&run, &args.files, err) {
+        return code;
     }
     run.exit_code()
 }

@@ -2,9 +2,10 @@
 //!
 //! A run reads scenario files ([`scenario`]), starts each scenario's mock ecosystem in-process
 //! (`pallas-mocks`), deploys the implementation under test through a target profile
-//! ([`target`]), drives it with a scripted Daedalus client on the raw wire ([`client`]), turns
-//! what was observed into verdicts of catalogued checks ([`catalog`], [`checks`]) and hands the
-//! results ([`runner`]) to reporters ([`report`]). The runner never prints; reporters render.
+//! ([`target`]), drives it with a scripted Daedalus client on the raw wire ([`client`]) and turns
+//! what was observed into verdicts of catalogued checks ([`catalog`], [`checks`]). The runner
+//! ([`runner`]) never prints: it emits a documented stream of events (`harness/docs/events.md`),
+//! and the reporters ([`report`]) render what `RunResult::from_events` rebuilds from it.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -20,10 +21,13 @@ pub mod catalog;
 pub mod checks;
 pub mod cli;
 pub mod client;
+pub mod diag;
 pub mod exit;
 pub mod process;
 pub mod redact;
 pub mod report;
+pub mod rules;
 pub mod runner;
 pub mod scenario;
 pub mod target;
+pub mod vocab;

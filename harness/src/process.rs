@@ -327,6 +327,20 @@ impl ImplProcess {
         }
     }
 
+    /// Waits up to `within` for the process to exit; its status, if it did.
+    pub async fn wait_exit(&mut self, within: Duration) -> Option<ExitStatus> {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.exited() {
+                return Some(status);
+            }
+            if started.elapsed() >= within {
+                return None;
+            }
+            tokio::time::sleep(POLL_INTERVAL).await;
+        }
+    }
+
     /// The output so far, without stopping.
     pub fn output_so_far(&mut self) -> ProcessOutput {
         let exit = self.exited();
@@ -432,6 +446,51 @@ pub fn read_tail(path: &Path) -> String {
 pub fn free_port() -> Result<u16, std::io::Error> {
     let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
     Ok(listener.local_addr()?.port())
+}
+
+/// Text lines, each parsed as JSON where it is JSON (`null` otherwise).
+fn json_lines(text: &str) -> serde_json::Value {
+    serde_json::Value::Array(
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap_or(serde_json::Value::Null))
+            .collect(),
+    )
+}
+
+/// The output of a `process` step: `{running, exit_code, exit, stdout, stderr, stdout_lines,
+/// stderr_lines}` (`*_lines`: each non-empty line parsed as JSON, `null` when it is not JSON).
+pub fn output_json(out: &ProcessOutput) -> serde_json::Value {
+    serde_json::json!({
+        "running": out.exit.is_none(),
+        "exit_code": out.exit_code,
+        "exit": out.exit,
+        "stdout": out.stdout,
+        "stderr": out.stderr,
+        "stdout_lines": json_lines(&out.stdout),
+        "stderr_lines": json_lines(&out.stderr),
+    })
+}
+
+/// The output of a `file` step: `{path, exists, size, text, lines}` (`lines`: each non-empty
+/// line parsed as JSON, `null` when it is not JSON).
+pub fn file_json(path: &Path) -> serde_json::Value {
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::json!({
+            "path": path.display().to_string(),
+            "exists": true,
+            "size": text.len(),
+            "lines": json_lines(&text),
+            "text": text,
+        }),
+        Err(_) => serde_json::json!({
+            "path": path.display().to_string(),
+            "exists": path.exists(),
+            "size": 0,
+            "lines": [],
+            "text": "",
+        }),
+    }
 }
 
 #[cfg(test)]

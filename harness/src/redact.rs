@@ -7,10 +7,13 @@ use regex::Regex;
 /// What a redacted secret is replaced with.
 pub const REDACTED: &str = "[redacted]";
 
-static BEARER: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"(?i)\b(bearer)\s+[A-Za-z0-9\-._~+/=]+").ok());
-static KEY_FIELD: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r#"(?i)("?(?:api[_-]?key|x-api-key|authorization)"?\s*[:=]\s*"?)([^"\s,}]+)"#).ok()
+/// Values in credential positions: `Authorization: Bearer …`, `"authorization": "…"`,
+/// `api_key: …`, `x-api-key=…`. The key decides; ordinary words are never touched.
+static CREDENTIAL: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r#"(?i)("?\b(?:api[_-]?key|x-api-key|(?:proxy-)?authorization)"?\s*[:=]\s*"?)((?:bearer|basic)\s+)?([^"\s,}\]]+)"#,
+    )
+    .ok()
 });
 
 /// A set of known secret values (bearers and keys a scenario uses) plus generic patterns
@@ -53,19 +56,17 @@ impl Redactor {
         let mut out = input.to_owned();
         for s in &self.secrets {
             if out.contains(s.as_str()) {
-                out = out.replace(s.as_str(), REDACTED);
+                out = replace_token(&out, s);
             }
         }
-        if let Some(re) = BEARER.as_ref() {
-            out = re.replace_all(&out, "$1 [redacted]").into_owned();
-        }
-        if let Some(re) = KEY_FIELD.as_ref() {
+        if let Some(re) = CREDENTIAL.as_ref() {
             out = re
                 .replace_all(&out, |c: &regex::Captures<'_>| {
-                    if &c[2] == REDACTED || c[2].starts_with('[') {
+                    let scheme = c.get(2).map_or("", |m| m.as_str());
+                    if &c[3] == REDACTED || c[3].starts_with('[') {
                         c[0].to_owned()
                     } else {
-                        format!("{}{REDACTED}", &c[1])
+                        format!("{}{scheme}{REDACTED}", &c[1])
                     }
                 })
                 .into_owned();
@@ -100,9 +101,55 @@ impl Redactor {
     }
 }
 
+/// A character that can continue a token (so a secret inside a longer word is not that secret).
+fn token_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '~' | '+' | '/' | '=')
+}
+
+/// Replaces whole-token occurrences of `secret` in `text`.
+fn replace_token(text: &str, secret: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(secret) {
+        let before = rest[..i]
+            .chars()
+            .next_back()
+            .or_else(|| out.chars().next_back());
+        let after = rest[i + secret.len()..].chars().next();
+        let whole = !before.is_some_and(token_char) && !after.is_some_and(token_char);
+        out.push_str(&rest[..i]);
+        out.push_str(if whole { REDACTED } else { secret });
+        rest = &rest[i + secret.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ordinary_words_are_never_redacted() {
+        let mut r = Redactor::new();
+        r.add("Bearer tok-alice-1");
+        r.add("sk-kit-auth");
+        let title = "a call without a bearer forwards none, even after calls that had one";
+        assert_eq!(r.text(title), title);
+        assert_eq!(
+            r.text("the bearer token forwarded to mnemosyne; authorization is opt-in"),
+            "the bearer token forwarded to mnemosyne; authorization is opt-in"
+        );
+        assert_eq!(r.text("key sk-kit-authority"), "key sk-kit-authority");
+        assert_eq!(
+            r.text("Authorization: Bearer tok-alice-1, then tok-alice-1"),
+            "Authorization: [redacted], then [redacted]"
+        );
+        assert_eq!(
+            Redactor::new().text("authorization: Bearer unknown.jwt"),
+            "authorization: Bearer [redacted]"
+        );
+    }
 
     #[test]
     fn known_secrets_and_bearer_headers_are_redacted() {

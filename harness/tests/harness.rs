@@ -4,6 +4,7 @@
 
 mod harness {
     pub mod common;
+    mod events;
     mod reports;
     mod runner;
     mod scenario_format;

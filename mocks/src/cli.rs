@@ -92,6 +92,13 @@ pub async fn run(cli: Cli) -> ExitCode {
                 Ok(s) => s,
                 Err(code) => return code,
             };
+            for pack in spec
+                .mcp_servers
+                .values_mut()
+                .filter_map(|m| m.pack.as_mut())
+            {
+                pack.apply_env();
+            }
             spec.tls |= tls;
             let ca_out = ca_out.unwrap_or_else(|| {
                 urls_out

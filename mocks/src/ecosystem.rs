@@ -11,6 +11,10 @@ use crate::spec::EcosystemSpec;
 use crate::tls::MockTls;
 use crate::validate::validate_ecosystem;
 
+fn s_port(servers: &BTreeMap<String, crate::spec::McpMockSpec>, name: &str) -> Option<u16> {
+    servers.get(name).and_then(|s| s.port)
+}
+
 /// Every mock of an ecosystem, running. Stops them all when dropped.
 #[derive(Debug)]
 pub struct Ecosystem {
@@ -63,8 +67,31 @@ impl Ecosystem {
             let m = LlmMock::start_with_tls(name, s.clone(), addr(s.port), tls_for(s.tls)).await?;
             eco.llms.insert(name.clone(), m);
         }
-        for (name, s) in &spec.mcp_servers {
+        // Plain MCP servers first: packs may call them (and the LLMs) by name.
+        let (packs, plain): (Vec<_>, Vec<_>) =
+            spec.mcp_servers.iter().partition(|(_, s)| s.pack.is_some());
+        for (name, s) in plain {
             let m = McpMock::start_with_tls(name, s.clone(), addr(s.port), tls_for(s.tls)).await?;
+            eco.mcps.insert(name.clone(), m);
+        }
+        for (name, s) in packs {
+            let mut s = s.clone();
+            if let Some(pack) = s.pack.as_mut() {
+                let urls = eco.urls();
+                let resolve = |v: &mut String| {
+                    if let Some(u) = urls.get(v.as_str()) {
+                        *v = u.clone();
+                    }
+                };
+                if let Some(l) = pack.llm.as_mut() {
+                    resolve(l);
+                }
+                pack.servers.values_mut().for_each(resolve);
+            }
+            let own_tls = tls_for(s.tls);
+            let m =
+                McpMock::start_with_tls(name, s, addr(s_port(&spec.mcp_servers, name)), own_tls)
+                    .await?;
             eco.mcps.insert(name.clone(), m);
         }
         Ok(eco)

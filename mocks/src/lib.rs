@@ -12,6 +12,7 @@ pub mod error;
 pub mod journal;
 pub mod llm;
 pub mod mcp;
+pub mod packs;
 pub mod spec;
 pub mod tls;
 pub mod validate;

@@ -289,6 +289,10 @@ pub struct McpMockSpec {
     /// A built-in set of tools, resources and prompts added to `tools` (see [`McpPreset`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preset: Option<McpPreset>,
+    /// Serve a mock of another agent system instead of `tools` (mcpctl, Percolate,
+    /// McpAgenticServer), with its defect variants; see `pallas_mocks::packs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pack: Option<crate::packs::PackSpec>,
 }
 
 /// A built-in server personality of a mock MCP server.

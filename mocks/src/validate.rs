@@ -139,6 +139,11 @@ pub fn validate_ecosystem(spec: &EcosystemSpec) -> Vec<SpecIssue> {
     for (name, mcp) in &spec.mcp_servers {
         let base = format!("mcp_servers.{name}");
         port_check(mcp.port, format!("{base}.port"), &mut issues);
+        if let Some(pack) = &mcp.pack {
+            for message in pack.issues() {
+                issues.push(SpecIssue::new(format!("{base}.pack"), message, None));
+            }
+        }
         if mcp.reachability != Reachability::Up {
             let what = match mcp.reachability {
                 Reachability::Down => "down",

@@ -60,6 +60,10 @@ pub const KNOWN: &[(&str, &str)] = &[
         "probe sessions are never closed with DELETE",
     ),
     (
+        "probe-accept-json-only",
+        "health probes send `Accept: application/json` without `text/event-stream`",
+    ),
+    (
         "health-progress",
         "`get_health` sends progress notifications when given a token",
     ),
@@ -145,6 +149,107 @@ pub const KNOWN: &[(&str, &str)] = &[
     (
         "unknown-tool-is-result",
         "an unknown tool gets an `isError` result instead of a JSON-RPC error",
+    ),
+    (
+        "dotenv-overrides-env",
+        "`.env` overrides a variable already set in the environment",
+    ),
+    (
+        "agents-config-env-ignored",
+        "`PALLAS_AGENTS_CONFIG` is ignored: `agents.yaml` is always read",
+    ),
+    (
+        "config-error-exit-zero",
+        "a configuration error is reported but the process exits with code 0",
+    ),
+    (
+        "host-default-127",
+        "an omitted `host` defaults to `127.0.0.1` instead of `localhost`",
+    ),
+    (
+        "default-context-window-128k",
+        "an omitted `context_window` defaults to 128000 instead of 131072",
+    ),
+    (
+        "default-max-output-8192",
+        "an omitted `max_output_tokens` defaults to 8192 instead of 16384",
+    ),
+    (
+        "module-card-path-flat",
+        "`module: agents.x` is read from `x.md` instead of `agents/x.md`",
+    ),
+    (
+        "unset-var-expands-empty",
+        "an unset `${VAR}` in a required value expands to an empty string instead of an error",
+    ),
+    (
+        "depends-on-reversed",
+        "agents start in reverse `depends_on` order, without waiting for their dependencies",
+    ),
+    (
+        "no-warn-unset-header-var",
+        "a header referring to an unset variable is dropped without a warning",
+    ),
+    (
+        "single-agent-starts-registry",
+        "`--agent NAME` also serves the registry",
+    ),
+    (
+        "single-agent-starts-all",
+        "`--agent NAME` serves every agent",
+    ),
+    (
+        "preflight-per-agent",
+        "the provider preflight runs once per agent instead of once",
+    ),
+    (
+        "preflight-blocks-startup",
+        "a failed provider preflight stops the process (exit code 3)",
+    ),
+    (
+        "preflight-timeout-10s",
+        "the provider preflight waits 10 s instead of 5 s",
+    ),
+    ("log-level-env-ignored", "`PALLAS_LOG_LEVEL` is ignored"),
+    (
+        "log-config-level-wins",
+        "`logger.level` wins over `PALLAS_LOG_LEVEL`",
+    ),
+    (
+        "log-stderr-always",
+        "JSON log lines go to stderr although `PALLAS_LOG_STDERR` is unset",
+    ),
+    (
+        "log-file-env-ignored",
+        "`PALLAS_LOG_FILE` is ignored: the log goes to the default path",
+    ),
+    (
+        "log-file-default-path",
+        "the default log file is `~/.local/share/pallas/pallas.log`",
+    ),
+    (
+        "registry-schema-url-old",
+        "registry entries name the 2025-09-29 server schema in `$schema`",
+    ),
+    (
+        "registry-meta-not-latest",
+        "registry `_meta` says `isLatest: false`",
+    ),
+    (
+        "capabilities-model-with-prefix",
+        "`capabilities.model` keeps the provider prefix (`openai.mock-model`)",
+    ),
+    (
+        "default-vision-true",
+        "an omitted `vision` defaults to true instead of false",
+    ),
+    (
+        "log-file-off-with-stderr",
+        "the log file is not written while `PALLAS_LOG_STDERR` is set",
+    ),
+    (
+        "log-root-follows-pallas-level",
+        "third-party libraries log at Pallas's own level (debug) by default",
     ),
 ];
 

@@ -110,8 +110,13 @@ async fn probe_inner(
             "clientInfo": {"name": "pallas-health", "version": env!("CARGO_PKG_VERSION")},
         },
     });
+    let accept = if crate::defect!("probe-accept-json-only") {
+        "application/json"
+    } else {
+        ACCEPT
+    };
     let response = with_headers(http.post(&server.url), server)
-        .header(http::header::ACCEPT, ACCEPT)
+        .header(http::header::ACCEPT, accept)
         .json(&initialize)
         .send()
         .await

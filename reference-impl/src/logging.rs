@@ -88,26 +88,41 @@ impl LogSettings {
         var: impl Fn(&str) -> Option<String>,
         config_level: Option<&str>,
     ) -> Result<Self, LoggingError> {
-        let level = match var("PALLAS_LOG_LEVEL").filter(|v| !v.is_empty()) {
-            Some(v) => parse_level("PALLAS_LOG_LEVEL", &v)?,
-            None => match config_level {
-                Some(v) => parse_level("logger.level", v)?,
-                None => Level::INFO,
-            },
+        let env_level = var("PALLAS_LOG_LEVEL")
+            .filter(|v| !v.is_empty())
+            .filter(|_| !crate::defect!("log-level-env-ignored"));
+        let level = match (env_level, config_level) {
+            (Some(_), Some(c)) if crate::defect!("log-config-level-wins") => {
+                parse_level("logger.level", c)?
+            }
+            (Some(v), _) => parse_level("PALLAS_LOG_LEVEL", &v)?,
+            (None, Some(v)) => parse_level("logger.level", v)?,
+            (None, None) => Level::INFO,
         };
         let root = var("PALLAS_ROOT_LOG_LEVEL").filter(|v| !v.is_empty());
         let root_explicit = root.is_some();
         let root_level = match root {
             Some(v) => parse_level("PALLAS_ROOT_LOG_LEVEL", &v)?,
             // `Level` orders verbose > quiet; the less verbose of the two.
+            None if crate::defect!("log-root-follows-pallas-level") => level,
             None => level.min(Level::INFO),
         };
-        let stderr = var("PALLAS_LOG_STDERR")
-            .is_some_and(|v| !matches!(v.trim(), "" | "0" | "false" | "no" | "off"));
-        let file = match var("PALLAS_LOG_FILE").filter(|v| !v.is_empty()) {
-            Some(p) => Some(PathBuf::from(p)),
-            None => var("HOME").map(|h| Path::new(&h).join(".local/state/pallas/pallas.log")),
+        let stderr = crate::defect!("log-stderr-always")
+            || var("PALLAS_LOG_STDERR")
+                .is_some_and(|v| !matches!(v.trim(), "" | "0" | "false" | "no" | "off"));
+        let default_file = if crate::defect!("log-file-default-path") {
+            ".local/share/pallas/pallas.log"
+        } else {
+            ".local/state/pallas/pallas.log"
         };
+        let file = match var("PALLAS_LOG_FILE")
+            .filter(|v| !v.is_empty())
+            .filter(|_| !crate::defect!("log-file-env-ignored"))
+        {
+            Some(p) => Some(PathBuf::from(p)),
+            None => var("HOME").map(|h| Path::new(&h).join(default_file)),
+        };
+        let file = file.filter(|_| !(stderr && crate::defect!("log-file-off-with-stderr")));
         Ok(Self {
             level,
             root_level,
@@ -132,7 +147,7 @@ impl LogSettings {
             ),
             format!("pallas={}", self.level.as_str().to_ascii_lowercase()),
         ];
-        if !self.root_explicit {
+        if !self.root_explicit && !crate::defect!("log-root-follows-pallas-level") {
             directives.extend(DEPENDENCIES.iter().map(|d| format!("{d}=warn")));
         }
         EnvFilter::new(directives.join(","))

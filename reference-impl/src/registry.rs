@@ -62,7 +62,11 @@ impl PublishedAgent {
         let s = &entry.settings;
         let capabilities = publish_capabilities.then(|| {
             json!({
-                "model": s.model.model,
+                "model": if crate::defect!("capabilities-model-with-prefix") {
+                    format!("{}.{}", s.model.provider, s.model.model)
+                } else {
+                    s.model.model.clone()
+                },
                 "vision": s.capabilities.vision,
                 "context_window": s.capabilities.context_window,
                 "max_output_tokens": s.capabilities.max_output_tokens,
@@ -84,7 +88,12 @@ impl PublishedAgent {
     /// The `servers[]` item: `{server: {...}, _meta: {...}}`.
     pub fn to_json(&self) -> Value {
         let mut server = serde_json::Map::new();
-        server.insert("$schema".into(), json!(SERVER_SCHEMA_URL));
+        let schema_url = if crate::defect!("registry-schema-url-old") {
+            SERVER_SCHEMA_URL.replace("2025-12-11", "2025-09-29")
+        } else {
+            SERVER_SCHEMA_URL.to_owned()
+        };
+        server.insert("$schema".into(), json!(schema_url));
         server.insert("name".into(), json!(self.name));
         server.insert("title".into(), json!(self.title));
         server.insert("description".into(), json!(self.description));
@@ -114,7 +123,7 @@ impl PublishedAgent {
                 OFFICIAL_META_KEY: {
                     "status": "active",
                     "updatedAt": self.updated_at.to_rfc3339_opts(SecondsFormat::Secs, true),
-                    "isLatest": true,
+                    "isLatest": !crate::defect!("registry-meta-not-latest"),
                 }
             }
         })

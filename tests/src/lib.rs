@@ -7,5 +7,6 @@
 //! reference's standard ([`suite::judge`]), and loading, validating and rendering the defect table
 //! ([`defects`]).
 
+pub mod coverage;
 pub mod defects;
 pub mod suite;

@@ -11,13 +11,16 @@ use std::time::{Duration, Instant};
 mod judge;
 
 use libtest_mimic::{Arguments, Failed, Trial};
+use pallas_conformance::checks::Verdict;
 use pallas_conformance::runner::{self, RunOptions, ScenarioResult};
 use pallas_conformance::scenario::Scenario;
+use pallas_e2e::coverage;
 use pallas_e2e::defects::{self, DefectTable};
 use pallas_e2e::suite::{self, AllowedWarnings, Tally};
 
 /// The reference binary with the `defects` feature, built by cargo beside this test.
 const REFERENCE_BIN: &str = env!("CARGO_BIN_EXE_pallas-e2e-reference");
+const MOCKS_BIN: &str = env!("CARGO_BIN_EXE_pallas-e2e-mocks");
 
 /// Scenarios running at once when `--test-threads` is not given: scenarios mostly wait on
 /// sockets and process start-up, so more than the core count keeps the machine busy.
@@ -196,32 +199,36 @@ fn table_trials(shared: &Arc<Shared>) -> Vec<Trial> {
         "table::readme_shows_the_defect_table_of_defects_yaml",
         move || {
             let table = s.table.as_ref().map_err(|e| Failed::from(e.clone()))?;
-            let path = s.root.join("tests/README.md");
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| Failed::from(format!("{}: {e}", path.display())))?;
-            let want =
-                defects::splice_readme(&text, &defects::markdown(table)).ok_or_else(|| {
-                    Failed::from(format!(
-                        "{} lacks the markers {} … {}",
-                        path.display(),
-                        defects::README_START,
-                        defects::README_END
-                    ))
-                })?;
-            if want == text {
-                return Ok(());
-            }
-            if std::env::var_os("PALLAS_E2E_BLESS").is_some() {
-                std::fs::write(&path, want)
+            // The same generated table in the e2e README and in the reference's DEFECTS.md.
+            for file in ["tests/README.md", "reference-impl/DEFECTS.md"] {
+                let path = s.root.join(file);
+                let text = std::fs::read_to_string(&path)
                     .map_err(|e| Failed::from(format!("{}: {e}", path.display())))?;
-                return Ok(());
+                let want =
+                    defects::splice_readme(&text, &defects::markdown(table)).ok_or_else(|| {
+                        Failed::from(format!(
+                            "{} lacks the markers {} … {}",
+                            path.display(),
+                            defects::README_START,
+                            defects::README_END
+                        ))
+                    })?;
+                if want == text {
+                    continue;
+                }
+                if std::env::var_os("PALLAS_E2E_BLESS").is_some() {
+                    std::fs::write(&path, want)
+                        .map_err(|e| Failed::from(format!("{}: {e}", path.display())))?;
+                    continue;
+                }
+                return Err(format!(
+                    "{} is out of date with {}; rerun with PALLAS_E2E_BLESS=1 to rewrite its table",
+                    path.display(),
+                    defects::TABLE_FILE
+                )
+                .into());
             }
-            Err(format!(
-                "{} is out of date with {}; rerun with PALLAS_E2E_BLESS=1 to rewrite its table",
-                path.display(),
-                defects::TABLE_FILE
-            )
-            .into())
+            Ok(())
         },
     );
     let s = shared.clone();
@@ -237,7 +244,151 @@ fn table_trials(shared: &Arc<Shared>) -> Vec<Trial> {
             Ok(())
         },
     );
-    vec![consistent, readme, loaded]
+    let s = shared.clone();
+    let coverage = Trial::test("coverage::docs_coverage_md_is_current", move || {
+        let table = s.table.as_ref().map_err(|e| Failed::from(e.clone()))?;
+        let book = pallas_conformance::rules::book().map_err(Failed::from)?;
+        let untestable = coverage::load_untestable(&s.root).map_err(Failed::from)?;
+        let problems = coverage::untestable_problems(&untestable);
+        if !problems.is_empty() {
+            return Err(problems.join("\n").into());
+        }
+        let mut all = s.scenarios.clone();
+        for pack in suite::PACK_FOLDERS {
+            for f in suite::pack_scenario_files(&s.root, pack) {
+                all.push(suite::load_scenario(&f).map_err(|e| Failed::from(e.to_string()))?);
+            }
+        }
+        let defects = coverage::defect_refs(&s.root, table, &all).map_err(Failed::from)?;
+        let want = coverage::markdown(book, &all, &defects, &untestable);
+        let path = s.root.join(coverage::COVERAGE_FILE);
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        if want == text {
+            return Ok(());
+        }
+        if std::env::var_os("PALLAS_E2E_BLESS").is_some() {
+            std::fs::write(&path, want)
+                .map_err(|e| Failed::from(format!("{}: {e}", path.display())))?;
+            return Ok(());
+        }
+        Err(format!(
+            "{} is out of date; rerun with PALLAS_E2E_BLESS=1 to rewrite it",
+            path.display()
+        )
+        .into())
+    });
+    vec![consistent, readme, loaded, coverage]
+}
+
+/// Every scenario against a bridge that does nothing but claims everything: no check whose
+/// premise is absent may pass, and the run reports its inconclusive verdicts apart.
+fn do_nothing_trial(shared: &Arc<Shared>) -> Trial {
+    let shared = shared.clone();
+    Trial::test(
+        "do_nothing::no_check_passes_without_its_premise",
+        move || {
+            let started = Instant::now();
+            let target = suite::do_nothing_target(&shared.root, Path::new(MOCKS_BIN))
+                .map_err(|e| Failed::from(e.to_string()))?;
+            let opts = RunOptions {
+                jobs: 4,
+                step_timeout: Duration::from_secs(3),
+                scenario_deadline: Duration::from_secs(60),
+                ..RunOptions::default()
+            };
+            let run = shared
+                .runtime
+                .block_on(runner::run(&shared.scenarios, &target, &opts));
+            record(&shared, "do_nothing", started);
+            let vacuous: Vec<String> = run
+                .scenarios
+                .iter()
+                .flat_map(|s| s.checks.iter().map(move |c| (s, c)))
+                .filter(|(_, c)| {
+                    c.verdict == Verdict::Pass && suite::premise_absent_on_do_nothing(&c.id)
+                })
+                .map(|(s, c)| format!("{} passed in {} ({})", c.id, s.id, c.title))
+                .collect();
+            if !vacuous.is_empty() {
+                return Err(format!(
+                    "vacuous passes against a do-nothing bridge:\n{}",
+                    vacuous.join("\n")
+                )
+                .into());
+            }
+            let counts = run.counts();
+            if counts.inconclusive == 0 {
+                return Err("the do-nothing run reported no inconclusive verdict".into());
+            }
+            let summary = pallas_conformance::report::summary(&run);
+            if !summary.contains(&format!("{} inconclusive", counts.inconclusive)) {
+                return Err(format!(
+                    "the summary does not count inconclusive verdicts apart:\n{summary}"
+                )
+                .into());
+            }
+            Ok(())
+        },
+    )
+}
+
+/// A stalled step: its checks are errors (a timeout is not a failure), the harness cancels the
+/// request, and the next step's checks pass.
+fn timeout_trial(shared: &Arc<Shared>) -> Trial {
+    let shared = shared.clone();
+    Trial::test(
+        "timeout::a_stalled_step_is_an_error_and_the_next_step_is_unaffected",
+        move || {
+            let scenario = suite::load_scenario(&shared.root.join("tests/scenarios/stall.yaml"))
+                .map_err(|e| Failed::from(e.to_string()))?;
+            let results = run_scenarios(&shared, std::slice::from_ref(&scenario), &[])?;
+            let [result] = results.as_slice() else {
+                return Err(format!("expected one result, got {}", results.len()).into());
+            };
+            let text =
+                pallas_conformance::report::summary(&pallas_conformance::runner::RunResult {
+                    target: "reference".into(),
+                    scenarios: results.clone(),
+                    stale: Vec::new(),
+                    duration_ms: 0.0,
+                    error: None,
+                });
+            let verdict_of = |title_part: &str, step: &str| {
+                result
+                    .checks
+                    .iter()
+                    .find(|c| c.title.contains(title_part))
+                    .map(|c| c.verdict)
+                    .ok_or_else(|| Failed::from(format!("no check about {step}:\n{text}")))
+            };
+            let stalled = verdict_of("the stalled call", "stalled")?;
+            let after = verdict_of("the next call", "after")?;
+            if stalled != Verdict::Error {
+                return Err(format!(
+                    "the stalled step's assertion is {stalled:?}, not error:\n{text}"
+                )
+                .into());
+            }
+            if after != Verdict::Pass {
+                return Err(
+                    format!("the next step's assertion is {after:?}, not pass:\n{text}").into(),
+                );
+            }
+            if result.checks.iter().any(|c| c.verdict == Verdict::Fail) {
+                return Err(format!("a timeout produced a failure:\n{text}").into());
+            }
+            let msg002: Vec<Verdict> = result
+                .checks
+                .iter()
+                .filter(|c| c.id == "MSG-002")
+                .map(|c| c.verdict)
+                .collect();
+            if msg002 != [Verdict::Error, Verdict::Pass] {
+                return Err(format!("MSG-002 on [stalled, after] is {msg002:?}:\n{text}").into());
+            }
+            Ok(())
+        },
+    )
 }
 
 fn main() -> std::process::ExitCode {
@@ -283,6 +434,8 @@ fn main() -> std::process::ExitCode {
     // leaves, probes run one after another), so starting them early packs the run better.
     let mut trials = judge::trials();
     trials.extend(table_trials(&shared));
+    trials.push(do_nothing_trial(&shared));
+    trials.push(timeout_trial(&shared));
     trials.extend(defect_names.into_iter().map(|n| defect_trial(&shared, n)));
     trials.extend(files.into_iter().map(|f| scenario_trial(&shared, f)));
 

@@ -13,6 +13,7 @@ fn check(id: &str, level: Level, verdict: Verdict, declared: bool) -> CheckResul
         id: id.to_owned(),
         level,
         refs: Vec::new(),
+        quote: None,
         title: format!("{id} title"),
         verdict,
         reason: if verdict == Verdict::Pass {
@@ -21,6 +22,7 @@ fn check(id: &str, level: Level, verdict: Verdict, declared: bool) -> CheckResul
             format!("{id} reason")
         },
         evidence: Vec::new(),
+        transcript: Vec::new(),
         location: if declared {
             "scenarios/x.yaml:9".to_owned()
         } else {
@@ -43,6 +45,7 @@ fn result(checks: Vec<CheckResult>) -> ScenarioResult {
         skipped: None,
         output_tail: None,
         steps: Vec::new(),
+        reproduce: String::new(),
     }
 }
 

@@ -119,6 +119,24 @@ pub fn run(a: &AssertSpec, o: &Observed) -> Outcome {
             {
                 return Outcome::Error(format!("step `{}` could not run: {err}", s.name));
             }
+            if p.schema.is_some()
+                && p.count.is_none()
+                && p.exists.is_none()
+                && p.first.is_none()
+                && JsonPath::parse(&p.path).is_ok_and(|q| q.query(&s.output).all().is_empty())
+            {
+                // A schema over nothing holds vacuously: nothing was there to judge.
+                return Outcome::Inconclusive(format!(
+                    "step `{}`: `{}` selected nothing to validate",
+                    s.name, p.path
+                ));
+            }
+            if s.timed_out {
+                return Outcome::Error(format!(
+                    "step `{}` timed out: its output is incomplete",
+                    s.name
+                ));
+            }
             if let Err(mut e) = predicate(p, &s.output) {
                 e.what = format!("step `{}` {}", s.name, e.what);
                 return Outcome::Fail(

@@ -2,10 +2,24 @@
 //! of catalogued checks and generic assertions.
 
 mod assert;
+mod verdict;
 pub use assert::predicate as assert_predicate;
-mod builtin;
-mod rules;
-pub use rules::{metric_value, python_title};
+pub use verdict::{CheckResult, Evidence, Grading, Outcome, Subject, Verdict};
+mod premise;
+
+mod bearer;
+mod common;
+#[cfg(test)]
+mod family_tests;
+mod health;
+mod mcp;
+mod messages;
+mod metrics;
+mod progress;
+mod registry;
+
+pub use metrics::{SEED_METRICS, metric_value};
+pub use registry::python_title;
 pub mod wire;
 
 use std::collections::BTreeMap;
@@ -18,96 +32,6 @@ use crate::catalog::{self, Evaluation};
 use crate::redact::Redactor;
 use crate::scenario::template::{Vars, render_json};
 use crate::scenario::{Capability, CheckSpec, DeploymentSpec, Level, Scenario};
-
-/// The verdict of one check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// The rule held.
-    Pass,
-    /// A MUST was broken.
-    Fail,
-    /// A SHOULD was broken (or a MUST under `--lenient`).
-    Warn,
-    /// Not applicable to the target (always with a reason).
-    Skip,
-    /// The harness could not run what the check needs.
-    Error,
-}
-
-impl Verdict {
-    /// Lower-case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pass => "pass",
-            Self::Fail => "fail",
-            Self::Warn => "warn",
-            Self::Skip => "skip",
-            Self::Error => "error",
-        }
-    }
-}
-
-/// One piece of evidence: what was expected, what was seen, where.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Evidence {
-    /// What this is about (a step, a message, a journal entry).
-    pub what: String,
-    /// What the rule wants.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expected: Option<String>,
-    /// What was observed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub seen: Option<String>,
-    /// JSON path inside the observed value.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-}
-
-impl Evidence {
-    /// Evidence with expected and seen values.
-    pub fn new(
-        what: impl Into<String>,
-        expected: impl Into<String>,
-        seen: impl Into<String>,
-    ) -> Self {
-        Self {
-            what: what.into(),
-            expected: Some(expected.into()),
-            seen: Some(seen.into()),
-            path: None,
-        }
-    }
-}
-
-/// The result of one check in one scenario.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CheckResult {
-    /// Catalog ID, or `ASSERT` for an unattributed assertion.
-    pub id: String,
-    /// Level.
-    pub level: Level,
-    /// References.
-    pub refs: Vec<String>,
-    /// What was checked.
-    pub title: String,
-    /// Verdict.
-    pub verdict: Verdict,
-    /// Why (always set unless the check passed).
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub reason: String,
-    /// Evidence (redacted).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub evidence: Vec<Evidence>,
-    /// `file:line` of the check entry in the scenario (empty for automatic checks).
-    pub location: String,
-    /// Which mode held, for checks with modes (progress).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mode: Option<String>,
-    /// Whether an expected-failures baseline listed it.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub baselined: bool,
-}
 
 /// What one step did, as the checks see it.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -187,53 +111,34 @@ pub struct ReceivedMessage {
     pub request_method: Option<String>,
 }
 
-/// What an evaluator concluded, before levels and capabilities are applied.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
-    /// Held.
-    Pass,
-    /// Broken.
-    Fail(String, Vec<Evidence>),
-    /// Broken only in what the spec says SHOULD (wording, a recommendation): graded as
-    /// a SHOULD-level failure whatever the check's level.
-    Should(String, Vec<Evidence>),
-    /// Nothing to judge (e.g. no step of the kind ran).
-    NotApplicable(String),
-    /// The harness could not judge.
-    Error(String),
+/// A built-in evaluator: the check's parameters and scope, and what was observed.
+pub(crate) type Evaluator = fn(&CheckSpec, &Observed) -> Outcome;
+
+/// Every family's evaluators, by check ID.
+const FAMILIES: &[&[(&str, Evaluator)]] = &[
+    registry::EVALUATORS,
+    health::EVALUATORS,
+    progress::EVALUATORS,
+    bearer::EVALUATORS,
+    metrics::EVALUATORS,
+    messages::EVALUATORS,
+    mcp::EVALUATORS,
+];
+
+/// The built-in evaluator of a check, if it has one.
+pub(crate) fn evaluator(id: &str) -> Option<Evaluator> {
+    FAMILIES
+        .iter()
+        .flat_map(|f| f.iter())
+        .find(|(i, _)| *i == id)
+        .map(|(_, e)| *e)
 }
 
-/// Options that change verdicts.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Grading {
-    /// A broken SHOULD fails instead of warning.
-    pub strict: bool,
-    /// A broken MUST warns instead of failing.
-    pub lenient: bool,
-}
-
-fn grade(level: Level, outcome: Outcome, g: Grading) -> (Verdict, String, Vec<Evidence>) {
-    match outcome {
-        Outcome::Pass => (Verdict::Pass, String::new(), Vec::new()),
-        Outcome::NotApplicable(r) => (Verdict::Skip, r, Vec::new()),
-        Outcome::Error(r) => (Verdict::Error, r, Vec::new()),
-        Outcome::Should(r, e) => {
-            let v = if g.strict {
-                Verdict::Fail
-            } else {
-                Verdict::Warn
-            };
-            (v, r, e)
-        }
-        Outcome::Fail(r, e) => {
-            let v = match level {
-                Level::Must if g.lenient => Verdict::Warn,
-                Level::Must => Verdict::Fail,
-                _ if g.strict => Verdict::Fail,
-                _ => Verdict::Warn,
-            };
-            (v, r, e)
-        }
+/// Runs the built-in evaluator of check `id`.
+pub(crate) fn run_builtin(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
+    match evaluator(id) {
+        Some(e) => e(c, o),
+        None => Outcome::Error(format!("check `{id}` has no built-in evaluator")),
     }
 }
 
@@ -246,8 +151,16 @@ pub fn evaluate(
     redactor: &Redactor,
 ) -> Vec<CheckResult> {
     let mut out = Vec::new();
+    let judge = |subject: Subject, outcome: Outcome, scope: &[String]| {
+        let outcome = unobservable(outcome, observed, scope);
+        let mut result = CheckResult::judged(subject, outcome, claims, grading, redactor);
+        if !matches!(result.verdict, Verdict::Pass | Verdict::Skip) {
+            result.transcript = transcript(observed, scope, &result.evidence, redactor);
+        }
+        result
+    };
     // Automatic checks.
-    for def in catalog::CATALOG
+    for def in catalog::all()
         .iter()
         .filter(|d| d.evaluation == Evaluation::Automatic)
     {
@@ -255,49 +168,47 @@ pub fn evaluate(
             .spec
             .checks
             .iter()
-            .any(|c| c.check.as_deref() == Some(def.id) && c.assert.is_none())
+            .any(|c| c.check.as_deref() == Some(def.id.as_str()) && c.assert.is_none())
         {
             continue; // listed explicitly below
         }
-        let outcome = builtin::run(def.id, &CheckSpec::default(), observed);
-        if matches!(outcome, Outcome::NotApplicable(_)) {
+        if premise::missing(&def.id, observed).is_some() {
             continue; // nothing observed that it applies to
         }
-        out.push(finish(
-            def.id,
-            def.level,
-            def.refs.iter().map(|s| s.to_string()).collect(),
-            def.title.into(),
+        let outcome = run_builtin(&def.id, &CheckSpec::default(), observed);
+        if matches!(
             outcome,
-            String::new(),
-            def.capability,
-            claims,
-            grading,
-            redactor,
+            Outcome::NotApplicable(_) | Outcome::Inconclusive(_)
+        ) {
+            continue; // nothing observed that it applies to
+        }
+        out.push(judge(
+            Subject::check(def, None, String::new()),
+            outcome,
+            &[],
         ));
     }
     for (i, check) in scenario.spec.checks.iter().enumerate() {
         let location = scenario.check_location(i);
-        if let Some(cap) = check.requires.iter().find(|c| !claims(**c)) {
-            let def = check.check.as_deref().and_then(catalog::get);
-            out.push(finish(
-                def.map_or("ASSERT", |d| d.id),
-                def.map_or(check.level.unwrap_or(Level::Must), |d| d.level),
-                def.map_or_else(
-                    || scenario.spec.refs.clone(),
-                    |d| d.refs.iter().map(|s| s.to_string()).collect(),
-                ),
+        let def = check.check.as_deref().and_then(catalog::get);
+        let subject = match def {
+            Some(def) => Subject::check(def, check.title.clone(), location),
+            None => Subject::assertion(
+                // Validation refuses an unattributed assertion without a level.
+                check.level.unwrap_or(Level::Should),
+                scenario.spec.refs.clone(),
                 check
                     .title
                     .clone()
-                    .or_else(|| def.map(|d| d.title.to_owned()))
                     .unwrap_or_else(|| "scenario assertion".into()),
-                Outcome::NotApplicable(format!("the target does not claim `{}`", cap.as_str())),
                 location,
-                None,
-                claims,
-                grading,
-                redactor,
+            ),
+        };
+        if let Some(cap) = check.requires.iter().find(|c| !claims(**c)) {
+            out.push(judge(
+                subject,
+                Outcome::NotApplicable(format!("the target does not claim `{}`", cap.as_str())),
+                &[],
             ));
             continue;
         }
@@ -324,58 +235,44 @@ pub fn evaluate(
         // With `assert:`, the built-in evaluator's failure is reported beside the verdict.
         let mut builtin_note: Option<String> = None;
         for c in &expansions {
-            if let (Some(_), Some(id)) = (&c.assert, &c.check)
+            if let (Some(_), Some(d)) = (&c.assert, def)
+                && d.evaluation != Evaluation::Assertion
                 && builtin_note.is_none()
-                && let Outcome::Fail(r, _) | Outcome::Should(r, _) = builtin::run(id, c, observed)
+                && let Outcome::Fail(r, _) | Outcome::Should(r, _) = run_builtin(&d.id, c, observed)
             {
                 builtin_note = Some(r);
             }
             let outcome = match (&c.assert, &c.check) {
                 // The author's assertion is the stated rule for this entry; the built-in
-                // evaluator still reports its own verdict as the automatic check.
-                (Some(a), Some(_)) => assert::run(a, observed),
-                (Some(a), None) => assert::run(a, observed),
-                (None, Some(id)) => builtin::run(id, c, observed),
+                // evaluator still reports its own verdict beside it.
+                (Some(a), _) => assert::run(a, observed),
+                (None, Some(id)) => match run_builtin(id, c, observed) {
+                    // A listed check whose situation did not occur could not be judged.
+                    Outcome::NotApplicable(r) => Outcome::Inconclusive(r),
+                    o => o,
+                },
                 (None, None) => Outcome::Error("empty check entry".into()),
             };
-            match (&merged, outcome) {
-                (None, o) => merged = Some(o),
-                (
-                    Some(Outcome::Pass | Outcome::Should(..)),
-                    o @ (Outcome::Fail(..) | Outcome::Error(_)),
-                ) => merged = Some(o),
-                (Some(Outcome::Pass), o @ Outcome::Should(..)) => merged = Some(o),
-                (Some(Outcome::NotApplicable(_)), o) => merged = Some(o),
-                _ => {}
-            }
+            merged = Some(match merged {
+                None => outcome,
+                Some(prev) => merge(prev, outcome),
+            });
         }
-        let outcome = merged.unwrap_or(Outcome::NotApplicable("for_each range is empty".into()));
-        let (id, level, refs, title, cap) = match check.check.as_deref().and_then(catalog::get) {
-            Some(def) => (
-                def.id.to_owned(),
-                // An asserted entry may state its own level (a wording detail of a MUST rule).
-                check
-                    .level
-                    .filter(|_| check.assert.is_some())
-                    .unwrap_or(def.level),
-                def.refs.iter().map(|s| s.to_string()).collect(),
-                check.title.clone().unwrap_or_else(|| def.title.into()),
-                def.capability,
-            ),
-            None => (
-                "ASSERT".to_owned(),
-                check.level.unwrap_or(Level::Must),
-                scenario.spec.refs.clone(),
-                check
-                    .title
-                    .clone()
-                    .unwrap_or_else(|| "scenario assertion".into()),
-                None,
-            ),
-        };
-        let mut result = finish(
-            &id, level, refs, title, outcome, location, cap, claims, grading, redactor,
-        );
+        let mut outcome = merged.unwrap_or(Outcome::Inconclusive("for_each range is empty".into()));
+        if let Some(why) = def.and_then(|d| premise::missing(&d.id, observed))
+            && !matches!(outcome, Outcome::Error(_))
+        {
+            outcome = Outcome::Inconclusive(why.to_owned());
+        }
+        if check.premise
+            && let Outcome::Fail(r, _) | Outcome::Should(r, _) = &outcome
+        {
+            outcome = Outcome::Inconclusive(format!(
+                "the scenario's premise does not hold, so what it sets up was not exercised: {r}"
+            ));
+        }
+        let scope = scope_of(check);
+        let mut result = judge(subject, outcome, &scope);
         if let Some(note) = builtin_note {
             let note = format!(
                 "built-in evaluator (not deciding: the assertion states the rule here): {}",
@@ -392,54 +289,104 @@ pub fn evaluate(
     out
 }
 
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    id: &str,
-    level: Level,
-    refs: Vec<String>,
-    title: String,
-    outcome: Outcome,
-    location: String,
-    cap: Option<Capability>,
-    claims: &dyn Fn(Capability) -> bool,
-    grading: Grading,
-    redactor: &Redactor,
-) -> CheckResult {
-    let (verdict, reason, evidence) = match cap {
-        Some(c) if !claims(c) => (
-            Verdict::Skip,
-            format!("the target does not claim `{}`", c.as_str()),
-            Vec::new(),
-        ),
-        _ => grade(level, outcome, grading),
-    };
-    let mode = (id == "PROG-003" || id == "PROG-004").then(|| {
-        if id == "PROG-003" {
-            "spec-strict".to_owned()
-        } else {
-            "pallas-compatible".to_owned()
+/// The worse of two outcomes of one entry (error > fail > should > inconclusive > pass).
+fn merge(prev: Outcome, next: Outcome) -> Outcome {
+    fn rank(o: &Outcome) -> u8 {
+        match o {
+            Outcome::Error(_) => 5,
+            Outcome::Fail(..) => 4,
+            Outcome::Should(..) => 3,
+            Outcome::Inconclusive(_) => 2,
+            Outcome::Pass => 1,
+            Outcome::NotApplicable(_) => 0,
         }
-    });
-    CheckResult {
-        id: id.to_owned(),
-        level,
-        refs,
-        title: redactor.text(&title),
-        verdict,
-        reason: redactor.text(&reason),
-        evidence: evidence
-            .into_iter()
-            .map(|e| Evidence {
-                what: redactor.text(&e.what),
-                expected: e.expected.map(|x| redactor.text(&x)),
-                seen: e.seen.map(|x| redactor.text(&x)),
-                path: e.path,
-            })
-            .collect(),
-        location,
-        mode,
-        baselined: false,
     }
+    if rank(&next) > rank(&prev) {
+        next
+    } else {
+        prev
+    }
+}
+
+/// The step globs an entry looks at: its `steps:`, or the step its assertion names.
+fn scope_of(check: &CheckSpec) -> Vec<String> {
+    let mut scope = check.steps.clone();
+    if let Some(a) = &check.assert {
+        if let Some(step) = a.output.as_ref().and_then(|o| o.step.clone()) {
+            scope.push(step);
+        }
+        if let Some(t) = &a.timing {
+            scope.push(t.step.clone());
+        }
+    }
+    scope
+}
+
+/// A failure that rests on a step that timed out is not a failure: the harness could not
+/// observe the rest. It becomes an error naming the step (the failure's reason kept beside).
+fn unobservable(outcome: Outcome, observed: &Observed, scope: &[String]) -> Outcome {
+    let (Outcome::Fail(reason, _) | Outcome::Should(reason, _)) = &outcome else {
+        return outcome;
+    };
+    // An unscoped check judges every step, so any timeout leaves it without a full view.
+    let timed_out: Vec<&str> = select_steps(&observed.steps, scope)
+        .into_iter()
+        .filter(|s| s.timed_out)
+        .map(|s| s.name.as_str())
+        .collect();
+    if timed_out.is_empty() {
+        return outcome;
+    }
+    Outcome::Error(format!(
+        "not judged: step(s) {} timed out, so the observation is incomplete (the evaluator saw: {reason})",
+        timed_out.join(", ")
+    ))
+}
+
+/// Redacted excerpts of the steps a non-pass verdict rests on: those its evidence names, else
+/// those in its scope, at most three.
+fn transcript(
+    observed: &Observed,
+    scope: &[String],
+    evidence: &[Evidence],
+    redactor: &Redactor,
+) -> Vec<String> {
+    let named: Vec<&StepRecord> = observed
+        .steps
+        .iter()
+        .filter(|s| {
+            evidence
+                .iter()
+                .any(|e| e.what.contains(&format!("`{}`", s.name)) || e.what.contains(&s.name))
+        })
+        .collect();
+    let steps = if named.is_empty() && !scope.is_empty() {
+        select_steps(&observed.steps, scope)
+    } else {
+        named
+    };
+    steps
+        .into_iter()
+        .take(3)
+        .map(|s| {
+            let request = redactor.json(&s.request);
+            let output = redactor.json(&s.output);
+            let mut line = format!(
+                "{} ({}, {:.0} ms): → {} ← {}",
+                s.name,
+                s.action,
+                s.elapsed_ms,
+                excerpt(&request, 300),
+                excerpt(&output, 600)
+            );
+            if s.timed_out {
+                line.push_str(" [timed out]");
+            } else if let Some(e) = &s.error {
+                line.push_str(&format!(" [error: {}]", redactor.text(e)));
+            }
+            line
+        })
+        .collect()
 }
 
 /// Short JSON text of a value, for evidence (at most `max` characters).
@@ -525,7 +472,7 @@ mod requires_tests {
     fn a_check_entry_skips_when_the_target_does_not_claim_what_it_requires() {
         let scenario = crate::scenario::parse_str(
             "t.yaml",
-            "id: t\ntitle: t\nsteps:\n  - name: h\n    health: {agent: a}\n    requires: [health]\nchecks:\n  - title: healthy\n    requires: [health]\n    assert:\n      output: {step: h, path: \"$.health.status\", equals: ok}\n",
+            "id: t\ntitle: t\nsteps:\n  - name: h\n    health: {agent: a}\n    requires: [health]\nchecks:\n  - title: healthy\n    level: MUST\n    requires: [health]\n    assert:\n      output: {step: h, path: \"$.health.status\", equals: ok}\n",
         )
         .expect("scenario parses");
         let results = evaluate(

@@ -27,13 +27,13 @@ pub fn junit(run: &RunResult) -> String {
         }
         for c in &s.checks {
             let status = match c.verdict {
-                Verdict::Pass | Verdict::Warn => TestCaseStatus::success(),
+                Verdict::Pass | Verdict::Warn | Verdict::Info => TestCaseStatus::success(),
                 Verdict::Fail if c.baselined => {
                     let mut st = TestCaseStatus::skipped();
                     st.set_message(format!("expected failure: {}", c.reason));
                     st
                 }
-                Verdict::Skip => {
+                Verdict::Skip | Verdict::Inconclusive => {
                     let mut st = TestCaseStatus::skipped();
                     st.set_message(c.reason.clone());
                     st

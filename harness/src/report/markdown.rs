@@ -11,6 +11,8 @@ fn icon(v: Verdict) -> &'static str {
         Verdict::Fail => "**FAIL**",
         Verdict::Warn => "warn",
         Verdict::Skip => "skip",
+        Verdict::Info => "info (MAY)",
+        Verdict::Inconclusive => "inconclusive",
         Verdict::Error => "**ERROR**",
     }
 }
@@ -37,24 +39,26 @@ pub fn markdown(run: &RunResult) -> String {
     let _ = writeln!(out, "**Verdict: {verdict}**\n");
     let _ = writeln!(
         out,
-        "{} scenario(s); checks: {} pass, {} fail, {} warn, {} skip, {} error, {} expected failure(s).\n",
+        "{} scenario(s); checks: {} pass, {} fail, {} warn, {} informational (MAY), {} inconclusive, {} skip, {} error, {} expected failure(s).\n",
         run.scenarios.len(),
         c.pass,
         c.fail,
         c.warn,
+        c.info,
+        c.inconclusive,
         c.skip,
         c.error,
         c.baselined
     );
     let _ = writeln!(
         out,
-        "## By check family\n\n| family | pass | fail | warn | skip | error |\n|---|---:|---:|---:|---:|---:|"
+        "## By check family\n\n| family | pass | fail | warn | info | inconclusive | skip | error |\n|---|---:|---:|---:|---:|---:|---:|---:|"
     );
     for (f, c) in run.by_family() {
         let _ = writeln!(
             out,
-            "| {f} | {} | {} | {} | {} | {} |",
-            c.pass, c.fail, c.warn, c.skip, c.error
+            "| {f} | {} | {} | {} | {} | {} | {} | {} |",
+            c.pass, c.fail, c.warn, c.info, c.inconclusive, c.skip, c.error
         );
     }
     let _ = writeln!(

@@ -1,10 +1,13 @@
-//! Reporters: each renders a [`crate::runner::RunResult`] (or live [`crate::runner::RunEvent`]s)
-//! in one format. They only read data; nothing here runs anything.
+//! Reporters: each renders, in one format, what [`crate::runner::RunResult::from_events`]
+//! rebuilds from a run's event stream (live lines: one [`crate::runner::RunEvent`] at a time).
+//! They only read data; nothing here runs anything.
 
+mod html;
 mod junit;
 mod markdown;
 mod terminal;
 
+pub use html::html;
 pub use junit::junit;
 pub use markdown::markdown;
 pub use terminal::{event_line, summary};

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use crate::checks::Verdict;
-use crate::runner::{RunEvent, RunResult, ScenarioResult};
+use crate::runner::{RunEvent, RunResult, ScenarioFinished};
 
 fn tag(v: Verdict) -> &'static str {
     match v {
@@ -12,33 +12,46 @@ fn tag(v: Verdict) -> &'static str {
         Verdict::Fail => "FAIL ",
         Verdict::Warn => "WARN ",
         Verdict::Skip => "SKIP ",
+        Verdict::Info => "INFO ",
+        Verdict::Inconclusive => "INCON",
         Verdict::Error => "ERROR",
     }
 }
 
-/// The live line for an event (`None` for events that print nothing).
+/// The live line for an event (`None` for events that print nothing): the run's start, the
+/// target's build as a phase with its duration, and one line per finished scenario.
 pub fn event_line(e: &RunEvent) -> Option<String> {
     match e {
-        RunEvent::Started { total } => Some(format!("running {total} scenario(s)")),
-        RunEvent::ScenarioFinished {
-            done,
-            total,
-            result,
-        } => Some(scenario_line(*done, *total, result)),
+        RunEvent::RunStarted(s) => Some(format!("running {} scenario(s)", s.scenarios)),
+        RunEvent::BuildStarted(b) => Some(format!(
+            "building the target: {} (once per run)",
+            b.command.join(" ")
+        )),
+        RunEvent::BuildFinished(b) => Some(match &b.error {
+            None => format!("built in {:.2}s", b.elapsed_ms / 1000.0),
+            Some(_) => format!("build failed after {:.2}s", b.elapsed_ms / 1000.0),
+        }),
+        RunEvent::ScenarioFinished(f) => Some(scenario_line(f)),
+        RunEvent::ScenarioStarted(_)
+        | RunEvent::StepDone(_)
+        | RunEvent::Verdict(_)
+        | RunEvent::RunFinished(_) => None,
     }
 }
 
-fn scenario_line(done: usize, total: usize, r: &ScenarioResult) -> String {
+fn scenario_line(r: &ScenarioFinished) -> String {
+    let (done, total) = (r.done, r.total);
     let width = total.to_string().len();
-    let failed = r
-        .checks
-        .iter()
-        .filter(|c| matches!(c.verdict, Verdict::Fail | Verdict::Error) && !c.baselined)
-        .count();
-    let extra = match (&r.skipped, failed) {
-        (Some(why), _) => format!(" ({why})"),
-        (None, 0) => format!(" {} check(s)", r.checks.len()),
-        (None, n) => format!(" {n} of {} check(s) failed", r.checks.len()),
+    let c = &r.counts;
+    let checks =
+        c.pass + c.fail + c.warn + c.skip + c.error + c.inconclusive + c.info + c.baselined;
+    let (failed, errors) = (c.fail, c.error);
+    let extra = match (&r.skipped, failed, errors) {
+        (Some(why), _, _) => format!(" ({why})"),
+        (None, 0, 0) => format!(" {checks} check(s)"),
+        (None, f, 0) => format!(" {f} of {checks} check(s) failed"),
+        (None, 0, e) => format!(" {e} of {checks} check(s) could not be judged"),
+        (None, f, e) => format!(" {f} of {checks} check(s) failed, {e} could not be judged"),
     };
     format!(
         "[{done:>width$}/{total}] {} {:<36} {:>6.2}s{extra}",
@@ -55,14 +68,14 @@ pub fn summary(run: &RunResult) -> String {
     let _ = writeln!(out, "\nsummary by check family ({})", run.target);
     let _ = writeln!(
         out,
-        "  {:<8} {:>5} {:>5} {:>5} {:>5} {:>5} {:>9}",
-        "family", "pass", "fail", "warn", "skip", "error", "baselined"
+        "  {:<8} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>9}",
+        "family", "pass", "fail", "warn", "info", "incon", "skip", "error", "baselined"
     );
     for (fam, c) in run.by_family() {
         let _ = writeln!(
             out,
-            "  {fam:<8} {:>5} {:>5} {:>5} {:>5} {:>5} {:>9}",
-            c.pass, c.fail, c.warn, c.skip, c.error, c.baselined
+            "  {fam:<8} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>9}",
+            c.pass, c.fail, c.warn, c.info, c.inconclusive, c.skip, c.error, c.baselined
         );
     }
     let mut problems = String::new();
@@ -76,8 +89,10 @@ pub fn summary(run: &RunResult) -> String {
             }
         }
         for c in &s.checks {
-            if !matches!(c.verdict, Verdict::Fail | Verdict::Warn | Verdict::Error)
-                || c.id == "HARNESS"
+            if !matches!(
+                c.verdict,
+                Verdict::Fail | Verdict::Warn | Verdict::Error | Verdict::Inconclusive
+            ) || c.id == "HARNESS"
             {
                 continue;
             }
@@ -123,7 +138,16 @@ pub fn summary(run: &RunResult) -> String {
                     let _ = writeln!(problems, "    seen:     {x}");
                 }
             }
+            if let Some(q) = &c.quote {
+                let _ = writeln!(problems, "  rule: \"{q}\"");
+            }
             let _ = writeln!(problems, "  refs: {}", c.refs.join("; "));
+            for t in &c.transcript {
+                let _ = writeln!(problems, "  transcript: {t}");
+            }
+            if !s.reproduce.is_empty() {
+                let _ = writeln!(problems, "  reproduce: {}", s.reproduce);
+            }
         }
     }
     if !problems.is_empty() {
@@ -143,12 +167,14 @@ pub fn summary(run: &RunResult) -> String {
     let c = run.counts();
     let _ = writeln!(
         out,
-        "\n{} scenario(s), {} check(s): {} passed, {} failed, {} warned, {} skipped, {} errors, {} expected failures; {:.2}s",
+        "\n{} scenario(s), {} check(s): {} passed, {} failed, {} warned, {} informational (MAY), {} inconclusive, {} skipped, {} errors, {} expected failures; {:.2}s",
         run.scenarios.len(),
-        c.pass + c.fail + c.warn + c.skip + c.error + c.baselined,
+        c.pass + c.fail + c.warn + c.info + c.inconclusive + c.skip + c.error + c.baselined,
         c.pass,
         c.fail,
         c.warn,
+        c.info,
+        c.inconclusive,
         c.skip,
         c.error,
         c.baselined,

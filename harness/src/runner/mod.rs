@@ -1,8 +1,11 @@
 //! The runner: scenarios in parallel against a target, each with its own mocks, deployment and
 //! implementation process; per-step timeouts and a per-scenario deadline. It returns data and
-//! never prints — reporters consume [`RunResult`] and [`RunEvent`]s.
+//! never prints. It emits [`RunEvent`]s (documented in `harness/docs/events.md`); reporters
+//! render what [`RunResult::from_events`] rebuilds from them.
 
+mod actions;
 mod baseline;
+mod events;
 mod exec;
 mod scenario_run;
 
@@ -11,9 +14,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use baseline::{Baseline, BaselineError};
+pub use events::{
+    BuildFinished, BuildStarted, EVENTS_SCHEMA, EventsError, KIT_VERSION, RunEvent, RunFinished,
+    RunStarted, ScenarioFinished, ScenarioStarted, StepDone, VerdictEvent, events_of, parse_jsonl,
+    scenario_events, to_jsonl,
+};
 
 use crate::checks::{CheckResult, Grading, Verdict};
 use crate::exit;
@@ -57,7 +65,7 @@ impl Default for RunOptions {
 }
 
 /// The outcome of one scenario.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ScenarioResult {
     /// Scenario id.
     pub id: String,
@@ -82,22 +90,40 @@ pub struct ScenarioResult {
     pub output_tail: Option<String>,
     /// Steps that ran: name, duration, error.
     pub steps: Vec<StepSummary>,
+    /// The command that runs just this scenario against the same target.
+    #[serde(default)]
+    pub reproduce: String,
+}
+
+/// The command line that reruns one scenario file against a target profile.
+pub fn reproduce_command(scenario_file: &std::path::Path, profile: &std::path::Path) -> String {
+    format!(
+        "cargo run -p pallas-conformance -- run {} --target {}",
+        scenario_file.display(),
+        profile.display()
+    )
 }
 
 /// One step, as reports show it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepSummary {
     /// Name.
     pub name: String,
+    /// Action key (`health`, `send`…).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub action: String,
     /// Duration.
     pub elapsed_ms: f64,
     /// Error, if it could not run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// It hit its timeout.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
 }
 
 /// A baselined failure that now passes.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StaleEntry {
     /// Scenario id.
     pub scenario: String,
@@ -106,7 +132,7 @@ pub struct StaleEntry {
 }
 
 /// A whole run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunResult {
     /// Target name.
     pub target: String,
@@ -122,7 +148,7 @@ pub struct RunResult {
 }
 
 /// Counts by verdict.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
     /// Pass.
     pub pass: usize,
@@ -134,6 +160,10 @@ pub struct Counts {
     pub skip: usize,
     /// Error.
     pub error: usize,
+    /// Inconclusive: the premise was not observed.
+    pub inconclusive: usize,
+    /// Informational: a MAY not implemented.
+    pub info: usize,
     /// Failures listed in the baseline.
     pub baselined: usize,
 }
@@ -148,6 +178,8 @@ impl Counts {
             Verdict::Warn => self.warn += 1,
             Verdict::Skip => self.skip += 1,
             Verdict::Error => self.error += 1,
+            Verdict::Inconclusive => self.inconclusive += 1,
+            Verdict::Info => self.info += 1,
         }
     }
 }
@@ -191,25 +223,6 @@ impl RunResult {
     }
 }
 
-/// Something that happened during a run, for live reporting.
-#[derive(Debug, Clone)]
-pub enum RunEvent {
-    /// The run starts with this many scenarios.
-    Started {
-        /// Scenario count.
-        total: usize,
-    },
-    /// A scenario finished (`done` of `total`).
-    ScenarioFinished {
-        /// How many finished so far.
-        done: usize,
-        /// Scenario count.
-        total: usize,
-        /// Its result.
-        result: Box<ScenarioResult>,
-    },
-}
-
 fn matches_filter(s: &Scenario, filters: &[String]) -> bool {
     if filters.is_empty() {
         return true;
@@ -229,13 +242,33 @@ pub async fn run(scenarios: &[Scenario], target: &Target, opts: &RunOptions) -> 
     run_with_events(scenarios, target, opts, |_| {}).await
 }
 
-/// Like [`run`], calling `on_event` as scenarios finish (in finishing order).
+/// Collects the events of a run and hands each to the caller as it happens.
+struct Emitter<F> {
+    events: Vec<RunEvent>,
+    on_event: F,
+}
+
+impl<F: FnMut(&RunEvent)> Emitter<F> {
+    fn emit(&mut self, e: RunEvent) {
+        (self.on_event)(&e);
+        self.events.push(e);
+    }
+}
+
+/// Like [`run`], calling `on_event` with each event of the run as it happens: `run_started`,
+/// the build, then `scenario_started` as scenarios get a slot and each finished scenario's
+/// steps, verdicts and summary (in finishing order), and `run_finished`. The result is
+/// [`RunResult::from_events`] of exactly these events.
 pub async fn run_with_events(
     scenarios: &[Scenario],
     target: &Target,
     opts: &RunOptions,
-    mut on_event: impl FnMut(&RunEvent),
+    on_event: impl FnMut(&RunEvent),
 ) -> RunResult {
+    let mut out = Emitter {
+        events: Vec::new(),
+        on_event,
+    };
     let started = Instant::now();
     let selected: Vec<Scenario> = scenarios
         .iter()
@@ -243,82 +276,143 @@ pub async fn run_with_events(
         .cloned()
         .collect();
     let total = selected.len();
-    on_event(&RunEvent::Started { total });
-    if opts.registry_url.is_none()
-        && !target.spec.build.is_empty()
-        && let Err(e) = {
-            let t = target.clone();
-            tokio::task::spawn_blocking(move || t.build())
-                .await
-                .unwrap_or_else(|e| Err(e.to_string()))
+    out.emit(RunEvent::RunStarted(RunStarted {
+        schema: EVENTS_SCHEMA.into(),
+        kit_version: KIT_VERSION.into(),
+        target: target.spec.name.clone(),
+        scenarios: total,
+    }));
+    if opts.registry_url.is_none() && !target.spec.build.is_empty() {
+        out.emit(RunEvent::BuildStarted(BuildStarted {
+            command: target.spec.build.clone(),
+        }));
+        let build_started = Instant::now();
+        let t = target.clone();
+        let built = tokio::task::spawn_blocking(move || t.build())
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()));
+        out.emit(RunEvent::BuildFinished(BuildFinished {
+            elapsed_ms: ms(build_started),
+            error: built.as_ref().err().cloned(),
+        }));
+        if let Err(e) = built {
+            let result = RunResult {
+                target: target.spec.name.clone(),
+                scenarios: Vec::new(),
+                stale: Vec::new(),
+                duration_ms: ms(started),
+                error: Some(format!("build failed: {e}")),
+            };
+            out.emit(events::run_finished(&result));
+            return replayed(&out.events, result);
         }
-    {
-        return RunResult {
-            target: target.spec.name.clone(),
-            scenarios: Vec::new(),
-            stale: Vec::new(),
-            duration_ms: ms(started),
-            error: Some(format!("build failed: {e}")),
-        };
     }
     let target = Arc::new(target.clone());
     let opts_arc = Arc::new(opts.clone());
     let semaphore = Arc::new(tokio::sync::Semaphore::new(opts.jobs.max(1)));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut set = tokio::task::JoinSet::new();
     for (i, s) in selected.iter().cloned().enumerate() {
-        let (t, o, sem) = (target.clone(), opts_arc.clone(), semaphore.clone());
+        let (t, o, sem, tx) = (
+            target.clone(),
+            opts_arc.clone(),
+            semaphore.clone(),
+            tx.clone(),
+        );
         set.spawn(async move {
             let _permit = sem.acquire_owned().await;
+            let _ = tx.send(RunEvent::ScenarioStarted(ScenarioStarted {
+                index: i,
+                id: s.spec.id.clone(),
+                title: s.spec.title.clone(),
+                file: s.path.display().to_string(),
+            }));
             (i, scenario_run::run_one(&s, &t, &o).await)
         });
     }
+    drop(tx);
     let mut results: Vec<Option<ScenarioResult>> = vec![None; total];
     let mut done = 0;
-    while let Some(joined) = set.join_next().await {
+    loop {
+        let joined = tokio::select! {
+            Some(e) = rx.recv() => {
+                out.emit(e);
+                continue;
+            }
+            joined = set.join_next() => joined,
+        };
+        let Some(joined) = joined else {
+            break;
+        };
+        // A scenario's start is sent before it ends: emit it before its results.
+        while let Ok(e) = rx.try_recv() {
+            out.emit(e);
+        }
         let Ok((i, mut result)) = joined else {
             continue;
         };
         if let Some(b) = &opts.baseline {
             b.apply(&mut result);
         }
+        result.reproduce = reproduce_command(&selected[i].path, &target.path);
         done += 1;
-        on_event(&RunEvent::ScenarioFinished {
-            done,
-            total,
-            result: Box::new(result.clone()),
-        });
+        for e in scenario_events(i, done, total, &result) {
+            out.emit(e);
+        }
         results[i] = Some(result);
     }
-    let scenarios: Vec<ScenarioResult> = results
-        .into_iter()
-        .enumerate()
-        .map(|(i, r)| {
-            r.unwrap_or_else(|| ScenarioResult {
-                id: selected[i].spec.id.clone(),
-                title: selected[i].spec.title.clone(),
-                file: selected[i].path.display().to_string(),
-                verdict: Verdict::Error,
-                checks: Vec::new(),
-                duration_ms: 0.0,
-                error: Some("the scenario task panicked".into()),
-                skipped: None,
-                output_tail: None,
-                steps: Vec::new(),
-            })
-        })
-        .collect();
+    while let Ok(e) = rx.try_recv() {
+        out.emit(e);
+    }
+    let mut scenarios = Vec::with_capacity(total);
+    for (i, r) in results.into_iter().enumerate() {
+        let r = match r {
+            Some(r) => r,
+            None => {
+                let r = ScenarioResult {
+                    id: selected[i].spec.id.clone(),
+                    title: selected[i].spec.title.clone(),
+                    file: selected[i].path.display().to_string(),
+                    verdict: Verdict::Error,
+                    checks: Vec::new(),
+                    duration_ms: 0.0,
+                    error: Some("the scenario task panicked".into()),
+                    skipped: None,
+                    output_tail: None,
+                    steps: Vec::new(),
+                    reproduce: reproduce_command(&selected[i].path, &target.path),
+                };
+                done += 1;
+                for e in scenario_events(i, done, total, &r) {
+                    out.emit(e);
+                }
+                r
+            }
+        };
+        scenarios.push(r);
+    }
     let stale = opts
         .baseline
         .as_ref()
         .map(|b| b.stale(&scenarios))
         .unwrap_or_default();
-    RunResult {
+    let result = RunResult {
         target: target.spec.name.clone(),
         scenarios,
         stale,
         duration_ms: ms(started),
         error: None,
-    }
+    };
+    out.emit(events::run_finished(&result));
+    replayed(&out.events, result)
+}
+
+/// The result rebuilt from the run's own events (what every reporter sees); the directly built
+/// one only if the stream could not be read, which a stream this runner wrote never is.
+fn replayed(events: &[RunEvent], direct: RunResult) -> RunResult {
+    let replayed = RunResult::from_events(events);
+    debug_assert_eq!(replayed.as_ref().ok(), Some(&direct));
+    replayed.unwrap_or(direct)
 }
 
 pub(crate) fn ms(since: Instant) -> f64 {
@@ -340,6 +434,8 @@ pub fn overall(checks: &[CheckResult], error: bool) -> Verdict {
         || checks.iter().any(|c| c.baselined)
     {
         Verdict::Pass
+    } else if checks.iter().any(|c| c.verdict == Verdict::Inconclusive) {
+        Verdict::Inconclusive
     } else {
         Verdict::Skip
     }

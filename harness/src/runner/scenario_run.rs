@@ -18,31 +18,32 @@ use crate::scenario::{Scenario, template::Vars};
 use crate::target::{Target, render_deployment};
 
 fn skipped(s: &Scenario, reason: String) -> ScenarioResult {
+    let none = |_| true;
     let checks = s
         .spec
         .checks
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let def = c.check.as_deref().and_then(crate::catalog::get);
-            CheckResult {
-                id: def.map_or("ASSERT".into(), |d| d.id.to_owned()),
-                level: def.map_or(crate::scenario::Level::Must, |d| d.level),
-                refs: def
-                    .map(|d| d.refs.iter().map(|r| r.to_string()).collect())
-                    .unwrap_or_default(),
-                title: c
-                    .title
-                    .clone()
-                    .or(def.map(|d| d.title.to_owned()))
-                    .unwrap_or_else(|| "scenario assertion".into()),
-                verdict: Verdict::Skip,
-                reason: reason.clone(),
-                evidence: Vec::new(),
-                location: s.check_location(i),
-                mode: None,
-                baselined: false,
-            }
+            let location = s.check_location(i);
+            let subject = match c.check.as_deref().and_then(crate::catalog::get) {
+                Some(def) => checks::Subject::check(def, c.title.clone(), location),
+                None => checks::Subject::assertion(
+                    c.level.unwrap_or(crate::scenario::Level::Should),
+                    s.spec.refs.clone(),
+                    c.title
+                        .clone()
+                        .unwrap_or_else(|| "scenario assertion".into()),
+                    location,
+                ),
+            };
+            CheckResult::judged(
+                subject,
+                checks::Outcome::NotApplicable(reason.clone()),
+                &none,
+                Default::default(),
+                &Redactor::default(),
+            )
         })
         .collect();
     ScenarioResult {
@@ -56,6 +57,7 @@ fn skipped(s: &Scenario, reason: String) -> ScenarioResult {
         skipped: Some(reason),
         output_tail: None,
         steps: Vec::new(),
+        reproduce: String::new(),
     }
 }
 
@@ -71,6 +73,7 @@ fn errored(s: &Scenario, started: Instant, error: String, tail: Option<String>) 
         skipped: None,
         output_tail: tail,
         steps: Vec::new(),
+        reproduce: String::new(),
     }
 }
 
@@ -90,7 +93,13 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
         );
     }
     let deadline = s.spec.timeouts.scenario.unwrap_or(opts.scenario_deadline);
-    let step_timeout = s.spec.timeouts.step.unwrap_or(opts.step_timeout);
+    let step_timeout = s
+        .spec
+        .timeouts
+        .step
+        .or(target.spec.step_timeout)
+        .unwrap_or(opts.step_timeout)
+        + target.spec.retry_backoff.unwrap_or_default();
 
     // Mocks.
     let eco =
@@ -197,7 +206,8 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
             .spec
             .startup_timeout
             .unwrap_or(Duration::from_secs(30));
-        if let Err(e) = p.wait_ready(&r.probes, startup).await {
+        let wait = d.ready != crate::scenario::Readiness::None;
+        if wait && let Err(e) = p.wait_ready(&r.probes, startup).await {
             let out = p.stop(Duration::from_secs(2)).await;
             eco_shutdown(eco).await;
             let tail = redactor.text(&format!(
@@ -376,18 +386,16 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
     let claims = |c| target.claims(c);
     let mut checks = checks::evaluate(s, &observed, &claims, opts.grading, &redactor);
     if let Some(e) = &harness_error {
-        checks.push(CheckResult {
-            id: "HARNESS".into(),
-            level: crate::scenario::Level::Must,
-            refs: Vec::new(),
-            title: "the scenario's steps ran to completion".into(),
-            verdict: Verdict::Error,
-            reason: redactor.text(e),
-            evidence: Vec::new(),
-            location: format!("{}:1", s.path.display()),
-            mode: None,
-            baselined: false,
-        });
+        checks.push(CheckResult::judged(
+            checks::Subject::harness(
+                "the scenario's steps ran to completion".into(),
+                format!("{}:1", s.path.display()),
+            ),
+            checks::Outcome::Error(e.clone()),
+            &claims,
+            opts.grading,
+            &redactor,
+        ));
     }
     let verdict = overall(&checks, harness_error.is_some());
     let steps = observed
@@ -395,8 +403,10 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
         .iter()
         .map(|r| StepSummary {
             name: r.name.clone(),
+            action: r.action.clone(),
             elapsed_ms: r.elapsed_ms,
             error: r.error.as_ref().map(|e| redactor.text(e)),
+            timed_out: r.timed_out,
         })
         .collect();
     ScenarioResult {
@@ -414,6 +424,7 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
             None
         },
         steps,
+        reproduce: String::new(),
     }
 }
 

@@ -1,9 +1,11 @@
 //! Scenario files: the `*Spec` types, loading with source locations, semantic validation,
 //! templating and the generated JSON Schema of the format.
 
-mod diag;
+mod asserts;
+mod http;
 mod schema;
 mod spec;
+mod steps;
 pub mod template;
 mod validate;
 
@@ -13,9 +15,13 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_saphyr::Spanned;
 
-pub use diag::{SpecError, did_you_mean, from_yaml};
+pub use crate::diag::{SpecError, did_you_mean, from_yaml};
+pub use crate::vocab::{Capability, Level};
+pub use asserts::*;
+pub use http::HttpStep;
 pub use schema::{json_schema, json_schema_pretty};
 pub use spec::*;
+pub use steps::*;
 
 /// A parsed, validated scenario and where it came from.
 #[derive(Debug, Clone)]

@@ -183,8 +183,36 @@ pub(crate) fn validate(
                         Some(format!("{id}: {}", def.title)),
                     );
                 }
-                Some(_) => {}
+                Some(def) => {
+                    if let Some(level) = check.level {
+                        cx.err(
+                            line,
+                            1,
+                            format!(
+                                "`level: {}` on an entry of `{id}`: a check's level comes from its rules ({})",
+                                level.as_str(),
+                                def.level.as_str()
+                            ),
+                            Some("remove `level:`, or drop `check:` to make it a scenario expectation at your own level".into()),
+                        );
+                    }
+                    if check.premise {
+                        cx.err(
+                            line,
+                            1,
+                            format!("`premise: true` on an entry of `{id}`: a premise is a scenario's own assertion"),
+                            Some("drop `check:`".into()),
+                        );
+                    }
+                }
             }
+        } else if check.assert.is_some() && check.level.is_none() && !check.premise {
+            cx.err(
+                line,
+                1,
+                "a scenario assertion without `check:` needs its level".into(),
+                Some("add `level: MUST|SHOULD|MAY` (the strength of what it expects), or `premise: true` when it only confirms the scenario exercised what the other checks judge".into()),
+            );
         } else if check.assert.is_none() {
             cx.err(
                 line,
@@ -234,7 +262,7 @@ fn check_step(
                 actions.join(", ")
             )
         };
-        cx.err(line, 1, msg, Some("one of: registry, connect, list_tools, health, send, call, history, request, raw, delete, metrics, reload, repeat, parallel, wait".into()));
+        cx.err(line, 1, msg, Some("one of: registry, connect, list_tools, health, send, call, history, request, raw, delete, metrics, reload, repeat, parallel, wait, process, file".into()));
         return;
     }
     if let Some(n) = &step.name {

@@ -72,6 +72,24 @@ pub struct TargetSpec {
     /// How a reload is triggered after the files are rewritten: `sighup` (default) or `restart`.
     #[serde(default)]
     pub reload: ReloadMode,
+    /// Default step timeout for this target (the command line's `--step-timeout` is the
+    /// fallback; a scenario's `timeouts.step` wins over both).
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<String>")]
+    pub step_timeout: Option<Duration>,
+    /// The longest retry back-off the target documents (e.g. an SDK retrying a failed model
+    /// request after 10 s): added to every step timeout, so a retry is observed, not cut off.
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<String>")]
+    pub retry_backoff: Option<Duration>,
 }
 
 fn default_message_tool() -> String {

@@ -8,8 +8,8 @@ use serde_json::{Map, Value, json};
 use super::{Generator, Target};
 use crate::process::{LaunchSpec, ReadinessProbe, free_port};
 use crate::redact::Redactor;
-use crate::scenario::DeploymentSpec;
 use crate::scenario::template::{Vars, render};
+use crate::scenario::{DeploymentSpec, Readiness};
 
 /// What rendering produced: where to reach things, how to launch, what is secret.
 #[derive(Debug, Clone)]
@@ -185,6 +185,18 @@ pub fn render_deployment(
         }
     }
 
+    for (rel, text) in &deployment.files {
+        let path = run_dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+        }
+        let text = render(text, &vars).map_err(terr)?;
+        std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+        if !files.contains(rel) {
+            files.push(rel.clone());
+        }
+    }
+
     let mut env_vars = vars.clone();
     let mut env: Vec<(String, String)> = Vec::new();
     for (k, v) in target.spec.env.iter().chain(deployment.env.iter()) {
@@ -199,6 +211,7 @@ pub fn render_deployment(
         .spec
         .command
         .iter()
+        .chain(deployment.args.iter())
         .map(|c| render(c, &vars))
         .collect::<Result<_, _>>()
         .map_err(terr)?;
@@ -216,8 +229,20 @@ pub fn render_deployment(
 
     let mut probes = Vec::new();
     for p in &target.spec.readiness {
+        match deployment.ready {
+            Readiness::All => {}
+            Readiness::Agents if p.each_agent => {}
+            Readiness::Agents | Readiness::None => continue,
+        }
         let agents: Vec<Option<&String>> = if p.each_agent {
-            deployment.agents.keys().map(Some).collect()
+            deployment
+                .agents
+                .keys()
+                .filter(|a| {
+                    deployment.ready_agents.is_empty() || deployment.ready_agents.contains(a)
+                })
+                .map(Some)
+                .collect()
         } else {
             vec![None]
         };
@@ -406,7 +431,13 @@ fn generate(
                     .unwrap_or("You are a helpful agent.")
             )
         }
-        Generator::Dotenv => d.env.iter().map(|(k, v)| format!("{k}={v}\n")).collect(),
+        Generator::Dotenv => d
+            .env
+            .iter()
+            .filter(|(k, _)| !d.dotenv.contains_key(*k))
+            .chain(d.dotenv.iter())
+            .map(|(k, v)| format!("{k}={}\n", render(v, vars).unwrap_or_else(|_| v.clone())))
+            .collect(),
         Generator::MockAgentsEcosystem => {
             let mut servers = Map::new();
             for name in d.agents.keys() {

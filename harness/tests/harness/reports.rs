@@ -1,8 +1,11 @@
-//! Snapshots of every report format, with times and ports redacted.
+//! Snapshots of every report format, with times and ports redacted. Every report is rendered
+//! from the sample run's event stream, saved as JSONL and replayed, as the CLI renders them.
 
 use pallas_conformance::checks::{CheckResult, Evidence, Verdict};
 use pallas_conformance::report;
-use pallas_conformance::runner::{RunResult, ScenarioResult, StaleEntry, StepSummary};
+use pallas_conformance::runner::{
+    self, RunEvent, RunResult, ScenarioResult, StaleEntry, StepSummary,
+};
 use pallas_conformance::scenario::Level;
 
 fn check(id: &str, level: Level, verdict: Verdict, reason: &str) -> CheckResult {
@@ -10,6 +13,8 @@ fn check(id: &str, level: Level, verdict: Verdict, reason: &str) -> CheckResult 
         id: id.into(),
         level,
         refs: vec!["seed 000 §4 Agent Progress Notifications".into()],
+        quote: (verdict != Verdict::Pass)
+            .then(|| "Progress notifications **MUST** stop after completion".to_owned()),
         title: format!("{id} title"),
         verdict,
         reason: reason.into(),
@@ -23,13 +28,18 @@ fn check(id: &str, level: Level, verdict: Verdict, reason: &str) -> CheckResult 
         } else {
             Vec::new()
         },
+        transcript: if verdict == Verdict::Fail {
+            vec!["with-string (send, 12 ms): → {\"message\":\"hi\"} ← {\"progress\":[]}".into()]
+        } else {
+            Vec::new()
+        },
         location: "scenarios/progress/echo.yaml:14".into(),
         mode: (id == "PROG-003").then(|| "spec-strict".to_owned()),
         baselined: false,
     }
 }
 
-fn sample_run() -> RunResult {
+fn sample_result() -> RunResult {
     let mut baselined = check(
         "PROG-004",
         Level::Must,
@@ -44,6 +54,7 @@ fn sample_run() -> RunResult {
         stale: vec![StaleEntry { scenario: "health-ok".into(), check: "HEALTH-006".into() }],
         scenarios: vec![
             ScenarioResult {
+                reproduce: "cargo run -p pallas-conformance -- run scenarios/progress/echo.yaml --target scenarios/targets/reference.yaml".into(),
                 id: "health-ok".into(),
                 title: "health is ok".into(),
                 file: "scenarios/health/ok.yaml".into(),
@@ -57,9 +68,16 @@ fn sample_run() -> RunResult {
                 error: None,
                 skipped: None,
                 output_tail: None,
-                steps: vec![StepSummary { name: "health".into(), elapsed_ms: 12.3, error: None }],
+                steps: vec![StepSummary {
+                    name: "health".into(),
+                    action: "health".into(),
+                    elapsed_ms: 12.3,
+                    error: None,
+                    timed_out: false,
+                }],
             },
             ScenarioResult {
+                reproduce: "cargo run -p pallas-conformance -- run scenarios/progress/echo.yaml --target scenarios/targets/reference.yaml".into(),
                 id: "progress-echo".into(),
                 title: "token echoed".into(),
                 file: "scenarios/progress/echo.yaml".into(),
@@ -76,6 +94,7 @@ fn sample_run() -> RunResult {
                 steps: Vec::new(),
             },
             ScenarioResult {
+                reproduce: "cargo run -p pallas-conformance -- run scenarios/progress/echo.yaml --target scenarios/targets/reference.yaml".into(),
                 id: "hung".into(),
                 title: "a hung implementation".into(),
                 file: "scenarios/x/hung.yaml".into(),
@@ -89,6 +108,32 @@ fn sample_run() -> RunResult {
             },
         ],
     }
+}
+
+/// The sample's event stream, saved as JSONL and read back.
+fn sample_events() -> Vec<RunEvent> {
+    let text = runner::to_jsonl(&runner::events_of(&sample_result()));
+    runner::parse_jsonl("sample.jsonl", &text).unwrap()
+}
+
+/// The sample as the reporters see it: rebuilt from its replayed stream.
+fn sample_run() -> RunResult {
+    RunResult::from_events(&sample_events()).unwrap()
+}
+
+#[test]
+fn the_sample_run_replays_from_its_saved_stream_unchanged() {
+    assert_eq!(sample_run(), sample_result());
+    let events = sample_events();
+    assert!(
+        matches!(events.first(), Some(RunEvent::RunStarted(s)) if s.schema == runner::EVENTS_SCHEMA)
+    );
+    assert!(matches!(events.last(), Some(RunEvent::RunFinished(f)) if f.exit_code == 3));
+    let verdicts = events
+        .iter()
+        .filter(|e| matches!(e, RunEvent::Verdict(_)))
+        .count();
+    assert_eq!(verdicts, 6, "one verdict event per check result");
 }
 
 /// Times (`1.23s`, `412.7`) and loopback ports become placeholders.
@@ -107,13 +152,11 @@ fn redact(text: &str) -> String {
 fn the_terminal_report_shows_lines_a_family_table_and_evidence() {
     let run = sample_run();
     let mut lines = String::new();
-    for (i, s) in run.scenarios.iter().enumerate() {
-        let e = pallas_conformance::runner::RunEvent::ScenarioFinished {
-            done: i + 1,
-            total: 3,
-            result: Box::new(s.clone()),
-        };
-        lines.push_str(&report::event_line(&e).unwrap());
+    for e in sample_events()
+        .iter()
+        .filter(|e| matches!(e, RunEvent::ScenarioFinished(_)))
+    {
+        lines.push_str(&report::event_line(e).unwrap());
         lines.push('\n');
     }
     lines.push_str(&report::summary(&run));
@@ -146,8 +189,28 @@ fn the_markdown_report_states_a_verdict_and_lists_findings() {
 }
 
 #[test]
+fn the_html_report_is_self_contained_with_filters_counts_and_evidence() {
+    let html = redact(&report::html(&sample_run()));
+    for needle in [
+        "data-count=\"fail\">1<",
+        "data-filter=\"verdict\" value=\"inconclusive\"",
+        "data-filter=\"level\" value=\"MAY\"",
+        "data-filter=\"family\" value=\"PROG\"",
+        "<details><summary>evidence</summary>",
+        "reproduce",
+    ] {
+        assert!(html.contains(needle), "{needle} missing:\n{html}");
+    }
+    assert!(
+        !html.contains("<link") && !html.contains("src=\""),
+        "{html}"
+    );
+    insta::assert_snapshot!("html", html);
+}
+
+#[test]
 fn exit_codes_follow_failures_errors_and_stale_entries() {
-    let mut run = sample_run();
+    let mut run = sample_result();
     assert_eq!(run.exit_code(), 3);
     run.scenarios.pop();
     assert_eq!(run.exit_code(), 1, "a failure");

@@ -51,6 +51,18 @@ fn opts() -> RunOptions {
     }
 }
 
+/// HEALTH-004 enforces a SHOULD (the seed's result mapping has no keyword): `--strict` makes
+/// its break a failure.
+fn strict() -> RunOptions {
+    RunOptions {
+        grading: pallas_conformance::checks::Grading {
+            strict: true,
+            lenient: false,
+        },
+        ..opts()
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sample_scenarios_pass_against_the_mock_agent_target() {
     let scenarios = scenario::load_paths(&[scenarios_dir().join("samples")]).unwrap();
@@ -86,7 +98,7 @@ async fn a_broken_expectation_fails_with_evidence_and_its_file_line() {
     let s = one(&format!(
         "id: wrong-status\ntitle: t\nrequires: [health]\n{AGENT}steps:\n  - name: h\n    health: {{agent: research}}\nchecks:\n  - check: HEALTH-004\n    with: {{status: degraded, mentions: [argos]}}\n"
     ));
-    let run = runner::run(&s, &mock_agent(), &opts()).await;
+    let run = runner::run(&s, &mock_agent(), &strict()).await;
     assert_eq!(
         run.exit_code(),
         exit::CHECK_FAILED,
@@ -241,7 +253,7 @@ async fn a_baselined_failure_passes_the_run_and_a_baselined_pass_is_stale() {
         &mock_agent(),
         &RunOptions {
             baseline: Some(b),
-            ..opts()
+            ..strict()
         },
     )
     .await;
@@ -258,7 +270,7 @@ async fn a_baselined_failure_passes_the_run_and_a_baselined_pass_is_stale() {
         &mock_agent(),
         &RunOptions {
             baseline: Some(b),
-            ..opts()
+            ..strict()
         },
     )
     .await;
@@ -278,7 +290,7 @@ fn a_baseline_with_an_unknown_check_is_invalid_input() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bearers_never_appear_in_any_report() {
     let s = one(&format!(
-        "id: secret\ntitle: t\n{AGENT}steps:\n  - name: s\n    send: {{agent: research, message: hi, bearer: tok-secret-77}}\nchecks:\n  - title: a deliberately failing assertion quoting the bearer\n    assert:\n      output: {{step: s, path: \"$.text\", contains: \"tok-secret-77\"}}\n"
+        "id: secret\ntitle: t\n{AGENT}steps:\n  - name: s\n    send: {{agent: research, message: hi, bearer: tok-secret-77}}\nchecks:\n  - title: a deliberately failing assertion quoting the bearer\n    level: MUST\n    assert:\n      output: {{step: s, path: \"$.text\", contains: \"tok-secret-77\"}}\n"
     ));
     let run = runner::run(&s, &mock_agent(), &opts()).await;
     assert_eq!(run.exit_code(), exit::CHECK_FAILED);

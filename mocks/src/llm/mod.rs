@@ -6,6 +6,7 @@ mod render;
 mod respond;
 mod script;
 
+use respond::*;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,7 +27,6 @@ use crate::journal::LlmJournalEntry;
 use crate::spec::{Dialect, FaultSpec, LlmMockSpec, UsageSpec};
 use crate::tls::MockTls;
 use conversation::Conversation;
-use respond::{error_response, json_response, json_text_response, sse_response, truncated_body};
 use script::{Outcome, Reply, Script, ScriptState};
 
 /// A running mock LLM provider. Stops when dropped.
@@ -462,16 +462,6 @@ fn check_auth(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
     }
 }
 
-fn model_not_found(dialect: Dialect, model: &str) -> Response {
-    let msg = match dialect {
-        Dialect::Openai => {
-            format!("The model `{model}` does not exist or you do not have access to it.")
-        }
-        Dialect::Anthropic => format!("model: {model}"),
-    };
-    error_response(dialect, 404, &msg, None)
-}
-
 /// Hang, injected status or malformed body.
 async fn apply_terminal(
     shared: &Shared,
@@ -508,33 +498,4 @@ async fn apply_terminal(
     };
     record_status(shared, ticket, &resp);
     resp
-}
-
-async fn finish(
-    shared: &Shared,
-    ticket: Ticket,
-    turn: Option<usize>,
-    latency: Option<Duration>,
-    resp: Response,
-) -> Response {
-    shared.journal.update(ticket, |e| {
-        e.matched_turn = turn;
-        e.status = Some(resp.status().as_u16());
-    });
-    if let Some(l) = latency {
-        sleep_or_stop(&shared.ct, l).await;
-    }
-    resp
-}
-
-fn record_status(shared: &Shared, ticket: Ticket, resp: &Response) {
-    let s = resp.status().as_u16();
-    shared.journal.update(ticket, |e| e.status = Some(s));
-}
-
-async fn sleep_or_stop(ct: &CancellationToken, d: Duration) {
-    tokio::select! {
-        () = tokio::time::sleep(d) => {}
-        () = ct.cancelled() => {}
-    }
 }

@@ -1,16 +1,55 @@
-//! The HTTP responses of the mock LLM providers: JSON, errors in each provider's shape, SSE
-//! streams (with delays and mid-stream disconnects) and truncated bodies.
+//! Building the mock's HTTP answers: JSON, provider error shapes, SSE streams, cut-off bodies.
 
-use std::time::Duration;
-
+use crate::common::Ticket;
+use crate::spec::Dialect;
 use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
 use serde_json::Value;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
-use super::{FLUSH_GAP, render};
-use crate::spec::Dialect;
+use super::*;
+
+pub(super) fn model_not_found(dialect: Dialect, model: &str) -> Response {
+    let msg = match dialect {
+        Dialect::Openai => {
+            format!("The model `{model}` does not exist or you do not have access to it.")
+        }
+        Dialect::Anthropic => format!("model: {model}"),
+    };
+    error_response(dialect, 404, &msg, None)
+}
+
+pub(super) async fn finish(
+    shared: &Shared,
+    ticket: Ticket,
+    turn: Option<usize>,
+    latency: Option<Duration>,
+    resp: Response,
+) -> Response {
+    shared.journal.update(ticket, |e| {
+        e.matched_turn = turn;
+        e.status = Some(resp.status().as_u16());
+    });
+    if let Some(l) = latency {
+        sleep_or_stop(&shared.ct, l).await;
+    }
+    resp
+}
+
+pub(super) fn record_status(shared: &Shared, ticket: Ticket, resp: &Response) {
+    let s = resp.status().as_u16();
+    shared.journal.update(ticket, |e| e.status = Some(s));
+}
+
+pub(super) async fn sleep_or_stop(ct: &CancellationToken, d: Duration) {
+    tokio::select! {
+        () = tokio::time::sleep(d) => {}
+        () = ct.cancelled() => {}
+    }
+}
 
 pub(super) fn json_response(status: StatusCode, v: &Value) -> Response {
     json_text_response(status, v.to_string())

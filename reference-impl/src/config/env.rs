@@ -31,6 +31,10 @@ impl Env {
                     ConfigError::file(&path, format!("invalid .env entry (entry {}): {e}", n + 1))
                         .with_hint("each line must be NAME=value")
                 })?;
+                if crate::defect!("dotenv-overrides-env") {
+                    vars.insert(key, value);
+                    continue;
+                }
                 vars.entry(key).or_insert(value);
             }
         }

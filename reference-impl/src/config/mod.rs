@@ -4,17 +4,23 @@
 //! "Configuration Reference", expands `${VAR}` references and validates the whole deployment, so
 //! that every error is reported (file, line, column, hint) before anything listens.
 
+mod cards;
+mod checks;
 mod env;
 mod error;
 mod files;
+mod merge;
 mod network;
 mod source;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use cards::*;
+use checks::*;
+use merge::*;
+
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use indexmap::IndexMap;
 use serde_saphyr::Spanned;
 
 pub use env::Env;
@@ -22,11 +28,9 @@ pub use error::{ConfigError, ConfigErrorDetails, Position};
 pub use files::IconSpec;
 
 use crate::settings::{
-    AgentSettings, DownstreamSettings, HealthSettings, InstanceScope, ModelCapabilities, ModelRef,
-    Provider, ProviderSettings, RequestParams, Secret,
+    AgentSettings, HealthSettings, InstanceScope, ModelCapabilities, RequestParams,
 };
-use env::{ExpandError, expand};
-use files::{AgentsFileSpec, CardSpec, FastAgentSpec, ServerSpec};
+use files::{AgentsFileSpec, CardSpec};
 use source::SourceFile;
 
 /// Default `version` of registry entries.
@@ -152,7 +156,11 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
     let agents_path = options
         .agents_config
         .clone()
-        .or_else(|| env.get("PALLAS_AGENTS_CONFIG").map(PathBuf::from))
+        .or_else(|| {
+            env.get("PALLAS_AGENTS_CONFIG")
+                .filter(|_| !crate::defect!("agents-config-env-ignored"))
+                .map(PathBuf::from)
+        })
         .unwrap_or_else(|| PathBuf::from(AGENTS_FILE));
     let agents_path = if agents_path.is_absolute() {
         agents_path
@@ -198,10 +206,16 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
         return Err(at(&agents_src, v, "`version` must be 1 to 255 characters")
             .with_hint("use a semantic version such as 1.0.0"));
     }
-    let host = spec
-        .host
-        .as_ref()
-        .map_or_else(|| DEFAULT_HOST.to_owned(), |h| h.value.clone());
+    let host = spec.host.as_ref().map_or_else(
+        || {
+            if crate::defect!("host-default-127") {
+                "127.0.0.1".to_owned()
+            } else {
+                DEFAULT_HOST.to_owned()
+            }
+        },
+        |h| h.value.clone(),
+    );
     let namespace = match &spec.namespace {
         Some(ns) => {
             if !valid_namespace(&ns.value) {
@@ -243,7 +257,16 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
         .secrets
         .model_capabilities
         .or(fa.config.model_capabilities);
-    let defaults = ModelCapabilities::default();
+    let mut defaults = ModelCapabilities::default();
+    if crate::defect!("default-context-window-128k") {
+        defaults.context_window = 128_000;
+    }
+    if crate::defect!("default-vision-true") {
+        defaults.vision = true;
+    }
+    if crate::defect!("default-max-output-8192") {
+        defaults.max_output_tokens = 8192;
+    }
     let capabilities = capabilities_spec.map_or(defaults, |c| ModelCapabilities {
         vision: c.vision.unwrap_or(defaults.vision),
         context_window: c.context_window.unwrap_or(defaults.context_window),
@@ -432,545 +455,10 @@ fn at<T>(src: &SourceFile, spanned: &Spanned<T>, message: impl Into<String>) -> 
     ConfigError::at(src, src.position(&spanned.referenced), message)
 }
 
-fn read_fast_agent(
-    path: &Path,
-    watched: &mut Vec<PathBuf>,
-) -> Result<(FastAgentSpec, Option<SourceFile>), ConfigError> {
-    watched.push(path.to_path_buf());
-    if !path.is_file() {
-        return Ok((FastAgentSpec::default(), None));
-    }
-    let src = SourceFile::read(
-        path,
-        "fast-agent configuration",
-        "check the file's permissions",
-    )?;
-    let spec = src.parse(
-        &src.text,
-        "see the fastagent.config.yaml reference in reference-impl/README.md",
-    )?;
-    Ok((spec, Some(src)))
-}
-
-/// `fastagent.config.yaml` with `fastagent.secrets.yaml` over it.
-struct Merged<'a> {
-    config: &'a FastAgentSpec,
-    config_src: Option<&'a SourceFile>,
-    secrets: &'a FastAgentSpec,
-    secrets_src: Option<&'a SourceFile>,
-    env: &'a Env,
-}
-
-impl<'a> Merged<'a> {
-    /// Expands `${VAR}` in a value of `src`; unset variables are an error when `required`, and
-    /// `Ok(None)` otherwise.
-    fn expand_opt(
-        &self,
-        src: &SourceFile,
-        value: &Spanned<String>,
-        required: bool,
-    ) -> Result<Option<String>, ConfigError> {
-        match expand(&value.value, self.env) {
-            Ok(v) => Ok(Some(v)),
-            Err(ExpandError::Unset(name)) if !required => {
-                tracing::warn!(
-                    file = %src.path.display(),
-                    line = value.referenced.line(),
-                    variable = %name,
-                    "environment variable is not set; the value is left out"
-                );
-                Ok(None)
-            }
-            Err(ExpandError::Unset(name)) => Err(at(
-                src,
-                value,
-                format!("environment variable `{name}` is not set"),
-            )
-            .with_hint(format!(
-                "set {name} in the environment or in .env, or write `${{{name}:-default}}`"
-            ))),
-            Err(ExpandError::Malformed) => Err(at(src, value, "malformed `${…}` reference")
-                .with_hint("write `${NAME}` or `${NAME:-default}`; `$$` is a literal `$`")),
-        }
-    }
-
-    fn env_expand(
-        &self,
-        src: &SourceFile,
-        value: &Spanned<String>,
-        required: bool,
-    ) -> Result<String, ConfigError> {
-        Ok(self.expand_opt(src, value, required)?.unwrap_or_default())
-    }
-
-    fn default_model(&self) -> Result<Option<ModelRef>, ConfigError> {
-        let pick = self
-            .secrets
-            .default_model
-            .as_ref()
-            .zip(self.secrets_src)
-            .or(self.config.default_model.as_ref().zip(self.config_src));
-        match pick {
-            None => Ok(None),
-            Some((m, src)) => {
-                let text = self.env_expand(src, m, true)?;
-                parse_model(src, m, &text).map(Some)
-            }
-        }
-    }
-
-    /// The merged `mcp.servers` (secrets override config per key; headers merge).
-    fn servers(&self) -> BTreeMap<String, (MergedServer<'a>, &'a SourceFile)> {
-        let mut out: BTreeMap<String, (MergedServer<'a>, &'a SourceFile)> = BTreeMap::new();
-        let layers = [
-            (self.config, self.config_src),
-            (self.secrets, self.secrets_src),
-        ];
-        for (spec, src) in layers {
-            let (Some(mcp), Some(src)) = (spec.mcp.as_ref(), src) else {
-                continue;
-            };
-            for (name, server) in &mcp.servers {
-                let entry = out
-                    .entry(name.clone())
-                    .or_insert_with(|| (MergedServer::default(), src));
-                entry.0.layers.push((server, src));
-                if server.url.is_some() {
-                    entry.1 = src;
-                }
-            }
-        }
-        out
-    }
-
-    fn downstream(
-        &self,
-        name: &str,
-        server: &MergedServer<'_>,
-        src: &SourceFile,
-    ) -> Result<DownstreamSettings, ConfigError> {
-        let mut url = None;
-        let mut transport = None;
-        let mut forward = false;
-        let mut headers: IndexMap<String, (Spanned<String>, &SourceFile)> = IndexMap::new();
-        for (layer, layer_src) in &server.layers {
-            if let Some(u) = &layer.url {
-                url = Some((u, *layer_src));
-            }
-            if let Some(t) = &layer.transport {
-                transport = Some((t, *layer_src));
-            }
-            if let Some(f) = layer.forward_inbound_auth {
-                forward = f;
-            }
-            for (k, v) in &layer.headers {
-                headers.insert(k.clone(), (v.clone(), *layer_src));
-            }
-        }
-        if let Some((t, tsrc)) = transport
-            && !matches!(
-                t.value.as_str(),
-                "http" | "streamable-http" | "streamable_http"
-            )
-        {
-            return Err(at(
-                tsrc,
-                t,
-                format!(
-                    "server `{name}` uses transport `{}`, which the reference does not support",
-                    t.value
-                ),
-            )
-            .with_hint("use `transport: http` with a `url:` (Streamable HTTP)"));
-        }
-        let Some((u, usrc)) = url else {
-            return Err(ConfigError::at(
-                src,
-                find_key(src, name),
-                format!("server `{name}` has no `url`"),
-            )
-            .with_hint("add `url: http://host:port/mcp` (Streamable HTTP endpoint)"));
-        };
-        let url = self.env_expand(usrc, u, true)?;
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(at(
-                usrc,
-                u,
-                format!("server `{name}` has an invalid url `{url}`"),
-            )
-            .with_hint("use an http:// or https:// URL, e.g. http://localhost:8000/mcp"));
-        }
-        let mut out_headers = Vec::with_capacity(headers.len());
-        for (k, (v, vsrc)) in &headers {
-            if let Some(value) = self.expand_opt(vsrc, v, false)? {
-                out_headers.push((k.clone(), Secret::new(value)));
-            }
-        }
-        Ok(DownstreamSettings {
-            name: name.to_owned(),
-            url,
-            headers: out_headers,
-            forward_inbound_auth: forward,
-        })
-    }
-
-    fn provider(&self, provider: Provider) -> Result<ProviderSettings, ConfigError> {
-        let pick = |spec: &'a FastAgentSpec| match provider {
-            Provider::OpenAi => spec.openai.as_ref(),
-            Provider::Anthropic => spec.anthropic.as_ref(),
-        };
-        let layers = [
-            (pick(self.secrets), self.secrets_src),
-            (pick(self.config), self.config_src),
-        ];
-        let mut base_url = None;
-        let mut api_key = None;
-        for (spec, src) in layers {
-            let (Some(spec), Some(src)) = (spec, src) else {
-                continue;
-            };
-            if base_url.is_none()
-                && let Some(b) = &spec.base_url
-            {
-                base_url = self.expand_opt(src, b, false)?;
-            }
-            if api_key.is_none()
-                && let Some(k) = &spec.api_key
-            {
-                api_key = self.expand_opt(src, k, false)?;
-            }
-        }
-        let (env_url, env_key, default_url) = match provider {
-            Provider::OpenAi => ("OPENAI_BASE_URL", "OPENAI_API_KEY", DEFAULT_OPENAI_BASE_URL),
-            Provider::Anthropic => (
-                "ANTHROPIC_BASE_URL",
-                "ANTHROPIC_API_KEY",
-                DEFAULT_ANTHROPIC_BASE_URL,
-            ),
-        };
-        let base_url = base_url
-            .filter(|u| !u.is_empty())
-            .or_else(|| self.env.get(env_url).map(str::to_owned))
-            .unwrap_or_else(|| default_url.to_owned());
-        let api_key = api_key
-            .filter(|k| !k.is_empty())
-            .or_else(|| self.env.get(env_key).map(str::to_owned));
-        let mut settings = ProviderSettings::new(base_url.trim_end_matches('/'));
-        settings.api_key = api_key.map(Secret::new);
-        Ok(settings)
-    }
-}
-
-#[derive(Default)]
-struct MergedServer<'a> {
-    layers: Vec<(&'a ServerSpec, &'a SourceFile)>,
-}
-
-fn parse_model(
-    src: &SourceFile,
-    spanned: &Spanned<String>,
-    text: &str,
-) -> Result<ModelRef, ConfigError> {
-    let text = text.trim();
-    let (prefix, model) = text.split_once('.').unwrap_or(("", text));
-    // fast-agent accepts query options after the model (`openai.gpt-4.1?reasoning=high`).
-    let model = model.split('?').next().unwrap_or(model);
-    let provider = match prefix {
-        "openai" => Provider::OpenAi,
-        "anthropic" => Provider::Anthropic,
-        _ => {
-            return Err(at(
-                src,
-                spanned,
-                format!("model `{text}` does not name a supported provider"),
-            )
-            .with_hint(
-                "write `openai.<model>` (any OpenAI-compatible server) or `anthropic.<model>`",
-            ));
-        }
-    };
-    if model.is_empty() {
-        return Err(
-            at(src, spanned, format!("model `{text}` has no model name"))
-                .with_hint("write the model after the provider, e.g. openai.gpt-4.1"),
-        );
-    }
-    Ok(ModelRef {
-        provider,
-        model: model.to_owned(),
-    })
-}
-
-fn card_path(
-    dir: &Path,
-    src: &SourceFile,
-    key: &str,
-    entry: &files::AgentEntrySpec,
-) -> Result<PathBuf, ConfigError> {
-    match (&entry.card, &entry.module) {
-        (Some(card), _) => {
-            let p = PathBuf::from(&card.value);
-            Ok(if p.is_absolute() {
-                p
-            } else {
-                src.path.parent().unwrap_or(dir).join(p)
-            })
-        }
-        (None, Some(module)) => {
-            let m = module.value.trim();
-            if m.is_empty()
-                || !m.split('.').all(|part| {
-                    !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_')
-                })
-            {
-                return Err(
-                    at(src, module, format!("`{m}` is not a module path")).with_hint(
-                        "write a dotted module path such as agents.jarvis (→ agents/jarvis.md)",
-                    ),
-                );
-            }
-            let mut p = dir.to_path_buf();
-            for part in m.split('.') {
-                p.push(part);
-            }
-            p.set_extension("md");
-            Ok(p)
-        }
-        (None, None) => Err(ConfigError::at(
-            src,
-            find_key(src, key),
-            format!("agent `{key}` has neither `module` nor `card`"),
-        )
-        .with_hint(format!(
-            "add `module: agents.{key}` (reads agents/{key}.md) or `card: path/to/{key}.md`"
-        ))),
-    }
-}
-
 /// A card split into its YAML front matter and its body.
 struct Card {
     front_matter: String,
     body: String,
-}
-
-fn split_card(mut src: SourceFile) -> Result<(SourceFile, Card), ConfigError> {
-    let text = src.text.trim_start_matches('\u{feff}');
-    let mut lines = text.split_inclusive('\n');
-    let first = lines.next().unwrap_or("");
-    if first.trim_end() != "---" {
-        return Err(ConfigError::at(
-            &src,
-            Some(Position { line: 1, column: 1 }),
-            "an AgentCard must open with a `---` line (YAML front matter)",
-        )
-        .with_hint("start the file with ---, the front matter (name, model, servers…), ---, then the instruction"));
-    }
-    let mut front = String::new();
-    let mut closed = false;
-    let mut body = String::new();
-    for line in lines.by_ref() {
-        if line.trim_end() == "---" {
-            closed = true;
-            break;
-        }
-        front.push_str(line);
-    }
-    if !closed {
-        return Err(ConfigError::at(
-            &src,
-            Some(Position { line: 1, column: 1 }),
-            "the card's front matter is not closed",
-        )
-        .with_hint("end the front matter with a `---` line before the instruction"));
-    }
-    for line in lines {
-        body.push_str(line);
-    }
-    src.line_offset = 1;
-    Ok((
-        src,
-        Card {
-            front_matter: front,
-            body,
-        },
-    ))
-}
-
-fn check_ports(src: &SourceFile, spec: &AgentsFileSpec) -> Result<(), ConfigError> {
-    let mut used: HashMap<u16, (String, usize)> = HashMap::new();
-    if let Some(p) = spec.registry_port.as_ref().filter(|p| p.value != 0) {
-        used.insert(
-            p.value,
-            ("the registry".to_owned(), line_of(src, &p.referenced)),
-        );
-    } else if spec.registry_port.is_none() {
-        used.insert(
-            DEFAULT_REGISTRY_PORT,
-            ("the registry (default port)".to_owned(), 0),
-        );
-    }
-    for (name, entry) in &spec.agents {
-        let port = entry.port.value;
-        if port == 0 {
-            continue;
-        }
-        if let Some((other, line)) = used.get(&port) {
-            let where_ = if *line > 0 {
-                format!(" (line {line})")
-            } else {
-                String::new()
-            };
-            return Err(at(
-                src,
-                &entry.port,
-                format!("port {port} of agent `{name}` is already used by {other}{where_}"),
-            )
-            .with_hint("give every agent and the registry its own port (0 picks a free one)"));
-        }
-        used.insert(
-            port,
-            (
-                format!("agent `{name}`"),
-                line_of(src, &entry.port.referenced),
-            ),
-        );
-    }
-    Ok(())
-}
-
-/// Two agent keys that differ only by `_` / `-` would publish the same registry name.
-fn check_slugs(src: &SourceFile, spec: &AgentsFileSpec) -> Result<(), ConfigError> {
-    let mut seen: HashMap<String, &str> = HashMap::new();
-    for name in spec.agents.keys() {
-        let slug = name.replace('_', "-");
-        if let Some(other) = seen.insert(slug.clone(), name) {
-            return Err(ConfigError::at(
-                src,
-                find_key(src, name),
-                format!("agents `{other}` and `{name}` would both be published as `…/{slug}`"),
-            )
-            .with_hint("registry names replace `_` with `-`; rename one of the agents"));
-        }
-    }
-    Ok(())
-}
-
-fn line_of(src: &SourceFile, loc: &serde_saphyr::Location) -> usize {
-    src.position(loc).map_or(0, |p| p.line)
-}
-
-fn check_dependencies(src: &SourceFile, spec: &AgentsFileSpec) -> Result<(), ConfigError> {
-    let names: Vec<&str> = spec.agents.keys().map(String::as_str).collect();
-    for (name, entry) in &spec.agents {
-        for dep in &entry.depends_on {
-            if !spec.agents.contains_key(&dep.value) {
-                return Err(at(
-                    src,
-                    dep,
-                    format!(
-                        "agent `{name}` depends on `{}`, which is not an agent",
-                        dep.value
-                    ),
-                )
-                .with_hint(match closest(&dep.value, &names) {
-                    Some(c) => format!("did you mean `{c}`?"),
-                    None => format!("declare `{}` under `agents:` or remove it", dep.value),
-                }));
-            }
-        }
-    }
-    // Depth-first search for a cycle; report it on the edge that closes it.
-    #[derive(Clone, Copy, PartialEq)]
-    enum Mark {
-        New,
-        Active,
-        Done,
-    }
-    let mut marks: HashMap<&str, Mark> = names.iter().map(|n| (*n, Mark::New)).collect();
-    fn visit<'a>(
-        node: &'a str,
-        spec: &'a AgentsFileSpec,
-        marks: &mut HashMap<&'a str, Mark>,
-        path: &mut Vec<&'a str>,
-    ) -> Option<(&'a str, &'a Spanned<String>, Vec<&'a str>)> {
-        marks.insert(node, Mark::Active);
-        path.push(node);
-        let entry = spec.agents.get(node)?;
-        for dep in &entry.depends_on {
-            match marks.get(dep.value.as_str()).copied() {
-                Some(Mark::Active) => {
-                    let start = path.iter().position(|n| *n == dep.value).unwrap_or(0);
-                    let mut cycle = path[start..].to_vec();
-                    cycle.push(dep.value.as_str());
-                    return Some((node, dep, cycle));
-                }
-                Some(Mark::New) => {
-                    if let Some(found) = visit(dep.value.as_str(), spec, marks, path) {
-                        return Some(found);
-                    }
-                }
-                _ => {}
-            }
-        }
-        path.pop();
-        marks.insert(node, Mark::Done);
-        None
-    }
-    for name in &names {
-        if marks.get(name) == Some(&Mark::New) {
-            let mut path = Vec::new();
-            if let Some((node, dep, cycle)) = visit(name, spec, &mut marks, &mut path) {
-                return Err(at(
-                    src,
-                    dep,
-                    format!(
-                        "dependency cycle in depends_on: {} (agent `{node}` → `{}`)",
-                        cycle.join(" → "),
-                        dep.value
-                    ),
-                )
-                .with_hint(
-                    "remove one of these depends_on entries so the agents can start in order",
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The first line declaring `key:` (for keys, which carry no position of their own).
-fn find_key(src: &SourceFile, key: &str) -> Option<Position> {
-    for (i, line) in src.text.lines().enumerate() {
-        let trimmed = line.trim_start();
-        let unquoted = trimmed.strip_prefix(['"', '\'']).map_or(trimmed, |t| t);
-        if let Some(rest) = unquoted.strip_prefix(key) {
-            let rest = rest.trim_start_matches(['"', '\'']);
-            if rest.starts_with(':') {
-                return Some(Position {
-                    line: i + 1,
-                    column: line.len() - trimmed.len() + 1,
-                });
-            }
-        }
-    }
-    None
-}
-
-fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    candidates
-        .iter()
-        .map(|c| (strsim::jaro_winkler(word, c), *c))
-        .filter(|(s, _)| *s > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
-}
-
-fn valid_namespace(ns: &str) -> bool {
-    !ns.is_empty()
-        && ns.len() <= 150
-        && ns
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
 }
 
 /// `local.<project name>`, keeping only the characters a registry namespace allows.

@@ -6,24 +6,23 @@
 //! extensions) and [`BearerAwareClient`] turns it into an `Authorization` header on that one HTTP
 //! request. A request without a bearer therefore sends none, whatever ran before it.
 
+mod client;
+
+pub use client::BearerAwareClient;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
 use rmcp::RoleClient;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
-    ClientJsonRpcMessage, ClientRequest, GetExtensions, Implementation, JsonObject, JsonRpcMessage,
-    ProtocolVersion, ServerResult, Tool,
+    ClientRequest, GetExtensions, Implementation, JsonObject, ProtocolVersion, ServerResult, Tool,
 };
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, PeerRequestOptions, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::{
-    SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
-    StreamableHttpPostResponse,
-};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio_util::sync::CancellationToken;
 
 use crate::settings::{DownstreamSettings, Secret};
@@ -103,136 +102,6 @@ pub enum DownstreamError {
         /// Server key.
         server: String,
     },
-}
-
-/// An rmcp HTTP client that adds the per-request [`ForwardedBearer`] of a message, if any, as
-/// `Authorization: Bearer …` on the HTTP request carrying that message, and nowhere else.
-#[derive(Clone)]
-pub struct BearerAwareClient {
-    inner: reqwest::Client,
-}
-
-impl BearerAwareClient {
-    /// Wraps a reqwest client.
-    pub fn new(inner: reqwest::Client) -> Self {
-        Self { inner }
-    }
-}
-
-/// The forwarded bearer a message carries, if it is a request with one.
-fn message_bearer(message: &ClientJsonRpcMessage) -> Option<&Secret> {
-    match message {
-        JsonRpcMessage::Request(request) => request
-            .request
-            .extensions()
-            .get::<ForwardedBearer>()
-            .map(|bearer| &bearer.0),
-        _ => None,
-    }
-}
-
-impl StreamableHttpClient for BearerAwareClient {
-    type Error = reqwest::Error;
-
-    async fn post_message(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        self.post_message_with_max_sse_event_size(
-            uri,
-            message,
-            session_id,
-            auth_header,
-            custom_headers,
-            usize::MAX,
-        )
-        .await
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        mut custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        if let Some(bearer) = message_bearer(&message)
-            && (!custom_headers.contains_key(&http::header::AUTHORIZATION)
-                || crate::defect!("bearer-over-configured-header"))
-            && let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", bearer.expose()))
-        {
-            value.set_sensitive(true);
-            custom_headers.insert(http::header::AUTHORIZATION, value);
-        }
-        self.inner
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
-    }
-
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), StreamableHttpError<Self::Error>> {
-        self.inner
-            .delete_session(uri, session_id, auth_header, custom_headers)
-            .await
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<
-        BoxStream<'static, Result<sse_stream::Sse, SseError>>,
-        StreamableHttpError<Self::Error>,
-    > {
-        self.inner
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await
-    }
-
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<
-        BoxStream<'static, Result<sse_stream::Sse, SseError>>,
-        StreamableHttpError<Self::Error>,
-    > {
-        self.inner
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
-    }
 }
 
 /// The configured headers of a server as HTTP headers (values marked sensitive).

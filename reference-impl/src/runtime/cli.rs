@@ -117,13 +117,19 @@ pub async fn run(cli: Cli) -> ExitCode {
         }
     }
     let load = LoadOptions {
-        agents_config: cli.agents_config.clone(),
+        agents_config: cli
+            .agents_config
+            .clone()
+            .filter(|_| !crate::defect!("agents-config-env-ignored")),
         env: None,
     };
     let deployment = match config::load(&cli.dir, &load) {
         Ok(d) => d,
         Err(e) => {
             report(&e);
+            if crate::defect!("config-error-exit-zero") {
+                return ExitCode::SUCCESS;
+            }
             return ExitCode::from(EXIT_CONFIG);
         }
     };

@@ -190,6 +190,9 @@ async fn chat(State(state): State<Arc<LlmState>>, Json(body): Json<Value>) -> Re
 pub struct McpRecord {
     pub method: String,
     pub authorization: Option<String>,
+    /// Read by the defect tests (the fixtures are shared by two test binaries).
+    #[allow(dead_code)]
+    pub accept: Option<String>,
     pub rpc_method: Option<String>,
     pub tool: Option<String>,
     pub arguments: Option<Value>,
@@ -233,6 +236,7 @@ async fn record(State(journal): State<McpJournal>, request: Request, next: Next)
     journal.0.lock().unwrap().push(McpRecord {
         method: parts.method.to_string(),
         authorization: header("authorization"),
+        accept: header("accept"),
         rpc_method: json
             .as_ref()
             .and_then(|j| j["method"].as_str().map(str::to_owned)),

@@ -103,6 +103,31 @@ async fn probe_skip_delete_leaves_the_probe_session_open() {
 }
 
 #[tokio::test]
+async fn probe_accept_json_only_drops_text_event_stream_from_the_probe() {
+    let d = Defects::take().await;
+    for (defects, expected) in [
+        (&[][..], "application/json, text/event-stream"),
+        (&["probe-accept-json-only"][..], "application/json"),
+    ] {
+        d.set(defects);
+        let llm = MockOpenAi::start().await;
+        let argos = McpServer::start("argos").await;
+        let mut s = settings("jarvis", &llm.url);
+        s.servers = vec![DownstreamSettings::new("argos", &argos.url)];
+        let agent = start_agent(s).await;
+        let mut client = RawClient::connect(&agent.url).await.unwrap();
+        let _ = health(&mut client, None).await;
+        let probe = argos
+            .journal
+            .records()
+            .into_iter()
+            .find(|r| r.rpc_method.as_deref() == Some("initialize"))
+            .expect("a probe");
+        assert_eq!(probe.accept.as_deref(), Some(expected), "{defects:?}");
+    }
+}
+
+#[tokio::test]
 async fn probe_serially_makes_two_blackholed_servers_cost_two_timeouts() {
     let d = Defects::take().await;
     let timeout = Duration::from_millis(500);

@@ -1,0 +1,445 @@
+//! Bearer checks (AUTH-*): where an inbound bearer goes and must not go, and secrets in logs.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::common::*;
+use super::{Evidence, Observed, Outcome, StepRecord};
+use crate::scenario::CheckSpec;
+use crate::scenario::template::render;
+
+/// The evaluators of this family, by check ID.
+pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
+    ("AUTH-001", auth_forwarded),
+    ("AUTH-002", auth_not_leaked),
+    ("AUTH-003", auth_explicit),
+    ("AUTH-004", auth_isolation),
+    ("AUTH-005", auth_none),
+    ("AUTH-006", auth_probes),
+    ("AUTH-007", |_, o| logs_clean(o)),
+];
+
+pub(super) fn bearers(o: &Observed) -> Vec<String> {
+    o.steps.iter().filter_map(|s| s.bearer.clone()).collect()
+}
+
+pub(super) fn auth_forwarded(c: &CheckSpec, o: &Observed) -> Outcome {
+    let Some(server) = param(c, "server").and_then(Value::as_str) else {
+        return Outcome::Error("AUTH-001 needs `with: {server: NAME}`".into());
+    };
+    let Some(entries) = o.mcp_journals.get(server) else {
+        return Outcome::Error(format!("no journal for `{server}`"));
+    };
+    let steps: Vec<&StepRecord> = steps_of(o, c, &["send", "call"])
+        .into_iter()
+        .filter(|s| s.bearer.is_some())
+        .collect();
+    if steps.is_empty() {
+        return na("send with a bearer");
+    }
+    let mut n = 0;
+    for s in &steps {
+        let overlapping = o.steps.iter().any(|x| {
+            x.name != s.name
+                && x.started_at < s.ended_at
+                && s.started_at < x.ended_at
+                && x.bearer.is_some()
+        });
+        if overlapping {
+            continue;
+        }
+        let want = format!("Bearer {}", s.bearer.as_deref().unwrap_or(""));
+        for e in entries
+            .iter()
+            .filter(|e| e.jsonrpc_method.as_deref() == Some("tools/call") && within(&e.time, s))
+        {
+            n += 1;
+            if e.authorization() != Some(want.as_str()) {
+                return fail(
+                    format!(
+                        "`{server}` did not receive the inbound bearer of `{}`",
+                        s.name
+                    ),
+                    vec![Evidence::new(
+                        format!("{server} tools/call {}", e.tool.as_deref().unwrap_or("")),
+                        want.clone(),
+                        e.authorization().unwrap_or("absent"),
+                    )],
+                );
+            }
+        }
+    }
+    if n == 0 {
+        fail(
+            format!("`{server}` received no tool call while a bearer-carrying step ran"),
+            vec![],
+        )
+    } else {
+        Outcome::Pass
+    }
+}
+
+pub(super) fn auth_not_leaked(c: &CheckSpec, o: &Observed) -> Outcome {
+    let tokens = bearers(o);
+    if tokens.is_empty() {
+        return na("bearer-carrying");
+    }
+    let servers: Vec<String> = match param(c, "server").and_then(Value::as_str) {
+        Some(s) => vec![s.to_owned()],
+        None => {
+            let Some(d) = &o.deployment else {
+                return Outcome::NotApplicable("no deployment".into());
+            };
+            d.servers
+                .values()
+                .filter(|s| {
+                    !s.forward_inbound_auth
+                        && !s
+                            .headers
+                            .keys()
+                            .any(|h| h.eq_ignore_ascii_case("authorization"))
+                })
+                .filter_map(|s| s.mock.clone())
+                .collect()
+        }
+    };
+    for server in servers {
+        let entries = o.mcp_journals.get(&server).into_iter().flatten();
+        if let Some(evidence) = bearer_leak(&server, entries, &tokens, "no Authorization") {
+            return fail(
+                format!("`{server}` received an inbound bearer"),
+                vec![evidence],
+            );
+        }
+    }
+    Outcome::Pass
+}
+
+/// Evidence for the first journal entry whose `Authorization` carries one of the inbound bearers.
+pub(super) fn bearer_leak<'a>(
+    server: &str,
+    entries: impl IntoIterator<Item = &'a pallas_mocks::McpJournalEntry>,
+    tokens: &[String],
+    expected: &str,
+) -> Option<Evidence> {
+    entries.into_iter().find_map(|e| {
+        let a = e.authorization()?;
+        tokens.iter().any(|t| a.contains(t.as_str())).then(|| {
+            Evidence::new(
+                format!(
+                    "{server} {}",
+                    e.jsonrpc_method.as_deref().unwrap_or(&e.method)
+                ),
+                expected,
+                a,
+            )
+        })
+    })
+}
+
+pub(super) fn auth_probes(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps = steps_of(o, c, &["health"]);
+    if steps.is_empty() {
+        return na("health");
+    }
+    let tokens = bearers(o);
+    for (server, entries) in &o.mcp_journals {
+        let during_health = entries
+            .iter()
+            .filter(|e| steps.iter().any(|s| within(&e.time, s)));
+        if let Some(evidence) = bearer_leak(server, during_health, &tokens, "no inbound bearer") {
+            return fail(
+                format!("a health probe to `{server}` carried an inbound bearer"),
+                vec![evidence],
+            );
+        }
+    }
+    Outcome::Pass
+}
+
+pub(super) fn logs_clean(o: &Observed) -> Outcome {
+    if !o.logs_available {
+        return Outcome::Error("the implementation's logs are not available".into());
+    }
+    let secrets: Vec<&String> = o
+        .vars
+        .iter()
+        .filter(|(k, _)| k.starts_with("secret."))
+        .map(|(_, v)| v)
+        .collect();
+    for sct in secrets {
+        if let Some(line) = o.logs.lines().find(|l| l.contains(sct.as_str())) {
+            return fail(
+                "a secret appears in the implementation's output",
+                vec![Evidence::new(
+                    "log line",
+                    "no secret",
+                    line.chars().take(300).collect::<String>(),
+                )],
+            );
+        }
+    }
+    Outcome::Pass
+}
+
+/// AUTH-003: an explicitly configured `Authorization` header wins over the inbound bearer.
+pub(super) fn auth_explicit(c: &CheckSpec, o: &Observed) -> Outcome {
+    let explicit_of = |mock: &str| -> Option<String> {
+        let d = o.deployment.as_ref()?;
+        d.servers
+            .values()
+            .filter(|s| s.mock.as_deref() == Some(mock))
+            .flat_map(|s| s.headers.iter())
+            .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+            .map(|(_, v)| render(v, &o.vars).unwrap_or_else(|_| v.clone()))
+    };
+    let targets: Vec<(String, String)> = match param(c, "server").and_then(Value::as_str) {
+        Some(server) => {
+            let Some(h) = param(c, "header")
+                .and_then(Value::as_str)
+                .map(|h| render(h, &o.vars).unwrap_or_else(|_| h.to_owned()))
+                .or_else(|| explicit_of(server))
+            else {
+                return Outcome::Error(format!(
+                    "AUTH-003 needs `with: {{server, header}}`: `{server}` has no configured Authorization header"
+                ));
+            };
+            vec![(server.to_owned(), h)]
+        }
+        None => o
+            .deployment
+            .iter()
+            .flat_map(|d| d.servers.values())
+            .filter_map(|s| s.mock.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .filter_map(|m| explicit_of(&m).map(|h| (m, h)))
+            .collect(),
+    };
+    if targets.is_empty() {
+        return Outcome::NotApplicable("no server has an explicit Authorization header".into());
+    }
+    let steps: Vec<&StepRecord> = steps_of(o, c, &["send", "call"])
+        .into_iter()
+        .filter(|s| s.bearer.is_some())
+        .collect();
+    if steps.is_empty() {
+        return na("send with a bearer");
+    }
+    for (server, want) in targets {
+        let mut n = 0;
+        for e in o.mcp_journals.get(&server).into_iter().flatten() {
+            if e.jsonrpc_method.as_deref() != Some("tools/call")
+                || !steps.iter().any(|s| within(&e.time, s))
+            {
+                continue;
+            }
+            n += 1;
+            if e.authorization() != Some(want.as_str()) {
+                return fail(
+                    format!("`{server}` did not receive its configured Authorization header"),
+                    vec![Evidence::new(
+                        format!("{server} tools/call {}", e.tool.as_deref().unwrap_or("")),
+                        want,
+                        e.authorization().unwrap_or("absent"),
+                    )],
+                );
+            }
+        }
+        if n == 0 {
+            return fail(
+                format!("`{server}` received no tool call while a bearer-carrying step ran"),
+                vec![],
+            );
+        }
+    }
+    Outcome::Pass
+}
+
+/// AUTH-004: concurrent calls with distinct bearers never see each other's bearer downstream
+/// (judged on the journals, and on headers echoed back in the step's own result).
+pub(super) fn auth_isolation(c: &CheckSpec, o: &Observed) -> Outcome {
+    let all: Vec<&StepRecord> = o.steps.iter().filter(|s| s.bearer.is_some()).collect();
+    let steps: Vec<&StepRecord> = steps_of(o, c, &["send", "call"])
+        .into_iter()
+        .filter(|s| s.bearer.is_some())
+        .collect();
+    let concurrent = steps
+        .iter()
+        .any(|s| all.iter().any(|x| x.bearer != s.bearer && overlap(x, s)));
+    if !concurrent {
+        return Outcome::NotApplicable(
+            "no bearer-carrying step overlapped another with a different bearer".into(),
+        );
+    }
+    let known: BTreeSet<&str> = all.iter().filter_map(|s| s.bearer.as_deref()).collect();
+    for s in &steps {
+        let own = s.bearer.as_deref().unwrap_or("");
+        let text = format!(
+            "{}\n{}",
+            result_text(s),
+            s.output.get("text").and_then(Value::as_str).unwrap_or("")
+        );
+        if let Some(other) = bearer_tokens(&text)
+            .into_iter()
+            .find(|t| t != own && known.contains(t.as_str()))
+        {
+            return fail(
+                format!("`{}` saw another call's bearer downstream", s.name),
+                vec![Evidence::new(
+                    format!("{} result (echoed headers)", s.name),
+                    format!("Bearer {own}"),
+                    format!("Bearer {other}"),
+                )],
+            );
+        }
+    }
+    // Each journal entry once: a known bearer must belong to a call running at that time.
+    let mut owners: std::collections::BTreeMap<&str, Vec<&StepRecord>> = Default::default();
+    for x in &all {
+        if let Some(b) = x.bearer.as_deref() {
+            owners.entry(b).or_default().push(x);
+        }
+    }
+    for (server, entries) in &o.mcp_journals {
+        for e in entries {
+            let Some(a) = e.authorization() else { continue };
+            let Some(s) = steps.iter().find(|s| within(&e.time, s)) else {
+                continue;
+            };
+            for t in bearer_tokens(a) {
+                let Some(own) = owners.get(t.as_str()) else {
+                    continue;
+                };
+                if !own.iter().any(|x| within(&e.time, x)) {
+                    return fail(
+                        format!(
+                            "`{server}` got the bearer of a call that was not running during `{}`",
+                            s.name
+                        ),
+                        vec![Evidence::new(
+                            format!(
+                                "{server} {} at {}",
+                                e.jsonrpc_method.as_deref().unwrap_or(&e.method),
+                                e.time
+                            ),
+                            "a bearer of a call running at that time",
+                            a,
+                        )],
+                    );
+                }
+            }
+        }
+    }
+    Outcome::Pass
+}
+
+/// AUTH-005: a call without a bearer forwards none, even after calls that had one
+/// (`with: {step, server}`; default: every bearer-less send and every opted-in server).
+pub(super) fn auth_none(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps: Vec<&StepRecord> = named_steps(o, c, "step")
+        .unwrap_or_else(|| steps_of(o, c, &["send", "call"]))
+        .into_iter()
+        .filter(|s| s.bearer.is_none() && ["send", "call"].contains(&s.action.as_str()))
+        .collect();
+    if steps.is_empty() {
+        return na("send without a bearer");
+    }
+    let servers: Vec<(String, bool)> = match param(c, "server").and_then(Value::as_str) {
+        Some(s) => {
+            let explicit = o
+                .deployment
+                .iter()
+                .flat_map(|d| d.servers.values())
+                .any(|x| {
+                    x.mock.as_deref() == Some(s)
+                        && x.headers
+                            .keys()
+                            .any(|h| h.eq_ignore_ascii_case("authorization"))
+                });
+            vec![(s.to_owned(), explicit)]
+        }
+        None => {
+            let Some(d) = &o.deployment else {
+                return Outcome::Error("AUTH-005 needs `with: {server}` in attach mode".into());
+            };
+            d.servers
+                .values()
+                .filter(|s| s.forward_inbound_auth)
+                .filter_map(|s| {
+                    let explicit = s
+                        .headers
+                        .keys()
+                        .any(|h| h.eq_ignore_ascii_case("authorization"));
+                    s.mock.clone().map(|m| (m, explicit))
+                })
+                .collect()
+        }
+    };
+    if servers.is_empty() {
+        return Outcome::NotApplicable("no server forwards the inbound bearer".into());
+    }
+    let bearer_steps: Vec<&StepRecord> = o.steps.iter().filter(|s| s.bearer.is_some()).collect();
+    let tokens: Vec<&str> = bearer_steps
+        .iter()
+        .filter_map(|s| s.bearer.as_deref())
+        .collect();
+    let (mut n, mut overlapped) = (0, 0);
+    for (server, explicit) in &servers {
+        for e in o.mcp_journals.get(server).into_iter().flatten() {
+            if !steps.iter().any(|s| within(&e.time, s)) {
+                continue;
+            }
+            if bearer_steps.iter().any(|b| within(&e.time, b)) {
+                // A bearer-carrying call ran too: the entry cannot be attributed by time.
+                overlapped += 1;
+                continue;
+            }
+            n += 1;
+            let Some(a) = e.authorization() else { continue };
+            let leaked = if *explicit {
+                tokens.iter().any(|t| a.contains(t))
+            } else {
+                true
+            };
+            if leaked {
+                return fail(
+                    format!(
+                        "`{server}` received an Authorization header during a call without a bearer"
+                    ),
+                    vec![Evidence::new(
+                        format!(
+                            "{server} {} at {}",
+                            e.jsonrpc_method.as_deref().unwrap_or(&e.method),
+                            e.time
+                        ),
+                        if *explicit {
+                            "only the configured header"
+                        } else {
+                            "no Authorization"
+                        },
+                        a,
+                    )],
+                );
+            }
+        }
+    }
+    if n == 0 && overlapped > 0 {
+        return Outcome::NotApplicable(format!(
+            "all {overlapped} downstream request(s) during bearer-less steps overlapped bearer-carrying calls; attribute them with an `assert: journal` filter"
+        ));
+    }
+    if n == 0 {
+        return Outcome::NotApplicable(format!(
+            "no request reached {:?} during a step without a bearer ({})",
+            servers.iter().map(|s| &s.0).collect::<Vec<_>>(),
+            steps
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Outcome::Pass
+}

@@ -1,0 +1,245 @@
+//! Tests across families on hand-made progress, health and wire observations.
+
+use serde_json::{Value, json};
+
+use crate::checks::run_builtin as run;
+use crate::checks::{CheckSpec, Observed, Outcome, StepRecord};
+
+fn step(name: &str, token: Option<Value>, progress: Vec<Value>, after: Vec<Value>) -> StepRecord {
+    StepRecord {
+        name: name.into(),
+        action: "send".into(),
+        agent: Some("research".into()),
+        started_at: "2026-01-01T00:00:00.000000Z".into(),
+        ended_at: "2026-01-01T00:00:01.000000Z".into(),
+        output: json!({"progress": progress, "after_response": after}),
+        progress_token: token,
+        ..StepRecord::default()
+    }
+}
+
+fn note(token: Value, progress: f64, total: Option<f64>, message: &str) -> Value {
+    let mut p = json!({"progressToken": token, "progress": progress, "message": message});
+    if let Some(t) = total {
+        p["total"] = json!(t);
+    }
+    json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": p})
+}
+
+fn observed(steps: Vec<StepRecord>) -> Observed {
+    Observed {
+        steps,
+        ..Observed::default()
+    }
+}
+
+fn verdict(id: &str, o: &Observed) -> Outcome {
+    run(id, &CheckSpec::default(), o)
+}
+
+fn seed_pattern(token: Value) -> Vec<Value> {
+    vec![
+        note(
+            token.clone(),
+            0.0,
+            None,
+            "research/research__research: started",
+        ),
+        note(token.clone(), 1.0, None, "harper step 1 (tool)"),
+        note(token.clone(), 2.0, None, "harper step 2 (llm)"),
+        note(
+            token,
+            1.0,
+            Some(1.0),
+            "research/research__research: completed",
+        ),
+    ]
+}
+
+#[test]
+fn the_seeds_pattern_is_pallas_compatible_but_not_spec_strict() {
+    let o = observed(vec![step(
+        "s",
+        Some(json!("abc")),
+        seed_pattern(json!("abc")),
+        vec![],
+    )]);
+    assert_eq!(verdict("PROG-004", &o), Outcome::Pass);
+    assert_eq!(verdict("PROG-005", &o), Outcome::Pass);
+    assert_eq!(verdict("PROG-006", &o), Outcome::Pass);
+    assert!(matches!(verdict("PROG-003", &o), Outcome::Fail(..)));
+}
+
+#[test]
+fn prog_004_and_006_judge_the_numbers_not_the_wording() {
+    let t = json!("t");
+    let o = observed(vec![step(
+        "s",
+        Some(t.clone()),
+        vec![
+            note(t.clone(), 0.0, None, "research/search: started"),
+            note(t.clone(), 1.0, None, "harper: thinking (turn 1)"),
+            note(t.clone(), 2.0, Some(2.0), "research/search: Error: quota"),
+            note(t.clone(), 3.0, Some(3.0), "harper finished"),
+        ],
+        vec![],
+    )]);
+    assert_eq!(verdict("PROG-004", &o), Outcome::Pass);
+    assert_eq!(verdict("PROG-006", &o), Outcome::Pass);
+    assert!(matches!(verdict("PROG-005", &o), Outcome::Fail(..)));
+    // Numbers still count: a step that goes backwards, an end below its total.
+    let o = observed(vec![step(
+        "s",
+        Some(t.clone()),
+        vec![
+            note(t.clone(), 2.0, None, "harper step 2 (llm)"),
+            note(t.clone(), 1.0, None, "harper step 1 (llm)"),
+        ],
+        vec![],
+    )]);
+    assert!(matches!(verdict("PROG-004", &o), Outcome::Fail(..)));
+    let o = observed(vec![step(
+        "s",
+        Some(t.clone()),
+        vec![note(
+            t.clone(),
+            1.0,
+            Some(2.0),
+            "research/search: completed",
+        )],
+        vec![],
+    )]);
+    assert!(matches!(verdict("PROG-004", &o), Outcome::Fail(..)));
+    // A tool whose only later note is not terminal never ended.
+    let o = observed(vec![step(
+        "s",
+        Some(t.clone()),
+        vec![
+            note(t.clone(), 0.0, None, "research/search: started"),
+            note(t, 1.0, None, "research/search: Error: quota"),
+        ],
+        vec![],
+    )]);
+    assert!(matches!(verdict("PROG-006", &o), Outcome::Fail(..)));
+}
+
+#[test]
+fn an_error_with_a_null_id_is_a_should_matter_for_mcp_001() {
+    let msg = |m: Value| crate::checks::ReceivedMessage {
+        label: "a".into(),
+        version: "2025-11-25".into(),
+        message: m,
+        request_method: None,
+    };
+    let mut o = observed(vec![]);
+    o.received = vec![msg(
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "bad session"}}),
+    )];
+    let Outcome::Should(reason, _) = verdict("MCP-001", &o) else {
+        panic!("JSON-RPC 2.0 allows a null id here")
+    };
+    assert!(reason.contains("null"), "{reason}");
+    o.received.push(msg(json!({"jsonrpc": "2.0", "id": 1})));
+    assert!(matches!(verdict("MCP-001", &o), Outcome::Fail(..)));
+}
+
+#[test]
+fn a_token_of_another_type_is_not_an_exact_echo() {
+    let o = observed(vec![step(
+        "s",
+        Some(json!(42)),
+        seed_pattern(json!("42")),
+        vec![],
+    )]);
+    let Outcome::Fail(reason, ev) = verdict("PROG-002", &o) else {
+        panic!("should fail")
+    };
+    assert!(reason.contains("not echoed exactly"));
+    assert_eq!(ev[0].expected.as_deref(), Some("42"));
+    assert_eq!(ev[0].seen.as_deref(), Some("\"42\""));
+}
+
+#[test]
+fn progress_without_a_token_fails_prog_001() {
+    let o = observed(vec![step(
+        "s",
+        None,
+        vec![note(json!("x"), 0.0, None, "a/b: started")],
+        vec![],
+    )]);
+    assert!(matches!(verdict("PROG-001", &o), Outcome::Fail(..)));
+    let o = observed(vec![step("s", None, vec![], vec![])]);
+    assert_eq!(verdict("PROG-001", &o), Outcome::Pass);
+}
+
+#[test]
+fn a_notification_after_the_result_fails_prog_007() {
+    let late = note(json!("t"), 5.0, None, "harper step 5 (llm)");
+    let o = observed(vec![step(
+        "s",
+        Some(json!("t")),
+        vec![late.clone()],
+        vec![late],
+    )]);
+    assert!(matches!(verdict("PROG-007", &o), Outcome::Fail(..)));
+}
+
+#[test]
+fn completed_before_started_fails_prog_006_and_bad_messages_fail_prog_005() {
+    let t = json!("t");
+    let o = observed(vec![step(
+        "s",
+        Some(t.clone()),
+        vec![note(t.clone(), 1.0, Some(1.0), "a/b: completed")],
+        vec![],
+    )]);
+    assert!(matches!(verdict("PROG-006", &o), Outcome::Fail(..)));
+    let o = observed(vec![step(
+        "s",
+        Some(t.clone()),
+        vec![note(t, 1.0, None, "working…")],
+        vec![],
+    )]);
+    assert!(matches!(verdict("PROG-005", &o), Outcome::Fail(..)));
+}
+
+#[test]
+fn a_bearer_reaching_a_plain_server_fails_auth_002() {
+    let mut s = step("s", None, vec![], vec![]);
+    s.bearer = Some("tok-9".into());
+    let mut o = observed(vec![s]);
+    let entry: pallas_mocks::McpJournalEntry = serde_json::from_value(json!({
+        "time": "2026-01-01T00:00:00.500000Z", "method": "POST",
+        "headers": {"authorization": "Bearer tok-9"}, "jsonrpc_method": "tools/call", "tool": "forecast"
+    }))
+    .unwrap();
+    o.mcp_journals.insert("weather".into(), vec![entry]);
+    let c = CheckSpec {
+        with: Some(json!({"server": "weather"})),
+        ..CheckSpec::default()
+    };
+    assert!(matches!(run("AUTH-002", &c, &o), Outcome::Fail(..)));
+    o.mcp_journals.get_mut("weather").unwrap()[0]
+        .headers
+        .clear();
+    assert_eq!(run("AUTH-002", &c, &o), Outcome::Pass);
+}
+
+#[test]
+fn an_unhealthy_answer_fails_the_status_expectation_and_the_message_rule() {
+    let mut s = step("h", None, vec![], vec![]);
+    s.action = "health".into();
+    s.output = json!({"health": {"status": "degraded"}, "gate": "warning: "});
+    let o = observed(vec![s]);
+    assert!(matches!(verdict("HEALTH-003", &o), Outcome::Fail(..)));
+    let c = CheckSpec {
+        with: Some(json!({"status": "ok"})),
+        ..CheckSpec::default()
+    };
+    assert!(matches!(run("HEALTH-004", &c, &o), Outcome::Fail(..)));
+    let c = CheckSpec {
+        with: Some(json!({"gate": "allowed"})),
+        ..CheckSpec::default()
+    };
+    assert!(matches!(run("HEALTH-009", &c, &o), Outcome::Fail(..)));
+}

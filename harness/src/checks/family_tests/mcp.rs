@@ -1,0 +1,207 @@
+//! Tests of the mcp checks.
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::checks::run_builtin as run;
+use crate::checks::{CheckSpec, Outcome};
+
+#[test]
+fn mcp_003_wants_404_for_the_deleted_session() {
+    let del = step("delete", "delete", 0, 1, json!({"status": 200}));
+    let mut after = step("after", "raw", 2, 3, json!({"status": 404}));
+    after.request = json!({"body": "{}", "with_session": true});
+    let mut o = obs(vec![del, after]);
+    assert_eq!(run("MCP-003", &CheckSpec::default(), &o), Outcome::Pass);
+    o.steps[1].output = json!({"status": 200});
+    assert!(fails(&run("MCP-003", &CheckSpec::default(), &o)));
+    o.steps[0].output = json!({"status": 405});
+    assert!(skipped(&run("MCP-003", &CheckSpec::default(), &o)));
+    o.steps[0].output = json!({"status": 500});
+    assert!(fails(&run("MCP-003", &CheckSpec::default(), &o)));
+}
+
+#[test]
+fn mcp_005_and_006_judge_raw_posts_by_their_headers() {
+    let raw = |status: u64, request: Value| {
+        let mut s = step("raw", "raw", 0, 1, json!({"status": status}));
+        s.request = request;
+        s
+    };
+    let accept =
+        json!({"body": "{}", "headers": {"Accept": "application/json"}, "with_session": true});
+    assert_eq!(
+        run(
+            "MCP-005",
+            &CheckSpec::default(),
+            &obs(vec![raw(406, accept.clone())])
+        ),
+        Outcome::Pass
+    );
+    assert!(fails(&run(
+        "MCP-005",
+        &CheckSpec::default(),
+        &obs(vec![raw(200, accept)])
+    )));
+    let missing =
+        json!({"body": r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, "with_session": false});
+    assert_eq!(
+        run(
+            "MCP-006",
+            &CheckSpec::default(),
+            &obs(vec![raw(400, missing.clone())])
+        ),
+        Outcome::Pass
+    );
+    assert!(fails(&run(
+        "MCP-006",
+        &CheckSpec::default(),
+        &obs(vec![raw(200, missing)])
+    )));
+    let unknown =
+        json!({"body": "{}", "headers": {"Mcp-Session-Id": "nope"}, "with_session": true});
+    assert!(fails(&run(
+        "MCP-006",
+        &CheckSpec::default(),
+        &obs(vec![raw(400, unknown)])
+    )));
+    assert!(skipped(&run(
+        "MCP-006",
+        &CheckSpec::default(),
+        &obs(vec![])
+    )));
+}
+
+#[test]
+fn mcp_007_classifies_calls_against_the_listed_tools() {
+    let tools = step(
+        "tools",
+        "list_tools",
+        0,
+        1,
+        json!({"result": {"tools": [{"name": "echo",
+        "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}]}}),
+    );
+    let call = |tool: &str, args: Value, out: Value| {
+        let mut s = step("call", "call", 2, 3, out);
+        s.request = json!({"tool": tool, "arguments": args});
+        s
+    };
+    let err = json!({"status": 200, "error": {"code": -32602, "message": "unknown tool"}});
+    let o = obs(vec![tools.clone(), call("nope", json!({}), err.clone())]);
+    assert_eq!(run("MCP-007", &CheckSpec::default(), &o), Outcome::Pass);
+    let o = obs(vec![
+        tools.clone(),
+        call(
+            "nope",
+            json!({}),
+            json!({"status": 200, "result": {"isError": true}}),
+        ),
+    ]);
+    // "should be reported as an MCP error response": a SHOULD.
+    assert!(matches!(
+        run("MCP-007", &CheckSpec::default(), &o),
+        Outcome::Should(..)
+    ));
+    let o = obs(vec![
+        tools.clone(),
+        call(
+            "echo",
+            json!({"n": "x"}),
+            json!({"status": 200, "result": {"isError": true}}),
+        ),
+    ]);
+    assert_eq!(run("MCP-007", &CheckSpec::default(), &o), Outcome::Pass);
+    let o = obs(vec![
+        tools.clone(),
+        call(
+            "echo",
+            json!({"n": "x"}),
+            json!({"status": 200, "result": {"content": []}}),
+        ),
+    ]);
+    assert!(fails(&run("MCP-007", &CheckSpec::default(), &o)));
+    let o = obs(vec![
+        tools,
+        call(
+            "echo",
+            json!({"n": 1}),
+            json!({"status": 200, "result": {}}),
+        ),
+    ]);
+    assert!(skipped(&run("MCP-007", &CheckSpec::default(), &o)));
+}
+
+#[test]
+fn mcp_008_wants_event_ids_on_sse_messages() {
+    let sse = |id: Value| {
+        step(
+            "s",
+            "send",
+            0,
+            1,
+            json!({"status": 200, "content_type": "text/event-stream",
+        "messages": [{"at_ms": 1.0, "message": {"jsonrpc": "2.0", "id": 1, "result": {}}, "sse_event_id": id}]}),
+        )
+    };
+    assert_eq!(
+        run(
+            "MCP-008",
+            &CheckSpec::default(),
+            &obs(vec![sse(json!("0"))])
+        ),
+        Outcome::Pass
+    );
+    assert!(fails(&run(
+        "MCP-008",
+        &CheckSpec::default(),
+        &obs(vec![sse(Value::Null)])
+    )));
+    let json_only = step(
+        "s",
+        "send",
+        0,
+        1,
+        json!({"status": 200, "content_type": "application/json"}),
+    );
+    assert!(skipped(&run(
+        "MCP-008",
+        &CheckSpec::default(),
+        &obs(vec![json_only])
+    )));
+}
+
+#[test]
+fn mcp_002_accepts_a_session_less_server_but_not_an_invisible_session_id() {
+    let connect = |id: Value| {
+        step(
+            "connect",
+            "connect",
+            0,
+            1,
+            json!({"status": 200,
+        "protocol_version": "2025-11-25", "era": "2025-11-25", "session_id": id}),
+        )
+    };
+    assert_eq!(
+        run(
+            "MCP-002",
+            &CheckSpec::default(),
+            &obs(vec![connect(Value::Null)])
+        ),
+        Outcome::Pass
+    );
+    assert_eq!(
+        run(
+            "MCP-002",
+            &CheckSpec::default(),
+            &obs(vec![connect(json!("a1-b2"))])
+        ),
+        Outcome::Pass
+    );
+    assert!(fails(&run(
+        "MCP-002",
+        &CheckSpec::default(),
+        &obs(vec![connect(json!("a b"))])
+    )));
+}

@@ -1,0 +1,83 @@
+//! Tests of the metrics checks.
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::checks::run_builtin as run;
+use crate::checks::{CheckSpec, Outcome};
+
+#[test]
+fn met_003_wants_counters_to_move_between_scrapes_around_a_call() {
+    let o = obs(vec![
+        scrape("before", 0, counter(1.0)),
+        bearer_step("send", 2, 3, None),
+        scrape("after", 4, counter(2.0)),
+    ]);
+    assert_eq!(run("MET-003", &CheckSpec::default(), &o), Outcome::Pass);
+    let c = with(
+        json!({"metric": "pallas_send_message_total", "before": "before", "after": "after", "labels": {"agent": "research"}}),
+    );
+    assert_eq!(run("MET-003", &c, &o), Outcome::Pass);
+    let o = obs(vec![
+        scrape("before", 0, counter(1.0)),
+        bearer_step("send", 2, 3, None),
+        scrape("after", 4, counter(1.0)),
+    ]);
+    assert!(fails(&run("MET-003", &CheckSpec::default(), &o)));
+    let c = with(json!({"before": "nope", "after": "after"}));
+    assert!(matches!(run("MET-003", &c, &o), Outcome::Error(_)));
+    let o = obs(vec![scrape("only", 0, counter(0.0))]);
+    assert!(skipped(&run("MET-003", &CheckSpec::default(), &o)));
+}
+
+#[test]
+fn met_004_wants_the_health_gauge_of_the_last_get_health() {
+    let gauge = |v: f64| {
+        json!([{"name": "pallas_agent_health_status", "kind": "gauge", "samples": [
+        {"name": "pallas_agent_health_status", "labels": {"agent": "research"}, "value": v}]}])
+    };
+    let health = step(
+        "h",
+        "health",
+        0,
+        1,
+        json!({"health": {"status": "degraded"}}),
+    );
+    let o = obs(vec![health.clone(), scrape("m", 2, gauge(0.5))]);
+    assert_eq!(run("MET-004", &CheckSpec::default(), &o), Outcome::Pass);
+    let o = obs(vec![health, scrape("m", 2, gauge(1.0))]);
+    assert!(fails(&run("MET-004", &CheckSpec::default(), &o)));
+    let o = obs(vec![scrape("m", 2, gauge(1.0))]);
+    assert!(skipped(&run("MET-004", &CheckSpec::default(), &o)));
+}
+
+#[test]
+fn met_002_accepts_families_declared_without_samples_and_names_every_absent_one() {
+    use crate::checks::SEED_METRICS;
+    let family = |name: &str, kind: &str| json!({"name": name, "kind": kind, "samples": []});
+    let all: Vec<Value> = SEED_METRICS.iter().map(|(n, k, _)| family(n, k)).collect();
+    let o = obs(vec![scrape("m", 0, json!(all))]);
+    assert_eq!(run("MET-002", &CheckSpec::default(), &o), Outcome::Pass);
+    // Declared under a wrong type: still judged.
+    let mut wrong = all.clone();
+    wrong[2] = family("pallas_send_message_total", "gauge");
+    assert!(fails(&run(
+        "MET-002",
+        &CheckSpec::default(),
+        &obs(vec![scrape("m", 0, json!(wrong))])
+    )));
+    // Two families missing altogether: both are named.
+    let some: Vec<Value> = all[2..].to_vec();
+    let Outcome::Fail(reason, ev) = run(
+        "MET-002",
+        &CheckSpec::default(),
+        &obs(vec![scrape("m", 0, json!(some))]),
+    ) else {
+        panic!("absent families must fail")
+    };
+    assert!(
+        reason.contains("pallas_up") && reason.contains("pallas_agent_info"),
+        "{reason}"
+    );
+    assert_eq!(ev.len(), 2);
+}

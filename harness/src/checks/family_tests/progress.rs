@@ -1,0 +1,115 @@
+//! Tests of the progress checks.
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::checks::run_builtin as run;
+use crate::checks::{CheckSpec, Outcome};
+
+#[test]
+fn prog_008_wants_started_and_completed_for_every_journalled_tool_call() {
+    let t = json!("t");
+    let good = vec![
+        note(t.clone(), 0.0, None, "argos/argos__search: started"),
+        note(t.clone(), 1.0, Some(1.0), "argos/argos__search: completed"),
+    ];
+    let mut o = obs(vec![token_step(good.clone())]);
+    o.mcp_journals.insert(
+        "argos".into(),
+        vec![mcp(at(1, 0), "tools/call", Some("search"), None)],
+    );
+    assert_eq!(run("PROG-008", &CheckSpec::default(), &o), Outcome::Pass);
+    o.steps[0] = token_step(vec![good[0].clone()]);
+    assert!(fails(&run("PROG-008", &CheckSpec::default(), &o)));
+    // Named with `with: {tools}` instead of the journal.
+    let c = with(json!({"tools": ["weather/forecast"]}));
+    o.steps[0] = token_step(good);
+    assert!(fails(&run("PROG-008", &c, &o)));
+    o.mcp_journals.clear();
+    assert!(skipped(&run("PROG-008", &CheckSpec::default(), &o)));
+}
+
+#[test]
+fn prog_008_warns_when_a_tool_ends_without_the_word_and_fails_when_it_never_ends() {
+    let t = json!("t");
+    let started = note(t.clone(), 0.0, None, "argos/argos__search: started");
+    let mut o = obs(vec![token_step(vec![
+        started.clone(),
+        note(
+            t.clone(),
+            1.0,
+            Some(1.0),
+            "argos/argos__search: Error: timed out",
+        ),
+    ])]);
+    o.mcp_journals.insert(
+        "argos".into(),
+        vec![mcp(at(1, 0), "tools/call", Some("search"), None)],
+    );
+    let Outcome::Should(reason, _) = run("PROG-008", &CheckSpec::default(), &o) else {
+        panic!("an unworded end is a SHOULD matter")
+    };
+    assert!(reason.contains("without the word"), "{reason}");
+    // A note that is not at total = progress does not end the tool.
+    o.steps[0] = token_step(vec![
+        started,
+        note(t, 1.0, None, "argos/argos__search: Error: timed out"),
+    ]);
+    assert!(fails(&run("PROG-008", &CheckSpec::default(), &o)));
+}
+
+#[test]
+fn prog_009_wants_null_totals_on_loop_steps_and_one_of_one_when_finished() {
+    let t = json!("t");
+    let o = obs(vec![token_step(vec![
+        note(t.clone(), 1.0, None, "harper step 1 (llm)"),
+        note(t.clone(), 1.0, Some(1.0), "argos/search: failed"),
+    ])]);
+    assert_eq!(run("PROG-009", &CheckSpec::default(), &o), Outcome::Pass);
+    let o = obs(vec![token_step(vec![note(
+        t.clone(),
+        2.0,
+        Some(5.0),
+        "harper step 2 (tool)",
+    )])]);
+    assert!(fails(&run("PROG-009", &CheckSpec::default(), &o)));
+    let o = obs(vec![token_step(vec![note(
+        t,
+        1.0,
+        None,
+        "argos/search: completed",
+    )])]);
+    assert!(fails(&run("PROG-009", &CheckSpec::default(), &o)));
+    assert!(skipped(&run(
+        "PROG-009",
+        &CheckSpec::default(),
+        &obs(vec![])
+    )));
+}
+
+#[test]
+fn prog_010_fails_on_progress_well_after_the_cancellation() {
+    let msg = |ms: f64| json!({"at_ms": ms, "message": {"method": "notifications/progress"}});
+    let mut s = step(
+        "cancel",
+        "send",
+        0,
+        2,
+        json!({"cancelled_at_ms": 100.0, "messages": [msg(90.0), msg(150.0)]}),
+    );
+    s.request = json!({"message": "m", "cancel_after_progress": 1});
+    let mut o = obs(vec![s]);
+    assert_eq!(run("PROG-010", &CheckSpec::default(), &o), Outcome::Pass);
+    o.steps[0].output["messages"] = json!([msg(90.0), msg(900.0)]);
+    assert!(fails(&run("PROG-010", &CheckSpec::default(), &o)));
+    o.steps[0].output["cancelled_at_ms"] = Value::Null;
+    assert!(matches!(
+        run("PROG-010", &CheckSpec::default(), &o),
+        Outcome::Error(_)
+    ));
+    assert!(skipped(&run(
+        "PROG-010",
+        &CheckSpec::default(),
+        &obs(vec![])
+    )));
+}

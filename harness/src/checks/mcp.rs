@@ -1,0 +1,448 @@
+//! MCP wire checks (MCP-*): schema validity, handshake, sessions, content types, tool errors, SSE and responses.
+
+use serde_json::{Value, json};
+
+use super::common::*;
+use super::{Evidence, Observed, Outcome, StepRecord, excerpt, wire};
+use crate::scenario::CheckSpec;
+
+/// The evaluators of this family, by check ID.
+pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
+    ("MCP-001", |_, o| wire_valid(o)),
+    ("MCP-002", handshake),
+    ("MCP-003", mcp_delete),
+    ("MCP-004", content_types),
+    ("MCP-005", mcp_accept),
+    ("MCP-006", mcp_sessions),
+    ("MCP-007", mcp_tool_errors),
+    ("MCP-008", mcp_sse),
+    ("MCP-009", responses),
+];
+
+pub(super) fn wire_valid(o: &Observed) -> Outcome {
+    if o.received.is_empty() {
+        return Outcome::NotApplicable("no JSON-RPC message received".into());
+    }
+    let mut ev = Vec::new();
+    // JSON-RPC 2.0 §5: an error to a request that could not be parsed or attributed
+    // carries `"id": null`; the MCP schema lacks that shape, so it is a SHOULD matter.
+    let mut null_id = Vec::new();
+    for m in &o.received {
+        let sink = if is_null_id_error(&m.message) {
+            &mut null_id
+        } else {
+            &mut ev
+        };
+        match wire::validate_mcp(&m.version, &m.message, m.request_method.as_deref()) {
+            Ok(v) => sink.extend(v.into_iter().map(|v| Evidence {
+                what: format!(
+                        "{} message {}",
+                        m.label,
+                        m.message
+                            .get("method")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned)
+                            .or_else(|| m.message.get("id").map(|i| format!("id {i}")))
+                            .unwrap_or_default()
+                    ),
+                expected: Some(format!("valid against MCP {} schema", m.version)),
+                seen: Some(format!("{} — {}", v.message, v.excerpt)),
+                path: Some(v.path),
+            })),
+            Err(e) => return Outcome::Error(e),
+        }
+        if ev.len() >= 10 {
+            break;
+        }
+    }
+    if !ev.is_empty() {
+        fail(format!("{} schema violation(s)", ev.len()), ev)
+    } else if !null_id.is_empty() {
+        Outcome::Should(
+            format!(
+                "{} error response(s) with \"id\": null (JSON-RPC 2.0 §5 for an unattributable request; not in the MCP schema)",
+                null_id.len()
+            ),
+            null_id,
+        )
+    } else {
+        Outcome::Pass
+    }
+}
+
+/// A JSON-RPC error response whose `id` is `null`.
+pub(super) fn is_null_id_error(m: &Value) -> bool {
+    m.get("id").is_some_and(Value::is_null) && m.get("error").is_some()
+}
+
+pub(super) fn handshake(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps = steps_of(o, c, &["connect"]);
+    if steps.is_empty() {
+        return na("connect");
+    }
+    for s in steps {
+        if let Some(e) = &s.error {
+            return fail(format!("`{}` failed: {e}", s.name), vec![]);
+        }
+        let v = s
+            .output
+            .get("protocol_version")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if !["2025-11-25", "2026-07-28", "2025-06-18", "2025-03-26"].contains(&v) {
+            return fail(
+                format!("negotiated `{v}`"),
+                vec![Evidence::new(&s.name, "a supported revision", v)],
+            );
+        }
+        // Issuing a session is optional (MCP transports: a server MAY assign one); an issued
+        // id MUST only contain visible ASCII (0x21–0x7E).
+        if let Some(id) = s.output.get("session_id").and_then(Value::as_str)
+            && (id.is_empty() || !id.bytes().all(|b| (0x21..=0x7e).contains(&b)))
+        {
+            return fail(
+                "the `Mcp-Session-Id` is not visible ASCII",
+                vec![Evidence::new(
+                    &s.name,
+                    "characters 0x21–0x7E",
+                    format!("{id:?}"),
+                )],
+            );
+        }
+    }
+    Outcome::Pass
+}
+
+pub(super) fn content_types(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps = steps_of(
+        o,
+        c,
+        &["list_tools", "health", "send", "call", "history", "connect"],
+    );
+    if steps.is_empty() {
+        return na("MCP request");
+    }
+    for s in steps {
+        let status = s.output.get("status").and_then(Value::as_u64).unwrap_or(0);
+        if status != 200 {
+            continue;
+        }
+        let ct = s
+            .output
+            .get("content_type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if !(ct.starts_with("application/json") || ct.starts_with("text/event-stream")) {
+            return fail(
+                format!("`{}` answered Content-Type {ct:?}", s.name),
+                vec![Evidence::new(
+                    &s.name,
+                    "application/json or text/event-stream",
+                    ct,
+                )],
+            );
+        }
+    }
+    Outcome::Pass
+}
+
+pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps = steps_of(o, c, &["list_tools", "health", "send", "call", "history"]);
+    if steps.is_empty() {
+        return na("MCP request");
+    }
+    for s in steps {
+        if s.timed_out {
+            return Outcome::Error(format!(
+                "`{}` got no response before its step timeout: nothing observed to judge (a timeout is not a failure)",
+                s.name
+            ));
+        }
+        if s.output
+            .get("cancelled_at_ms")
+            .is_some_and(|v| !v.is_null())
+        {
+            continue; // the client cancelled it: the receiver should not answer
+        }
+        if s.error.is_none()
+            && s.output.get("response").is_none_or(Value::is_null)
+            && s.output.get("status").and_then(Value::as_u64) == Some(200)
+        {
+            return fail(
+                format!("`{}` got no JSON-RPC response", s.name),
+                vec![Evidence::new(
+                    &s.name,
+                    "a response with the request id",
+                    "none",
+                )],
+            );
+        }
+    }
+    Outcome::Pass
+}
+
+/// MCP-003: `DELETE` ends the session; the old session id then gets 404.
+pub(super) fn mcp_delete(c: &CheckSpec, o: &Observed) -> Outcome {
+    let deletes = steps_of(o, c, &["delete"]);
+    if deletes.is_empty() {
+        return na("delete");
+    }
+    for d in deletes {
+        let st = status(d);
+        if st == 405 {
+            return Outcome::NotApplicable(format!(
+                "`{}` got 405: the server does not let clients end sessions (allowed by the spec)",
+                d.name
+            ));
+        }
+        if !(200..300).contains(&st) {
+            return fail(
+                format!("DELETE `{}` answered HTTP {st}", d.name),
+                vec![Evidence::new(
+                    &d.name,
+                    "2xx",
+                    d.error.clone().unwrap_or_else(|| st.to_string()),
+                )],
+            );
+        }
+        let mut later: Vec<&StepRecord> = o
+            .steps
+            .iter()
+            .filter(|x| x.agent == d.agent && x.started_at >= d.ended_at)
+            .collect();
+        later.sort_by(|a, b| a.started_at.cmp(&b.started_at));
+        if let Some(next) = later
+            .into_iter()
+            .take_while(|x| x.action != "connect")
+            .find(|x| sends_session(x))
+            && status(next) != 404
+        {
+            return fail(
+                format!(
+                    "`{}` reused the deleted session and got HTTP {}",
+                    next.name,
+                    status(next)
+                ),
+                vec![Evidence::new(&next.name, "404", status(next).to_string())],
+            );
+        }
+    }
+    Outcome::Pass
+}
+
+/// MCP-005: a POST whose `Accept` lacks `application/json` or `text/event-stream` gets 406.
+pub(super) fn mcp_accept(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps: Vec<&StepRecord> = steps_of(o, c, &["raw"])
+        .into_iter()
+        .filter(|s| {
+            header(&s.request, "accept").is_some_and(|a| {
+                let a = a.to_ascii_lowercase();
+                !(a.contains("application/json") && a.contains("text/event-stream"))
+            })
+        })
+        .collect();
+    if steps.is_empty() {
+        return na("raw step with an incomplete Accept");
+    }
+    for s in steps {
+        if status(s) != 406 {
+            return fail(
+                format!(
+                    "`{}` (Accept {:?}) got HTTP {}",
+                    s.name,
+                    header(&s.request, "accept").unwrap_or(""),
+                    status(s)
+                ),
+                vec![Evidence::new(&s.name, "406", status(s).to_string())],
+            );
+        }
+    }
+    Outcome::Pass
+}
+
+/// MCP-006: a non-initialize request without a session gets 400; an unknown session 404
+/// (`with: {missing_session: [steps], unknown_session: [steps]}`; default: raw steps with
+/// `with_session: false`, and raw steps sending their own `Mcp-Session-Id`).
+pub(super) fn mcp_sessions(c: &CheckSpec, o: &Observed) -> Outcome {
+    let missing = named_steps(o, c, "missing_session").unwrap_or_else(|| {
+        steps_of(o, c, &["raw"])
+            .into_iter()
+            .filter(|s| {
+                s.request.get("with_session").and_then(Value::as_bool) == Some(false)
+                    && header(&s.request, "mcp-session-id").is_none()
+                    && raw_method(s).is_some_and(|m| m != "initialize")
+            })
+            .collect()
+    });
+    let unknown = named_steps(o, c, "unknown_session").unwrap_or_else(|| {
+        steps_of(o, c, &["raw"])
+            .into_iter()
+            .filter(|s| header(&s.request, "mcp-session-id").is_some())
+            .collect()
+    });
+    if missing.is_empty() && unknown.is_empty() {
+        return na("raw step without a session or with an unknown one");
+    }
+    for (steps, want, what) in [
+        (missing, 400, "without a session"),
+        (unknown, 404, "with an unknown session"),
+    ] {
+        for s in steps {
+            if status(s) != want {
+                return fail(
+                    format!("`{}` ({what}) got HTTP {}", s.name, status(s)),
+                    vec![Evidence::new(
+                        &s.name,
+                        want.to_string(),
+                        status(s).to_string(),
+                    )],
+                );
+            }
+        }
+    }
+    Outcome::Pass
+}
+
+/// MCP-007: an unknown tool gets a JSON-RPC error; invalid arguments an `isError` result or
+/// -32602 (`with: {unknown_tool: [steps], invalid_arguments: [steps]}`; default: calls of tools
+/// no `tools/list` listed, and calls whose arguments break the listed input schema).
+pub(super) fn mcp_tool_errors(c: &CheckSpec, o: &Observed) -> Outcome {
+    let listed: Vec<(Option<String>, Value)> = o
+        .steps
+        .iter()
+        .filter(|s| s.action == "list_tools")
+        .flat_map(|s| {
+            s.output
+                .pointer("/result/tools")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|t| (s.agent.clone(), t))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let named_unknown = named_steps(o, c, "unknown_tool");
+    let named_invalid = named_steps(o, c, "invalid_arguments");
+    let (mut unknown, mut invalid) = (Vec::new(), Vec::new());
+    if named_unknown.is_none() && named_invalid.is_none() {
+        for s in steps_of(o, c, &["call", "raw"]) {
+            let Some((tool, args)) = tool_call_of(s) else {
+                continue;
+            };
+            let of_agent: Vec<&Value> = listed
+                .iter()
+                .filter(|(a, _)| *a == s.agent)
+                .map(|(_, t)| t)
+                .collect();
+            if of_agent.is_empty() {
+                continue; // nothing to classify the call against
+            }
+            match of_agent
+                .iter()
+                .find(|t| t.get("name").and_then(Value::as_str) == Some(tool.as_str()))
+            {
+                None => unknown.push(s),
+                Some(t) => {
+                    let schema = t.get("inputSchema").cloned().unwrap_or(json!({}));
+                    if jsonschema::validator_for(&schema).is_ok_and(|v| !v.is_valid(&args)) {
+                        invalid.push(s);
+                    }
+                }
+            }
+        }
+    }
+    let unknown = named_unknown.unwrap_or(unknown);
+    let invalid = named_invalid.unwrap_or(invalid);
+    if unknown.is_empty() && invalid.is_empty() {
+        return na("call of an unknown tool or with invalid arguments");
+    }
+    // An unknown tool "should be reported as an MCP error response": SHOULD.
+    let mut should = None;
+    for s in unknown {
+        if jsonrpc_error(s).is_none() && should.is_none() {
+            should = Some(Outcome::Should(
+                format!(
+                    "`{}` called an unknown tool without a JSON-RPC error",
+                    s.name
+                ),
+                vec![Evidence::new(
+                    &s.name,
+                    "a JSON-RPC error",
+                    s.error.clone().unwrap_or_else(|| {
+                        excerpt(s.output.get("result").unwrap_or(&Value::Null), 200)
+                    }),
+                )],
+            ));
+        }
+    }
+    for s in invalid {
+        let code = jsonrpc_error(s)
+            .and_then(|e| e.get("code"))
+            .and_then(Value::as_i64);
+        if !(is_error_result(s) || code == Some(-32602)) {
+            return fail(
+                format!(
+                    "`{}` sent invalid arguments without an isError result or -32602",
+                    s.name
+                ),
+                vec![Evidence::new(
+                    &s.name,
+                    "result.isError = true or error.code = -32602",
+                    s.error
+                        .clone()
+                        .unwrap_or_else(|| excerpt(&s.output["response"], 240)),
+                )],
+            );
+        }
+    }
+    should.unwrap_or(Outcome::Pass)
+}
+
+/// MCP-008: SSE events carry ids and one JSON-RPC message per `data:`.
+pub(super) fn mcp_sse(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps: Vec<&StepRecord> = steps_of(o, c, MCP_ACTIONS)
+        .into_iter()
+        .filter(|s| {
+            s.output
+                .get("content_type")
+                .and_then(Value::as_str)
+                .is_some_and(|ct| ct.to_ascii_lowercase().starts_with("text/event-stream"))
+        })
+        .collect();
+    if steps.is_empty() {
+        return Outcome::NotApplicable("no SSE response was received".into());
+    }
+    for s in steps {
+        if let Some(b) = s.output.get("body_text").filter(|b| !b.is_null()) {
+            return fail(
+                format!("`{}` SSE data that is not a JSON-RPC message", s.name),
+                vec![Evidence::new(
+                    &s.name,
+                    "one JSON-RPC message per data:",
+                    excerpt(b, 240),
+                )],
+            );
+        }
+        for (i, m) in s
+            .output
+            .get("messages")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            if m.get("sse_event_id").is_none_or(Value::is_null) {
+                return fail(
+                    format!("an SSE event of `{}` has no id", s.name),
+                    vec![Evidence {
+                        path: Some(format!("/messages/{i}")),
+                        ..Evidence::new(&s.name, "an `id:` field", excerpt(&m["message"], 200))
+                    }],
+                );
+            }
+        }
+    }
+    Outcome::Pass
+}

@@ -1,0 +1,445 @@
+//! Message checks (MSG-*): the message tool, the agent loop, images, provider failures and history.
+
+use serde_json::{Value, json};
+
+use super::common::*;
+use super::{Evidence, Observed, Outcome, StepRecord, excerpt};
+use crate::scenario::CheckSpec;
+
+/// The evaluators of this family, by check ID.
+pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
+    ("MSG-001", message_tool_listed),
+    ("MSG-002", msg_round_trip),
+    ("MSG-003", msg_images),
+    ("MSG-004", msg_provider_failure),
+    ("MSG-005", msg_history),
+];
+
+pub(super) fn message_tool_listed(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps = steps_of(o, c, &["list_tools"]);
+    if steps.is_empty() {
+        return na("list_tools");
+    }
+    for s in steps {
+        let agent = s.agent.clone().unwrap_or_default();
+        let want = o
+            .message_tools
+            .get(&agent)
+            .cloned()
+            .unwrap_or_else(|| "send_message".into());
+        let tools = s
+            .output
+            .pointer("/result/tools")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let Some(t) = tools
+            .iter()
+            .find(|t| t.get("name").and_then(Value::as_str) == Some(want.as_str()))
+        else {
+            return fail(
+                format!("`{want}` is not listed"),
+                vec![Evidence::new(
+                    &s.name,
+                    format!("a tool named `{want}`"),
+                    "none",
+                )],
+            );
+        };
+        let schema = t.get("inputSchema").cloned().unwrap_or(Value::Null);
+        let msg_type = schema
+            .pointer("/properties/message/type")
+            .and_then(Value::as_str);
+        let required = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| r.contains(&json!("message")));
+        if msg_type != Some("string") || !required {
+            return fail(
+                "`message` is not a required string",
+                vec![Evidence::new(
+                    &s.name,
+                    "properties.message.type = string, required",
+                    excerpt(&schema, 300),
+                )],
+            );
+        }
+        if let Some(images) = schema.pointer("/properties/images")
+            && images.get("type").is_some_and(|t| {
+                t != "array" && !t.as_array().is_some_and(|a| a.contains(&json!("array")))
+            })
+        {
+            return fail(
+                "`images` is not an array",
+                vec![Evidence::new(
+                    &s.name,
+                    "images: array",
+                    excerpt(images, 200),
+                )],
+            );
+        }
+    }
+    Outcome::Pass
+}
+
+/// MSG-002: a message round-trips through the agent loop to a text result (`with: {contains}`
+/// for its text; `with: {via_model: true}` also wants a mock LLM request during the step).
+pub(super) fn msg_round_trip(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps: Vec<&StepRecord> = steps_of(o, c, &["send"])
+        .into_iter()
+        .filter(|s| !cancelled(s))
+        .collect();
+    if steps.is_empty() {
+        return na("send");
+    }
+    let contains = param(c, "contains").and_then(Value::as_str);
+    let via_model = param(c, "via_model").and_then(Value::as_bool) == Some(true);
+    if via_model && o.llm_journals.is_empty() {
+        return Outcome::Error("`via_model: true` needs a mock LLM in the ecosystem".into());
+    }
+    for s in steps {
+        if let Some(e) = &s.error {
+            return fail(format!("`{}` failed: {e}", s.name), vec![]);
+        }
+        if let Some(e) = jsonrpc_error(s) {
+            return fail(
+                format!("`{}` got a JSON-RPC error", s.name),
+                vec![Evidence::new(&s.name, "a tool result", excerpt(e, 240))],
+            );
+        }
+        let text = s.output.get("text").and_then(Value::as_str).unwrap_or("");
+        if is_error_result(s) || text.is_empty() {
+            return fail(
+                format!("`{}` did not come back as a text result", s.name),
+                vec![Evidence::new(
+                    &s.name,
+                    "isError false, a non-empty text block",
+                    excerpt(s.output.get("result").unwrap_or(&Value::Null), 300),
+                )],
+            );
+        }
+        if let Some(want) = contains
+            && !text.contains(want)
+        {
+            return fail(
+                format!("`{}` text lacks {want:?}", s.name),
+                vec![Evidence::new(
+                    &s.name,
+                    format!("contains {want:?}"),
+                    excerpt(&json!(text), 300),
+                )],
+            );
+        }
+        if via_model && llm_requests_during(o, s).is_empty() {
+            return fail(
+                format!("`{}` answered without asking the model", s.name),
+                vec![Evidence::new(
+                    &s.name,
+                    "a request to the mock LLM",
+                    "none during the step",
+                )],
+            );
+        }
+    }
+    Outcome::Pass
+}
+
+/// MSG-003: images reach the model when vision is on and are refused clearly when off, or when
+/// they are not base64 `image/*` data (`with: {vision}`; default: the deployment's
+/// `model_capabilities.vision`).
+pub(super) fn msg_images(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps: Vec<&StepRecord> = steps_of(o, c, &["send"])
+        .into_iter()
+        .filter(|s| {
+            s.request
+                .get("images")
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty())
+        })
+        .collect();
+    if steps.is_empty() {
+        return na("send with images");
+    }
+    let vision = param(c, "vision").and_then(Value::as_bool).or_else(|| {
+        o.deployment
+            .as_ref()
+            .and_then(|d| d.model_capabilities.as_ref())
+            .and_then(|m| m.vision)
+    });
+    let Some(vision) = vision else {
+        return Outcome::Error(
+            "MSG-003 needs `with: {vision}` or `model_capabilities.vision`".into(),
+        );
+    };
+    if o.llm_journals.is_empty() {
+        return Outcome::Error("no mock LLM journal to see what reached the model".into());
+    }
+    for s in steps {
+        let data: Vec<String> = s
+            .request
+            .get("images")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|i| i.get("data").and_then(Value::as_str))
+            .map(|d| d.chars().take(64).collect())
+            .collect();
+        let bodies = llm_requests_during(o, s);
+        let reached = data
+            .iter()
+            .all(|d| bodies.iter().any(|b| b.contains(d.as_str())));
+        let refused = is_error_result(s) || jsonrpc_error(s).is_some();
+        // An image that is not base64 or not an `image/*` type is refused even with vision.
+        let all_valid = s
+            .request
+            .get("images")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .all(image_is_valid);
+        if vision && all_valid {
+            if refused || !reached {
+                return fail(
+                    format!("the images of `{}` did not reach the model", s.name),
+                    vec![Evidence::new(
+                        &s.name,
+                        "every image's data in a model request, a normal result",
+                        if refused {
+                            "refused".to_owned()
+                        } else {
+                            format!("{} model request(s) without it", bodies.len())
+                        },
+                    )],
+                );
+            }
+        } else {
+            let why = format!(
+                "{}{}",
+                result_text(s),
+                jsonrpc_error(s).map(Value::to_string).unwrap_or_default()
+            )
+            .to_lowercase();
+            if !refused || !(why.contains("image") || why.contains("vision")) || reached {
+                let what = if vision {
+                    "invalid images"
+                } else {
+                    "images without vision"
+                };
+                return fail(
+                    format!("{what} sent to `{}` were not refused clearly", s.name),
+                    vec![Evidence::new(
+                        &s.name,
+                        "an isError result or JSON-RPC error naming images/vision, nothing sent to the model",
+                        format!(
+                            "{}; reached the model: {reached}",
+                            excerpt(
+                                s.output
+                                    .get("result")
+                                    .or(s.output.get("error"))
+                                    .unwrap_or(&Value::Null),
+                                240
+                            )
+                        ),
+                    )],
+                );
+            }
+        }
+    }
+    Outcome::Pass
+}
+
+/// Whether an `images` item is base64 data of an `image/*` type.
+pub(super) fn image_is_valid(i: &Value) -> bool {
+    use base64::Engine as _;
+    let mime = i
+        .get("mime_type")
+        .or_else(|| i.get("mimeType"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let data = i.get("data").and_then(Value::as_str).unwrap_or("");
+    mime.starts_with("image/")
+        && !data.is_empty()
+        && base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .is_ok()
+}
+
+/// MSG-004: a provider failure gives an `isError` result and the agent stays healthy
+/// (`with: {step}`; default: sends during which a mock LLM answered an error status).
+pub(super) fn msg_provider_failure(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps: Vec<&StepRecord> = named_steps(o, c, "step").unwrap_or_else(|| {
+        steps_of(o, c, &["send"])
+            .into_iter()
+            .filter(|s| {
+                o.llm_journals
+                    .values()
+                    .flatten()
+                    .any(|e| within(&e.time, s) && e.status.is_some_and(|st| st >= 400))
+            })
+            .collect()
+    });
+    if steps.is_empty() {
+        return Outcome::NotApplicable("no send step met a provider failure".into());
+    }
+    for s in &steps {
+        if !is_error_result(s) {
+            let seen = match jsonrpc_error(s) {
+                Some(e) => format!("JSON-RPC error {}", excerpt(e, 200)),
+                None => s.error.clone().unwrap_or_else(|| {
+                    excerpt(s.output.get("result").unwrap_or(&Value::Null), 200)
+                }),
+            };
+            return fail(
+                format!(
+                    "the provider failure during `{}` is not an isError result",
+                    s.name
+                ),
+                vec![Evidence::new(&s.name, "result.isError = true", seen)],
+            );
+        }
+        for later in o
+            .steps
+            .iter()
+            .filter(|x| x.agent == s.agent && x.started_at >= s.ended_at)
+        {
+            let dead = later.error.is_some()
+                || later
+                    .output
+                    .pointer("/health/status")
+                    .and_then(Value::as_str)
+                    == Some("error");
+            if dead {
+                return fail(
+                    format!("the agent did not stay healthy after `{}`", s.name),
+                    vec![Evidence::new(
+                        &later.name,
+                        "answers; health not `error`",
+                        later
+                            .error
+                            .clone()
+                            .unwrap_or_else(|| excerpt(&later.output["health"], 200)),
+                    )],
+                );
+            }
+        }
+    }
+    Outcome::Pass
+}
+
+/// MSG-005: `{agent}_history` holds every earlier message and reply sent to the agent (a
+/// request-scoped agent has none).
+pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
+    // `history:` steps, and `request:` steps getting a `*_history` prompt.
+    let steps: Vec<&StepRecord> = steps_of(o, c, &["history", "request"])
+        .into_iter()
+        .filter(|s| {
+            s.action == "history"
+                || (s.request.get("method") == Some(&json!("prompts/get"))
+                    && s.request
+                        .pointer("/params/name")
+                        .and_then(Value::as_str)
+                        .is_some_and(|n| n.ends_with("_history")))
+        })
+        .collect();
+    if steps.is_empty() {
+        return na("history");
+    }
+    // Connection alias → agent key (from `connect` steps); a history is shared by every
+    // connection to the agent unless its `instance_scope` keeps one per connection.
+    let agent_of = |conn: &Option<String>| -> Option<String> {
+        let conn = conn.as_deref()?;
+        Some(
+            o.steps
+                .iter()
+                .find(|s| s.action == "connect" && s.agent.as_deref() == Some(conn))
+                .and_then(|s| s.request.get("agent").and_then(Value::as_str))
+                .unwrap_or(conn)
+                .to_owned(),
+        )
+    };
+    let scope_of = |agent: &Option<String>| -> Option<String> {
+        o.deployment
+            .as_ref()
+            .zip(agent.as_ref())
+            .and_then(|(d, a)| d.agents.get(a))
+            .and_then(|a| a.instance_scope.clone())
+    };
+    let mut judged = 0;
+    for h in steps {
+        let h_agent = agent_of(&h.agent);
+        let scope = scope_of(&h_agent);
+        if scope.as_deref() == Some("request") {
+            // Seed 001: no history prompt for request-scoped agents, so nothing is stored.
+            judged += 1;
+            let messages = h
+                .output
+                .pointer("/result/messages")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            if messages > 0 {
+                return fail(
+                    format!(
+                        "`{}`: a request-scoped agent serves a stored conversation",
+                        h.name
+                    ),
+                    vec![Evidence::new(
+                        &h.name,
+                        "no history prompt (a JSON-RPC error)",
+                        format!("{messages} message(s)"),
+                    )],
+                );
+            }
+            continue;
+        }
+        if h.error.is_some() || h.output.get("result").is_none_or(Value::is_null) {
+            return fail(
+                format!("`{}` got no prompt", h.name),
+                vec![Evidence::new(
+                    &h.name,
+                    "a prompts/get result",
+                    h.error
+                        .clone()
+                        .unwrap_or_else(|| excerpt(&h.output["error"], 200)),
+                )],
+            );
+        }
+        let history = result_text(h);
+        let scoped = scope.as_deref().is_some_and(|sc| sc != "shared");
+        for s in o.steps.iter().filter(|s| {
+            s.action == "send"
+                && (if scoped {
+                    s.agent == h.agent
+                } else {
+                    agent_of(&s.agent) == h_agent
+                })
+                && s.ended_at <= h.started_at
+                && s.error.is_none()
+                && !is_error_result(s)
+                && !cancelled(s)
+        }) {
+            judged += 1;
+            let msg = s
+                .request
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let reply = s.output.get("text").and_then(Value::as_str).unwrap_or("");
+            for (what, text) in [("message", msg), ("reply", reply)] {
+                if !text.is_empty() && !history.contains(text) {
+                    return fail(
+                        format!("`{}` lacks the {what} of `{}`", h.name, s.name),
+                        vec![Evidence::new(
+                            &h.name,
+                            excerpt(&json!(text), 200),
+                            excerpt(&json!(history), 300),
+                        )],
+                    );
+                }
+            }
+        }
+    }
+    if judged == 0 {
+        return Outcome::NotApplicable("no message was sent before the history step".into());
+    }
+    Outcome::Pass
+}

@@ -1,0 +1,368 @@
+//! Metrics checks (MET-*): the Prometheus exposition, its families, counters and health gauges.
+
+use serde_json::{Value, json};
+
+use super::common::*;
+use super::{Evidence, Observed, Outcome, StepRecord, excerpt};
+use crate::scenario::CheckSpec;
+
+/// The evaluators of this family, by check ID.
+pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
+    ("MET-001", |c, o| metrics("MET-001", c, o)),
+    ("MET-002", |c, o| metrics("MET-002", c, o)),
+    ("MET-003", met_moves),
+    ("MET-004", met_health_gauges),
+];
+
+/// The seed's metrics: name, type, label names.
+pub const SEED_METRICS: &[(&str, &str, &[&str])] = &[
+    ("pallas_up", "gauge", &[]),
+    ("pallas_agent_info", "gauge", &["agent", "port"]),
+    (
+        "pallas_send_message_total",
+        "counter",
+        &["agent", "outcome"],
+    ),
+    (
+        "pallas_send_message_duration_seconds",
+        "histogram",
+        &["agent"],
+    ),
+    ("pallas_llm_turns_total", "counter", &["agent", "model"]),
+    (
+        "pallas_llm_tokens_total",
+        "counter",
+        &["agent", "model", "kind"],
+    ),
+    (
+        "pallas_tool_calls_total",
+        "counter",
+        &["agent", "server", "operation", "outcome"],
+    ),
+    (
+        "pallas_tool_call_duration_seconds",
+        "histogram",
+        &["agent", "server", "operation"],
+    ),
+    ("pallas_downstream_up", "gauge", &["agent", "server"]),
+    ("pallas_llm_provider_up", "gauge", &["provider"]),
+    ("pallas_agent_health_status", "gauge", &["agent"]),
+];
+
+pub(super) fn metrics(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps = steps_of(o, c, &["metrics"]);
+    if steps.is_empty() {
+        return na("metrics");
+    }
+    for s in steps {
+        let status = s.output.get("status").and_then(Value::as_u64).unwrap_or(0);
+        if id == "MET-001" {
+            let ct = s
+                .output
+                .get("content_type")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if status != 200 {
+                return fail(
+                    format!("/metrics answered HTTP {status}"),
+                    vec![Evidence::new(&s.name, "200", status.to_string())],
+                );
+            }
+            if !ct.starts_with("text/plain") {
+                return fail(
+                    "wrong Content-Type",
+                    vec![Evidence::new(&s.name, "text/plain; version=0.0.4", ct)],
+                );
+            }
+            if let Some(e) = s
+                .output
+                .get("parse_errors")
+                .and_then(Value::as_array)
+                .and_then(|a| a.first())
+            {
+                return fail(
+                    "the exposition does not parse",
+                    vec![Evidence::new(
+                        &s.name,
+                        "valid Prometheus text",
+                        excerpt(e, 200),
+                    )],
+                );
+            }
+            continue;
+        }
+        let families = s
+            .output
+            .get("families")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let mut absent = Vec::new();
+        for (name, kind, labels) in SEED_METRICS {
+            // A counter may be declared under its base name (OpenMetrics style).
+            let base = name.strip_suffix("_total").unwrap_or(name);
+            let Some(f) = families.iter().find(|f| {
+                f.get("name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|n| n == *name || n == base)
+            }) else {
+                absent.push(*name);
+                continue;
+            };
+            // A family declared by `# HELP`/`# TYPE` without samples (a labelled metric
+            // nothing has touched yet) is present: its declared type still has to match.
+            let k = f.get("kind").and_then(Value::as_str).unwrap_or("");
+            if k != *kind {
+                return fail(
+                    format!("`{name}` has type {k}"),
+                    vec![Evidence::new(name.to_string(), kind.to_string(), k)],
+                );
+            }
+            for sample in f
+                .get("samples")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let sname = sample.get("name").and_then(Value::as_str).unwrap_or("");
+                // Histogram series carry `le` besides the family labels.
+                let have: Vec<&str> = sample
+                    .get("labels")
+                    .and_then(Value::as_object)
+                    .map(|m| {
+                        m.keys()
+                            .map(String::as_str)
+                            .filter(|k| *k != "le")
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                for l in *labels {
+                    if !have.contains(l) {
+                        return fail(
+                            format!("`{sname}` lacks label `{l}`"),
+                            vec![Evidence::new(
+                                sname,
+                                format!("labels {labels:?}"),
+                                format!("{have:?}"),
+                            )],
+                        );
+                    }
+                }
+            }
+        }
+        if !absent.is_empty() {
+            return fail(
+                format!(
+                    "{} seed metric famil{} absent altogether (neither samples nor HELP/TYPE): {}",
+                    absent.len(),
+                    if absent.len() == 1 { "y is" } else { "ies are" },
+                    absent.join(", ")
+                ),
+                absent
+                    .iter()
+                    .map(|name| {
+                        let kind = SEED_METRICS
+                            .iter()
+                            .find(|(n, _, _)| n == name)
+                            .map_or("", |m| m.1);
+                        Evidence::new(&s.name, format!("{name} ({kind})"), "absent")
+                    })
+                    .collect(),
+            );
+        }
+    }
+    Outcome::Pass
+}
+
+// ---------------------------------------------------------------- metrics
+
+/// The value of a metric in a scrape: the sum over matching samples (a histogram counts its
+/// `_count` series, a counter its `_total` series).
+pub fn metric_value(
+    scrape: &Value,
+    metric: &str,
+    labels: &serde_json::Map<String, Value>,
+) -> Option<f64> {
+    let families = scrape.get("families").and_then(Value::as_array)?;
+    let base = metric.strip_suffix("_total").unwrap_or(metric);
+    let f = families.iter().find(|f| {
+        let n = f.get("name").and_then(Value::as_str).unwrap_or("");
+        n == metric || n == base
+    })?;
+    let kind = f.get("kind").and_then(Value::as_str).unwrap_or("");
+    let samples = f.get("samples").and_then(Value::as_array)?;
+    let mut sum = None;
+    for s in samples {
+        let name = s.get("name").and_then(Value::as_str).unwrap_or("");
+        let counted = match kind {
+            "histogram" | "summary" => name.ends_with("_count"),
+            _ => !name.ends_with("_created"),
+        };
+        let matches = labels
+            .iter()
+            .all(|(k, v)| s.pointer(&format!("/labels/{k}")).and_then(Value::as_str) == v.as_str());
+        if counted && matches {
+            *sum.get_or_insert(0.0) += s.get("value").and_then(Value::as_f64).unwrap_or(0.0);
+        }
+    }
+    sum
+}
+
+/// MET-003: counters and histograms move after calls (`with: {metric, before, after, labels}`).
+pub(super) fn met_moves(c: &CheckSpec, o: &Observed) -> Outcome {
+    let mut metrics = param_strs(c, "metric");
+    if metrics.is_empty() {
+        metrics = vec![
+            "pallas_send_message_total".into(),
+            "pallas_send_message_duration_seconds".into(),
+        ];
+    }
+    let labels = param(c, "labels")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let scrapes = steps_of(o, c, &["metrics"]);
+    let find = |key: &str| -> Result<Option<&StepRecord>, Outcome> {
+        match param(c, key).and_then(Value::as_str) {
+            None => Ok(None),
+            Some(n) => o
+                .steps
+                .iter()
+                .find(|s| s.name == n && s.action == "metrics")
+                .map(Some)
+                .ok_or_else(|| Outcome::Error(format!("no metrics step named `{n}`"))),
+        }
+    };
+    let (before, after) = match (find("before"), find("after")) {
+        (Err(e), _) | (_, Err(e)) => return e,
+        (Ok(b), Ok(a)) => (b, a),
+    };
+    let sends = |from: &str, to: &str| {
+        o.steps.iter().any(|s| {
+            ["send", "call"].contains(&s.action.as_str())
+                && s.started_at.as_str() >= from
+                && s.ended_at.as_str() <= to
+        })
+    };
+    let (before, after) = match (before, after) {
+        (b, Some(a)) => (b, a),
+        (b, None) => {
+            let mut sorted = scrapes.clone();
+            sorted.sort_by(|x, y| x.started_at.cmp(&y.started_at));
+            match (b.or(sorted.first().copied()), sorted.last().copied()) {
+                (Some(f), Some(l)) if f.name != l.name && sends(&f.ended_at, &l.started_at) => {
+                    (Some(f), l)
+                }
+                (_, Some(l)) if sends("", &l.started_at) => (None, l),
+                _ => return Outcome::NotApplicable("no metrics scrape after a send".into()),
+            }
+        }
+    };
+    for m in &metrics {
+        let after_v = metric_value(&after.output, m, &labels);
+        let before_v = before
+            .map(|b| metric_value(&b.output, m, &labels).unwrap_or(0.0))
+            .unwrap_or(0.0);
+        let moved = after_v.is_some_and(|a| a > before_v);
+        if !moved {
+            return fail(
+                format!("`{m}` did not move after the calls"),
+                vec![Evidence::new(
+                    format!(
+                        "{} → {}",
+                        before.map_or("start", |b| b.name.as_str()),
+                        after.name
+                    ),
+                    format!("> {before_v}"),
+                    after_v.map_or("absent".into(), |v| v.to_string()),
+                )],
+            );
+        }
+    }
+    Outcome::Pass
+}
+
+/// MET-004: health gauges follow the last `get_health` before each scrape.
+pub(super) fn met_health_gauges(c: &CheckSpec, o: &Observed) -> Outcome {
+    let scrapes = steps_of(o, c, &["metrics"]);
+    if scrapes.is_empty() {
+        return na("metrics");
+    }
+    let mut judged = 0;
+    for m in scrapes {
+        let mut last: std::collections::BTreeMap<&str, &StepRecord> = Default::default();
+        for h in o
+            .steps
+            .iter()
+            .filter(|h| h.action == "health" && h.ended_at <= m.started_at)
+        {
+            let Some(agent) = h.agent.as_deref() else {
+                continue;
+            };
+            if last.get(agent).is_none_or(|p| p.ended_at < h.ended_at) {
+                last.insert(agent, h);
+            }
+        }
+        for (agent, h) in last {
+            let Some(st) = h.output.pointer("/health/status").and_then(Value::as_str) else {
+                continue;
+            };
+            let want = match st {
+                "ok" => 1.0,
+                "degraded" => 0.5,
+                "error" => 0.0,
+                _ => continue,
+            };
+            judged += 1;
+            let mut l = serde_json::Map::new();
+            l.insert("agent".into(), json!(agent));
+            let seen = metric_value(&m.output, "pallas_agent_health_status", &l);
+            if seen != Some(want) {
+                return fail(
+                    format!(
+                        "`pallas_agent_health_status{{agent=\"{agent}\"}}` does not follow `{}` ({st})",
+                        h.name
+                    ),
+                    vec![Evidence::new(
+                        &m.name,
+                        want.to_string(),
+                        seen.map_or("absent".into(), |v| v.to_string()),
+                    )],
+                );
+            }
+            if st == "ok" {
+                let down: Vec<String> = m
+                    .output
+                    .get("families")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter(|f| f.get("name") == Some(&json!("pallas_downstream_up")))
+                    .flat_map(|f| {
+                        f.get("samples")
+                            .and_then(Value::as_array)
+                            .cloned()
+                            .unwrap_or_default()
+                    })
+                    .filter(|s| s.pointer("/labels/agent").and_then(Value::as_str) == Some(agent))
+                    .filter(|s| s.get("value").and_then(Value::as_f64) != Some(1.0))
+                    .map(|s| excerpt(&s, 200))
+                    .collect();
+                if let Some(first) = down.first() {
+                    return fail(
+                        format!("`{agent}` is ok but a downstream gauge is not 1"),
+                        vec![Evidence::new(
+                            &m.name,
+                            "pallas_downstream_up = 1",
+                            first.clone(),
+                        )],
+                    );
+                }
+            }
+        }
+    }
+    if judged == 0 {
+        return Outcome::NotApplicable("no metrics scrape after a get_health".into());
+    }
+    Outcome::Pass
+}

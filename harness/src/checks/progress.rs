@@ -1,0 +1,470 @@
+//! Progress checks (PROG-*): `notifications/progress` tokens, ordering, coverage, totals and cancellation.
+
+use regex::Regex;
+use serde_json::{Value, json};
+
+use super::common::*;
+use super::{Evidence, Observed, Outcome, StepRecord, excerpt};
+use crate::scenario::CheckSpec;
+
+/// The evaluators of this family, by check ID.
+pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
+    ("PROG-001", |c, o| progress("PROG-001", c, o)),
+    ("PROG-002", |c, o| progress("PROG-002", c, o)),
+    ("PROG-003", |c, o| progress("PROG-003", c, o)),
+    ("PROG-004", |c, o| progress("PROG-004", c, o)),
+    ("PROG-005", |c, o| progress("PROG-005", c, o)),
+    ("PROG-006", |c, o| progress("PROG-006", c, o)),
+    ("PROG-007", |c, o| progress("PROG-007", c, o)),
+    ("PROG-008", prog_coverage),
+    ("PROG-009", prog_totals),
+    ("PROG-010", prog_cancel),
+];
+
+#[allow(clippy::collapsible_match)]
+pub(super) fn progress(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps = steps_of(o, c, &["send", "call"]);
+    if steps.is_empty() {
+        return na("send or call");
+    }
+    let fmt = Regex::new(r"^(?:(?P<tool>[^\s/]+/\S+): (?P<state>started|completed|failed)|(?P<agent>\S+) step (?P<n>\d+) \((?:llm|tool)\))$").ok();
+    let prefix = Regex::new(r"^(?P<tool>[^\s/:]+/[^\s:]+):(?P<rest>.*)$").ok();
+    let mut judged = false;
+    for s in steps {
+        let p = progress_of(s);
+        match (&s.progress_token, id) {
+            (None, "PROG-001") => {
+                judged = true;
+                if !p.is_empty() {
+                    return fail(
+                        format!(
+                            "`{}` sent no token but got {} progress notification(s)",
+                            s.name,
+                            p.len()
+                        ),
+                        vec![Evidence::new(&s.name, "no progress", excerpt(&p[0], 200))],
+                    );
+                }
+            }
+            (None, _) | (Some(_), "PROG-001") => {}
+            (Some(token), _) => {
+                judged = true;
+                let mut last: Option<f64> = None;
+                let mut step_last: Option<f64> = None;
+                let mut started: Vec<String> = Vec::new();
+                for (i, n) in p.iter().enumerate() {
+                    let params = n.get("params").unwrap_or(&Value::Null);
+                    let progress = params.get("progress").and_then(Value::as_f64);
+                    let total = params.get("total").and_then(Value::as_f64);
+                    let message = params.get("message").and_then(Value::as_str).unwrap_or("");
+                    let ev = || Evidence {
+                        what: format!("{} progress #{i}", s.name),
+                        expected: None,
+                        seen: Some(excerpt(params, 240)),
+                        path: Some(format!("/progress/{i}")),
+                    };
+                    match id {
+                        "PROG-002" => {
+                            if params.get("progressToken") != Some(token) {
+                                return fail(
+                                    "the progress token was not echoed exactly",
+                                    vec![Evidence {
+                                        expected: Some(token.to_string()),
+                                        seen: params.get("progressToken").map(|t| t.to_string()),
+                                        ..ev()
+                                    }],
+                                );
+                            }
+                        }
+                        "PROG-003" => {
+                            if let (Some(prev), Some(cur)) = (last, progress)
+                                && cur <= prev
+                            {
+                                return fail(
+                                    format!("progress went from {prev} to {cur}"),
+                                    vec![Evidence {
+                                        expected: Some(format!("> {prev}")),
+                                        ..ev()
+                                    }],
+                                );
+                            }
+                            last = progress.or(last);
+                        }
+                        "PROG-004" => {
+                            // The numbers, not the wording (PROG-005): `started` with no total,
+                            // loop steps increasing with no total, ends at total = progress.
+                            let started_note = prefix
+                                .as_ref()
+                                .and_then(|r| r.captures(message))
+                                .is_some_and(|cp| cp["rest"].trim() == "started");
+                            let ok = match (progress, total) {
+                                (None, _) => false,
+                                (Some(_), None) if started_note => true,
+                                (Some(cur), Some(t)) => t == cur,
+                                (Some(cur), None) => {
+                                    let good = step_last.is_none_or(|prev| cur > prev);
+                                    step_last = Some(cur);
+                                    good
+                                }
+                            };
+                            if !ok {
+                                return fail("progress does not follow the seed's pattern", vec![Evidence { expected: Some("started: 0; step N: increasing, total null; completed/failed: progress = total".into()), ..ev() }]);
+                            }
+                        }
+                        "PROG-005" => {
+                            if !fmt.as_ref().is_some_and(|r| r.is_match(message)) {
+                                return fail(format!("unexpected progress message {message:?}"), vec![Evidence { expected: Some("{server}/{tool}: started|completed|failed or {agent} step N (llm|tool)".into()), ..ev() }]);
+                            }
+                        }
+                        "PROG-006" => {
+                            // `{server}/{tool}: started` opens; a `{server}/{tool}:` note at
+                            // total = progress (or worded completed/failed) closes, whatever
+                            // its text (an error message counts).
+                            if let Some(cp) = prefix.as_ref().and_then(|r| r.captures(message)) {
+                                let tool = cp["tool"].to_owned();
+                                let rest = cp["rest"].trim();
+                                let worded_end = fmt
+                                    .as_ref()
+                                    .and_then(|r| r.captures(message))
+                                    .is_some_and(|c| {
+                                        c.name("state").is_some_and(|m| m.as_str() != "started")
+                                    });
+                                let terminal =
+                                    worded_end || (progress.is_some() && total == progress);
+                                if rest == "started" {
+                                    started.push(tool);
+                                } else if terminal {
+                                    if let Some(pos) = started.iter().position(|t| *t == tool) {
+                                        started.remove(pos);
+                                    } else {
+                                        return fail(
+                                            format!("`{tool}` ended before it started"),
+                                            vec![ev()],
+                                        );
+                                    }
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                if id == "PROG-006" && !started.is_empty() {
+                    return fail(format!("started but never completed: {started:?}"), vec![]);
+                }
+                if id == "PROG-007" {
+                    let after = s
+                        .output
+                        .get("after_response")
+                        .and_then(Value::as_array)
+                        .cloned()
+                        .unwrap_or_default();
+                    if let Some(first) = after.first() {
+                        return fail(
+                            format!("{} message(s) after the result", after.len()),
+                            vec![Evidence::new(
+                                &s.name,
+                                "nothing after the result",
+                                excerpt(first, 240),
+                            )],
+                        );
+                    }
+                }
+            }
+        }
+    }
+    if judged {
+        Outcome::Pass
+    } else {
+        Outcome::NotApplicable(
+            "no step of the right kind (with or without a progress token)".into(),
+        )
+    }
+}
+
+// ---------------------------------------------------------------- progress
+
+pub(super) fn tool_message_re() -> Option<Regex> {
+    Regex::new(r"^(?P<server>[^\s/]+)/(?P<tool>\S+): (?P<state>started|completed|failed)$").ok()
+}
+
+/// Whether a progress message's `{server}/{tool}` names `server`/`tool` (fast-agent
+/// namespaces tools as `{server}__{tool}`).
+pub(super) fn names_tool(msg_server: &str, msg_tool: &str, server: &str, tool: &str) -> bool {
+    msg_server == server
+        && (msg_tool == tool
+            || msg_tool.ends_with(&format!("__{tool}"))
+            || msg_tool.ends_with(&format!("-{tool}")))
+}
+
+/// PROG-008: at least one `started` and one `completed|failed` per downstream tool invoked.
+pub(super) fn prog_coverage(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps: Vec<&StepRecord> = steps_of(o, c, &["send", "call"])
+        .into_iter()
+        .filter(|s| s.progress_token.is_some())
+        .collect();
+    if steps.is_empty() {
+        return na("send or call with a progress token");
+    }
+    let (Some(re), Ok(prefix)) = (
+        tool_message_re(),
+        Regex::new(r"^(?P<server>[^\s/:]+)/(?P<tool>[^\s:]+):"),
+    ) else {
+        return Outcome::Error("progress message pattern did not compile".into());
+    };
+    let mut wording = None;
+    let listed: Vec<(String, String)> = param_strs(c, "tools")
+        .iter()
+        .filter_map(|t| t.split_once('/'))
+        .map(|(s, t)| (s.to_owned(), t.to_owned()))
+        .collect();
+    // Mock name → the deployment's server keys using it.
+    let servers_of = |mock: &str| -> Vec<String> {
+        match &o.deployment {
+            Some(d) => {
+                let v: Vec<String> = d
+                    .servers
+                    .iter()
+                    .filter(|(_, s)| s.mock.as_deref() == Some(mock))
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                if v.is_empty() {
+                    vec![mock.to_owned()]
+                } else {
+                    v
+                }
+            }
+            None => vec![mock.to_owned()],
+        }
+    };
+    let mut judged = 0;
+    for s in steps {
+        let invoked: Vec<(Vec<String>, String)> = if listed.is_empty() {
+            if o.steps.iter().any(|x| {
+                x.name != s.name && ["send", "call"].contains(&x.action.as_str()) && overlap(x, s)
+            }) {
+                continue; // downstream calls cannot be attributed to one of overlapping steps
+            }
+            o.mcp_journals
+                .iter()
+                .flat_map(|(mock, entries)| {
+                    entries
+                        .iter()
+                        .filter(|e| {
+                            e.jsonrpc_method.as_deref() == Some("tools/call") && within(&e.time, s)
+                        })
+                        .filter_map(|e| e.tool.clone())
+                        .map(|t| (servers_of(mock), t))
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        } else {
+            listed
+                .iter()
+                .map(|(s, t)| (vec![s.clone()], t.clone()))
+                .collect()
+        };
+        // (server, tool, state); `ended` marks a `{server}/{tool}:` note at total = progress
+        // that is not worded `completed|failed` (e.g. an error text).
+        let notes: Vec<(String, String, String)> = progress_of(s)
+            .iter()
+            .filter_map(|n| {
+                let m = n.pointer("/params/message").and_then(Value::as_str)?;
+                if let Some(cp) = re.captures(m) {
+                    return Some((
+                        cp["server"].to_owned(),
+                        cp["tool"].to_owned(),
+                        cp["state"].to_owned(),
+                    ));
+                }
+                let cp = prefix.captures(m)?;
+                let progress = n.pointer("/params/progress").and_then(Value::as_f64)?;
+                let total = n.pointer("/params/total").and_then(Value::as_f64)?;
+                (total == progress).then(|| {
+                    (
+                        cp["server"].to_owned(),
+                        cp["tool"].to_owned(),
+                        "ended".to_owned(),
+                    )
+                })
+            })
+            .collect();
+        let seen = || {
+            format!(
+                "{:?}",
+                notes
+                    .iter()
+                    .map(|(a, b, c)| format!("{a}/{b}: {c}"))
+                    .collect::<Vec<_>>()
+            )
+        };
+        for (servers, tool) in invoked {
+            judged += 1;
+            let has = |states: &[&str]| {
+                notes.iter().any(|(ms, mt, st)| {
+                    states.contains(&st.as_str())
+                        && servers.iter().any(|sv| names_tool(ms, mt, sv, &tool))
+                })
+            };
+            for (states, label) in [
+                (&["started"][..], "started"),
+                (&["completed", "failed"][..], "completed|failed"),
+            ] {
+                if has(states) {
+                    continue;
+                }
+                let evidence = vec![Evidence::new(
+                    &s.name,
+                    format!("`{}/{tool}: {label}`", servers[0]),
+                    seen(),
+                )];
+                if label != "started" && has(&["ended"]) {
+                    // It ended (total = progress); only the word is missing: wording.
+                    wording.get_or_insert(Outcome::Should(
+                        format!(
+                            "`{}/{tool}` ended during `{}` without the word `completed` or `failed`",
+                            servers.join("|"),
+                            s.name
+                        ),
+                        evidence,
+                    ));
+                    continue;
+                }
+                return fail(
+                    format!(
+                        "no `{}/{tool}: {label}` progress during `{}`",
+                        servers.join("|"),
+                        s.name
+                    ),
+                    evidence,
+                );
+            }
+        }
+    }
+    if judged == 0 {
+        return Outcome::NotApplicable(
+            "no downstream tool call could be attributed to a token-carrying step (name them with `with: {tools: [server/tool]}`)".into(),
+        );
+    }
+    wording.unwrap_or(Outcome::Pass)
+}
+
+/// PROG-009: `total` absent/null for loop steps, equal to `progress` for finished sub-tasks.
+pub(super) fn prog_totals(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps: Vec<&StepRecord> = steps_of(o, c, &["send", "call"])
+        .into_iter()
+        .filter(|s| s.progress_token.is_some())
+        .collect();
+    if steps.is_empty() {
+        return na("send or call with a progress token");
+    }
+    let (Some(tool_re), Ok(step_re)) = (
+        tool_message_re(),
+        Regex::new(r"^\S+ step \d+ \((?:llm|tool)\)$"),
+    ) else {
+        return Outcome::Error("progress message patterns did not compile".into());
+    };
+    let mut judged = 0;
+    for s in steps {
+        for (i, n) in progress_of(s).iter().enumerate() {
+            let p = n.get("params").unwrap_or(&Value::Null);
+            let msg = p.get("message").and_then(Value::as_str).unwrap_or("");
+            let total = p.get("total").filter(|t| !t.is_null());
+            let progress = p.get("progress");
+            let ev = |expected: &str| Evidence {
+                path: Some(format!("/progress/{i}")),
+                ..Evidence::new(
+                    format!("{} progress #{i}", s.name),
+                    expected,
+                    excerpt(p, 240),
+                )
+            };
+            if step_re.is_match(msg) {
+                judged += 1;
+                if total.is_some() {
+                    return fail(
+                        format!("loop step {msg:?} carries a total"),
+                        vec![ev("total absent or null")],
+                    );
+                }
+            } else if let Some(cp) = tool_re.captures(msg)
+                && &cp["state"] != "started"
+            {
+                judged += 1;
+                let same = match (
+                    total.and_then(Value::as_f64),
+                    progress.and_then(Value::as_f64),
+                ) {
+                    (Some(t), Some(v)) => (t - v).abs() < f64::EPSILON,
+                    _ => false,
+                };
+                if !same {
+                    return fail(
+                        format!("finished sub-task {msg:?} has total ≠ progress"),
+                        vec![ev("total = progress (1/1)")],
+                    );
+                }
+            }
+        }
+    }
+    if judged == 0 {
+        return Outcome::NotApplicable("no loop-step or finished-tool progress message".into());
+    }
+    Outcome::Pass
+}
+
+/// PROG-010: after `notifications/cancelled`, no further progress (beyond `grace_ms`, default
+/// 250, for notifications already in flight).
+pub(super) fn prog_cancel(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps: Vec<&StepRecord> = steps_of(o, c, &["send"])
+        .into_iter()
+        .filter(|s| {
+            s.request
+                .get("cancel_after_progress")
+                .is_some_and(|v| !v.is_null())
+                || s.output.get("cancelled_at_ms").is_some()
+        })
+        .collect();
+    if steps.is_empty() {
+        return na("send with `cancel_after_progress`");
+    }
+    let grace = param(c, "grace_ms")
+        .and_then(Value::as_f64)
+        .unwrap_or(250.0);
+    for s in steps {
+        let Some(at) = s.output.get("cancelled_at_ms").and_then(Value::as_f64) else {
+            return Outcome::Error(format!(
+                "`{}` never sent its cancellation ({} progress notification(s) arrived)",
+                s.name,
+                progress_of(s).len()
+            ));
+        };
+        let late: Vec<&Value> = s
+            .output
+            .get("messages")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|m| m.pointer("/message/method") == Some(&json!("notifications/progress")))
+            .filter(|m| {
+                m.get("at_ms")
+                    .and_then(Value::as_f64)
+                    .is_some_and(|t| t > at + grace)
+            })
+            .collect();
+        if let Some(first) = late.first() {
+            return fail(
+                format!(
+                    "{} progress notification(s) more than {grace:.0} ms after the cancellation of `{}`",
+                    late.len(),
+                    s.name
+                ),
+                vec![Evidence::new(
+                    &s.name,
+                    "no progress after notifications/cancelled",
+                    excerpt(first, 240),
+                )],
+            );
+        }
+    }
+    Outcome::Pass
+}

@@ -1,0 +1,385 @@
+//! Registry checks (REG-*): the registry document against the schema, the deployment and the live endpoints.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::common::*;
+use super::{Evidence, Observed, Outcome, StepRecord, excerpt, wire};
+use crate::scenario::CheckSpec;
+
+/// The evaluators of this family, by check ID.
+pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
+    ("REG-001", reg_schema),
+    ("REG-002", reg_http),
+    ("REG-003", |c, o| reg_vs_deployment("REG-003", c, o)),
+    ("REG-004", reg_remotes),
+    ("REG-005", |c, o| reg_vs_deployment("REG-005", c, o)),
+    ("REG-006", reg_defaults),
+    ("REG-007", |c, o| reg_vs_deployment("REG-007", c, o)),
+];
+
+pub(super) fn reg_schema(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps = steps_of(o, c, &["registry"]);
+    if steps.is_empty() {
+        return na("registry");
+    }
+    let mut ev = Vec::new();
+    for s in steps {
+        let Some(servers) = s.output.pointer("/body/servers").and_then(Value::as_array) else {
+            continue;
+        };
+        for (i, entry) in servers.iter().enumerate() {
+            let server = entry.get("server").unwrap_or(&Value::Null);
+            match wire::validate_registry_server(server) {
+                Ok(v) => ev.extend(v.into_iter().map(|v| Evidence {
+                    what: format!("{} servers[{i}].server", s.name),
+                    expected: Some("valid against server.schema.json".into()),
+                    seen: Some(format!("{} — {}", v.message, v.excerpt)),
+                    path: Some(format!("/servers/{i}/server{}", v.path)),
+                })),
+                Err(e) => return Outcome::Error(e),
+            }
+        }
+    }
+    if ev.is_empty() {
+        Outcome::Pass
+    } else {
+        fail(format!("{} registry schema violation(s)", ev.len()), ev)
+    }
+}
+
+pub(super) fn reg_http(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps = steps_of(o, c, &["registry"]);
+    if steps.is_empty() {
+        return na("registry");
+    }
+    for s in steps {
+        if let Some(e) = &s.error {
+            return fail(format!("registry fetch failed: {e}"), vec![]);
+        }
+        let status = s.output.get("status").and_then(Value::as_u64).unwrap_or(0);
+        let ct = s
+            .output
+            .get("content_type")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if status != 200 {
+            return fail(
+                format!("registry answered HTTP {status}"),
+                vec![Evidence::new(&s.name, "200", status.to_string())],
+            );
+        }
+        if !ct.to_ascii_lowercase().starts_with("application/json") {
+            return fail(
+                "wrong Content-Type",
+                vec![Evidence::new(&s.name, "application/json", ct)],
+            );
+        }
+        if !s
+            .output
+            .pointer("/body/servers")
+            .is_some_and(Value::is_array)
+        {
+            return fail(
+                "no `servers` array",
+                vec![Evidence::new(
+                    &s.name,
+                    "{\"servers\": [...]}",
+                    excerpt(s.output.get("text").unwrap_or(&Value::Null), 200),
+                )],
+            );
+        }
+    }
+    Outcome::Pass
+}
+
+pub(super) fn reg_vs_deployment(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps = steps_of(o, c, &["registry"]);
+    let Some(s) = steps.last() else {
+        return na("registry");
+    };
+    let Some(d) = &o.deployment else {
+        return Outcome::NotApplicable("no deployment (attach mode)".into());
+    };
+    let Some(servers) = s.output.pointer("/body/servers").and_then(Value::as_array) else {
+        return fail("the registry body has no `servers` array", vec![]);
+    };
+    let ns = d.namespace.clone().unwrap_or_default();
+    let expected: BTreeMap<String, &String> = d
+        .agents
+        .keys()
+        .map(|k| {
+            (
+                if ns.is_empty() {
+                    k.replace('_', "-")
+                } else {
+                    format!("{ns}/{}", k.replace('_', "-"))
+                },
+                k,
+            )
+        })
+        .collect();
+    let names: Vec<String> = servers
+        .iter()
+        .filter_map(|e| e.pointer("/server/name").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect();
+    match id {
+        "REG-003" => {
+            for n in &names {
+                if !expected.contains_key(n) {
+                    return fail(
+                        format!("unexpected registry name `{n}`"),
+                        vec![Evidence::new(
+                            &s.name,
+                            format!("one of {:?}", expected.keys().collect::<Vec<_>>()),
+                            n.clone(),
+                        )],
+                    );
+                }
+            }
+            Outcome::Pass
+        }
+        "REG-005" => {
+            let mut seen = names.clone();
+            seen.sort();
+            let want: Vec<String> = expected.keys().cloned().collect();
+            if seen == want {
+                Outcome::Pass
+            } else {
+                fail(
+                    "the registry does not list exactly the deployed agents",
+                    vec![Evidence::new(
+                        &s.name,
+                        format!("{want:?}"),
+                        format!("{seen:?}"),
+                    )],
+                )
+            }
+        }
+        _ => {
+            for e in servers {
+                let caps = e.pointer("/server/capabilities");
+                let name = e
+                    .pointer("/server/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?");
+                match (&d.model_capabilities, caps) {
+                    (None, Some(c)) => {
+                        return fail(
+                            format!("`{name}` publishes capabilities without `model_capabilities`"),
+                            vec![Evidence::new(name, "no `capabilities`", excerpt(c, 200))],
+                        );
+                    }
+                    (Some(_), None) => {
+                        return fail(
+                            format!("`{name}` lacks `capabilities`"),
+                            vec![Evidence::new(name, "`capabilities`", "absent")],
+                        );
+                    }
+                    (Some(mc), Some(c)) => {
+                        let model = d.model.split_once('.').map_or(d.model.as_str(), |(_, m)| m);
+                        let mut want = json!({"model": model});
+                        if let Some(v) = mc.vision {
+                            want["vision"] = json!(v);
+                        }
+                        if let Some(v) = mc.context_window {
+                            want["context_window"] = json!(v);
+                        }
+                        if let Some(v) = mc.max_output_tokens {
+                            want["max_output_tokens"] = json!(v);
+                        }
+                        for (k, v) in want.as_object().into_iter().flatten() {
+                            if c.get(k) != Some(v) {
+                                return fail(
+                                    format!("`{name}` capabilities.{k} differs"),
+                                    vec![Evidence::new(
+                                        format!("{name} capabilities.{k}"),
+                                        v.to_string(),
+                                        c.get(k).map_or("absent".into(), |x| x.to_string()),
+                                    )],
+                                );
+                            }
+                        }
+                    }
+                    (None, None) => {}
+                }
+            }
+            Outcome::Pass
+        }
+    }
+}
+
+// ---------------------------------------------------------------- registry
+
+/// REG-004: every entry has a `streamable-http` remote pointing at a deployed, live endpoint.
+pub(super) fn reg_remotes(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps = steps_of(o, c, &["registry"]);
+    if steps.is_empty() {
+        return na("registry");
+    }
+    for s in steps {
+        let Some(servers) = s.output.pointer("/body/servers").and_then(Value::as_array) else {
+            continue; // REG-002 reports the missing array
+        };
+        for (i, e) in servers.iter().enumerate() {
+            let name = e
+                .pointer("/server/name")
+                .and_then(Value::as_str)
+                .unwrap_or("?");
+            let remotes = e
+                .pointer("/server/remotes")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let Some(url) = remotes
+                .iter()
+                .find(|r| r.get("type").and_then(Value::as_str) == Some("streamable-http"))
+                .and_then(|r| r.get("url").and_then(Value::as_str))
+            else {
+                return fail(
+                    format!("`{name}` has no `streamable-http` remote with a URL"),
+                    vec![Evidence {
+                        path: Some(format!("/servers/{i}/server/remotes")),
+                        ..Evidence::new(
+                            &s.name,
+                            "{\"type\": \"streamable-http\", \"url\": …}",
+                            excerpt(&json!(remotes), 300),
+                        )
+                    }],
+                );
+            };
+            let parsed = match reqwest::Url::parse(url) {
+                Ok(u) if matches!(u.scheme(), "http" | "https") => u,
+                _ => {
+                    return fail(
+                        format!("`{name}` remote URL {url:?} is not an http(s) URL"),
+                        vec![Evidence::new(&s.name, "an http(s) URL", url)],
+                    );
+                }
+            };
+            if o.agent_urls.is_empty() {
+                continue;
+            }
+            let same = |u: &str| {
+                reqwest::Url::parse(u).is_ok_and(|a| {
+                    a.port_or_known_default() == parsed.port_or_known_default()
+                        && a.path().trim_end_matches('/') == parsed.path().trim_end_matches('/')
+                })
+            };
+            let Some((agent, _)) = o.agent_urls.iter().find(|(_, u)| same(u)) else {
+                return fail(
+                    format!("`{name}` remote {url} is no deployed agent endpoint"),
+                    vec![Evidence::new(
+                        &s.name,
+                        format!(
+                            "one of {:?} (port and path)",
+                            o.agent_urls.values().collect::<Vec<_>>()
+                        ),
+                        url,
+                    )],
+                );
+            };
+            let talks: Vec<&StepRecord> = o
+                .steps
+                .iter()
+                .filter(|x| x.agent.as_deref() == Some(agent.as_str()))
+                .filter(|x| {
+                    ["connect", "list_tools", "health", "send", "call"].contains(&x.action.as_str())
+                })
+                .collect();
+            if !talks.is_empty() && !talks.iter().any(|x| x.error.is_none() && status(x) == 200) {
+                return fail(
+                    format!("`{name}` remote {url} never answered an MCP request"),
+                    vec![Evidence::new(
+                        &talks[0].name,
+                        "HTTP 200 from the endpoint",
+                        talks[0]
+                            .error
+                            .clone()
+                            .unwrap_or_else(|| format!("HTTP {}", status(talks[0]))),
+                    )],
+                );
+            }
+        }
+    }
+    Outcome::Pass
+}
+
+/// Python's `str.title()`: the documented default title of an agent key.
+pub fn python_title(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut prev_cased = false;
+    for ch in s.chars() {
+        if ch.is_alphabetic() {
+            if prev_cased {
+                out.extend(ch.to_lowercase());
+            } else {
+                out.extend(ch.to_uppercase());
+            }
+            prev_cased = true;
+        } else {
+            out.push(ch);
+            prev_cased = false;
+        }
+    }
+    out
+}
+
+/// REG-006: title, description and version follow the configuration and its defaults.
+pub(super) fn reg_defaults(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps = steps_of(o, c, &["registry"]);
+    let Some(s) = steps.last() else {
+        return na("registry");
+    };
+    let Some(d) = &o.deployment else {
+        return Outcome::NotApplicable("no deployment (attach mode)".into());
+    };
+    let Some(servers) = s.output.pointer("/body/servers").and_then(Value::as_array) else {
+        return fail("the registry body has no `servers` array", vec![]);
+    };
+    let version = d.version.clone().unwrap_or_else(|| "1.0.0".into());
+    let mut judged = 0;
+    for (key, a) in &d.agents {
+        let slug = key.replace('_', "-");
+        let Some(entry) = servers.iter().find(|e| {
+            e.pointer("/server/name")
+                .and_then(Value::as_str)
+                .is_some_and(|n| n == slug || n.ends_with(&format!("/{slug}")))
+        }) else {
+            continue; // REG-005 reports missing agents
+        };
+        judged += 1;
+        let mut want = vec![
+            (
+                "title",
+                a.title.clone().unwrap_or_else(|| python_title(key)),
+            ),
+            ("version", version.clone()),
+        ];
+        if let Some(desc) = &a.description {
+            want.push(("description", desc.clone()));
+        }
+        for (field, expected) in want {
+            let seen = entry.pointer(&format!("/server/{field}"));
+            if seen.and_then(Value::as_str) != Some(expected.as_str()) {
+                return fail(
+                    format!("`{key}` registry {field} differs from the configuration"),
+                    vec![Evidence {
+                        path: Some(format!("/server/{field}")),
+                        ..Evidence::new(
+                            format!("{} entry of `{key}`", s.name),
+                            expected,
+                            seen.map_or("absent".into(), |v| excerpt(v, 200)),
+                        )
+                    }],
+                );
+            }
+        }
+    }
+    if judged == 0 {
+        return Outcome::NotApplicable("no deployed agent is listed".into());
+    }
+    Outcome::Pass
+}

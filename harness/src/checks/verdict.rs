@@ -1,0 +1,323 @@
+//! Verdicts: what an evaluator concluded ([`Outcome`]), graded by the level of the rule it
+//! enforces into a [`CheckResult`]. [`CheckResult::judged`] is the one place a verdict is made.
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::CheckDef;
+use crate::redact::Redactor;
+use crate::scenario::{Capability, Level};
+
+/// The verdict of one check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The rule held (for a MAY: implemented).
+    Pass,
+    /// A MUST was broken.
+    Fail,
+    /// A SHOULD was broken (or a MUST under `--lenient`).
+    Warn,
+    /// A MAY the target does not implement: information, never a failure or a warning.
+    Info,
+    /// What the check needs was not observed (no registry, no tool call, no progress…), so
+    /// nothing can be concluded either way.
+    Inconclusive,
+    /// Not applicable to the target (always with a reason).
+    Skip,
+    /// The harness could not observe what the check needs (a step failed to run or timed
+    /// out).
+    Error,
+}
+
+impl Verdict {
+    /// Lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pass => "pass",
+            Self::Fail => "fail",
+            Self::Warn => "warn",
+            Self::Info => "info",
+            Self::Inconclusive => "inconclusive",
+            Self::Skip => "skip",
+            Self::Error => "error",
+        }
+    }
+}
+
+/// One piece of evidence: what was expected, what was seen, where.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// What this is about (a step, a message, a journal entry).
+    pub what: String,
+    /// What the rule wants.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+    /// What was observed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seen: Option<String>,
+    /// JSON path inside the observed value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+impl Evidence {
+    /// Evidence with expected and seen values.
+    pub fn new(
+        what: impl Into<String>,
+        expected: impl Into<String>,
+        seen: impl Into<String>,
+    ) -> Self {
+        Self {
+            what: what.into(),
+            expected: Some(expected.into()),
+            seen: Some(seen.into()),
+            path: None,
+        }
+    }
+
+    fn redacted(self, r: &Redactor) -> Self {
+        Self {
+            what: r.text(&self.what),
+            expected: self.expected.map(|x| r.text(&x)),
+            seen: self.seen.map(|x| r.text(&x)),
+            path: self.path,
+        }
+    }
+}
+
+/// What an evaluator concluded, before levels and capabilities are applied.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Held.
+    Pass,
+    /// Broken.
+    Fail(String, Vec<Evidence>),
+    /// Broken only in a part the rule's source states as SHOULD (wording, a recommendation):
+    /// graded at most as a SHOULD, never above the check's own level.
+    Should(String, Vec<Evidence>),
+    /// The check does not apply here (automatic checks with nothing to look at).
+    NotApplicable(String),
+    /// The check's premise did not occur: nothing to judge.
+    Inconclusive(String),
+    /// The harness could not judge.
+    Error(String),
+}
+
+/// Options that change verdicts.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Grading {
+    /// A broken SHOULD fails instead of warning (MAY stays informational).
+    pub strict: bool,
+    /// A broken MUST warns instead of failing.
+    pub lenient: bool,
+}
+
+/// The result of one check in one scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckResult {
+    /// Catalog ID, or `ASSERT` for an unattributed assertion.
+    pub id: String,
+    /// Level.
+    pub level: Level,
+    /// References.
+    pub refs: Vec<String>,
+    /// The verbatim rule the check enforces (catalogued checks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quote: Option<String>,
+    /// What was checked.
+    pub title: String,
+    /// Verdict.
+    pub verdict: Verdict,
+    /// Why (always set unless the check passed).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// Evidence (redacted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<Evidence>,
+    /// Excerpts of the exchanges the verdict rests on (redacted), for non-pass verdicts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transcript: Vec<String>,
+    /// `file:line` of the check entry in the scenario (empty for automatic checks).
+    pub location: String,
+    /// Which mode held, for checks with modes (progress).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// Whether an expected-failures baseline listed it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub baselined: bool,
+}
+
+/// What a verdict is about: a catalogued check or a scenario's own assertion.
+#[derive(Debug, Clone)]
+pub struct Subject {
+    id: String,
+    level: Level,
+    refs: Vec<String>,
+    quote: Option<String>,
+    premise: Option<String>,
+    title: String,
+    capability: Option<Capability>,
+    location: String,
+}
+
+impl Subject {
+    /// A catalogued check (its level, rules and premise from the rule data).
+    pub fn check(def: &CheckDef, title: Option<String>, location: String) -> Self {
+        Self {
+            id: def.id.clone(),
+            level: def.level,
+            refs: def.refs.clone(),
+            quote: Some(def.quote.clone()),
+            premise: Some(def.premise.clone()),
+            title: title.unwrap_or_else(|| def.title.clone()),
+            capability: def.capability,
+            location,
+        }
+    }
+
+    /// A scenario expectation at the level its author wrote.
+    pub fn assertion(level: Level, refs: Vec<String>, title: String, location: String) -> Self {
+        Self {
+            id: "ASSERT".into(),
+            level,
+            refs,
+            quote: None,
+            premise: None,
+            title,
+            capability: None,
+            location,
+        }
+    }
+
+    /// The harness itself (a setup or step error that is no check's verdict).
+    pub fn harness(title: String, location: String) -> Self {
+        Self {
+            id: "HARNESS".into(),
+            level: Level::Must,
+            refs: Vec::new(),
+            quote: None,
+            premise: None,
+            title,
+            capability: None,
+            location,
+        }
+    }
+
+    /// The check ID.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+impl CheckResult {
+    /// The one way a verdict is made: the outcome graded at the subject's level (skip when the
+    /// target does not claim the capability), reasons and evidence redacted.
+    pub fn judged(
+        subject: Subject,
+        outcome: Outcome,
+        claims: &dyn Fn(Capability) -> bool,
+        grading: Grading,
+        redactor: &Redactor,
+    ) -> Self {
+        let (verdict, reason, evidence) = match subject.capability {
+            Some(c) if !claims(c) => (
+                Verdict::Skip,
+                format!("the target does not claim `{}`", c.as_str()),
+                Vec::new(),
+            ),
+            _ => grade(subject.level, outcome, grading),
+        };
+        let reason = match (verdict, &subject.premise) {
+            (Verdict::Inconclusive, Some(p)) => format!("premise not observed ({p}): {reason}"),
+            (Verdict::Info, _) => format!("not implemented (MAY): {reason}"),
+            _ => reason,
+        };
+        let mode = match subject.id.as_str() {
+            "PROG-003" => Some("spec-strict".to_owned()),
+            "PROG-004" => Some("pallas-compatible".to_owned()),
+            _ => None,
+        };
+        Self {
+            quote: subject.quote.filter(|_| verdict != Verdict::Pass),
+            id: subject.id,
+            level: subject.level,
+            refs: subject.refs,
+            title: redactor.text(&subject.title),
+            verdict,
+            reason: redactor.text(&reason),
+            evidence: evidence.into_iter().map(|e| e.redacted(redactor)).collect(),
+            transcript: Vec::new(),
+            location: subject.location,
+            mode,
+            baselined: false,
+        }
+    }
+}
+
+fn grade(level: Level, outcome: Outcome, g: Grading) -> (Verdict, String, Vec<Evidence>) {
+    let broken = |level: Level| match level {
+        Level::Must if g.lenient => Verdict::Warn,
+        Level::Must => Verdict::Fail,
+        Level::Should if g.strict => Verdict::Fail,
+        Level::Should => Verdict::Warn,
+        Level::May => Verdict::Info,
+    };
+    match outcome {
+        Outcome::Pass => (Verdict::Pass, String::new(), Vec::new()),
+        Outcome::NotApplicable(r) => (Verdict::Skip, r, Vec::new()),
+        Outcome::Inconclusive(r) => (Verdict::Inconclusive, r, Vec::new()),
+        Outcome::Error(r) => (Verdict::Error, r, Vec::new()),
+        // A SHOULD part never grades above the check's own level.
+        Outcome::Should(r, e) => (broken(level.max(Level::Should)), r, e),
+        Outcome::Fail(r, e) => (broken(level), r, e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_grade_a_broken_rule() {
+        let fail = || Outcome::Fail("x".into(), vec![]);
+        let g = Grading::default();
+        assert_eq!(grade(Level::Must, fail(), g).0, Verdict::Fail);
+        assert_eq!(grade(Level::Should, fail(), g).0, Verdict::Warn);
+        assert_eq!(
+            grade(Level::May, fail(), g).0,
+            Verdict::Info,
+            "MAY never warns"
+        );
+        let strict = Grading {
+            strict: true,
+            lenient: false,
+        };
+        assert_eq!(grade(Level::Should, fail(), strict).0, Verdict::Fail);
+        assert_eq!(
+            grade(Level::May, fail(), strict).0,
+            Verdict::Info,
+            "--strict leaves MAY alone"
+        );
+        let lenient = Grading {
+            strict: false,
+            lenient: true,
+        };
+        assert_eq!(grade(Level::Must, fail(), lenient).0, Verdict::Warn);
+        assert_eq!(
+            grade(Level::May, Outcome::Should("w".into(), vec![]), g).0,
+            Verdict::Info,
+            "a SHOULD part of a MAY check stays a MAY"
+        );
+    }
+
+    #[test]
+    fn an_absent_premise_is_inconclusive_never_a_pass() {
+        let (v, r, _) = grade(
+            Level::Must,
+            Outcome::Inconclusive("no progress notification".into()),
+            Grading::default(),
+        );
+        assert_eq!(v, Verdict::Inconclusive);
+        assert!(r.contains("no progress"));
+    }
+}

@@ -1,0 +1,393 @@
+//! The HTTP side of the client: one recorded exchange per request, JSON or SSE answers read
+//! message by message.
+
+use bytes::Bytes;
+use futures::StreamExt;
+use serde_json::Value;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::*;
+
+/// Build-once HTTP client plus the shared recorder. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct WireClient {
+    http: reqwest::Client,
+    recorder: Recorder,
+    default_timeout: Duration,
+    after_response_grace: Duration,
+}
+
+impl WireClient {
+    /// A client recording into `recorder`; calls without their own timeout use `default_timeout`.
+    pub fn new(recorder: Recorder, default_timeout: Duration) -> Result<Self, ClientError> {
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .connect_timeout(default_timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| ClientError::Build(e.to_string()))?;
+        Ok(Self {
+            http,
+            recorder,
+            default_timeout,
+            after_response_grace: DEFAULT_AFTER_RESPONSE_GRACE,
+        })
+    }
+
+    /// Changes how long a stream is still read after its response arrived.
+    pub fn with_after_response_grace(mut self, grace: Duration) -> Self {
+        self.after_response_grace = grace;
+        self
+    }
+
+    /// The shared recorder.
+    pub fn recorder(&self) -> &Recorder {
+        &self.recorder
+    }
+
+    /// The timeout of calls that set none.
+    pub fn default_timeout(&self) -> Duration {
+        self.default_timeout
+    }
+
+    /// Sends one HTTP request, records it, and reads the response (JSON, SSE or text) until the
+    /// JSON-RPC response to `request.response_id` arrived and the stream ended, or the deadline.
+    pub async fn send(
+        &self,
+        label: &str,
+        request: RawRequest,
+        live: Option<&UnboundedSender<TimedMessage>>,
+    ) -> Result<Exchange, ClientError> {
+        let timeout = request.timeout.unwrap_or(self.default_timeout);
+        let mut builder = self
+            .http
+            .request(request.method.clone(), request.url.as_str());
+        for (name, value) in &request.headers {
+            let header_name = reqwest::header::HeaderName::from_str(name).map_err(|e| {
+                ClientError::InvalidHeader {
+                    name: name.clone(),
+                    reason: e.to_string(),
+                }
+            })?;
+            let header_value = reqwest::header::HeaderValue::from_str(value).map_err(|e| {
+                ClientError::InvalidHeader {
+                    name: name.clone(),
+                    reason: e.to_string(),
+                }
+            })?;
+            builder = builder.header(header_name, header_value);
+        }
+        for (name, value) in &request.headers {
+            if let Some(secret) = observe::header_secret(name, value) {
+                self.recorder.add_secret(&secret);
+            }
+        }
+        let request_body = request
+            .body
+            .as_ref()
+            .map(|b| String::from_utf8_lossy(b).into_owned());
+        if let Some(body) = request.body.clone() {
+            builder = builder.body(body);
+        }
+        if let Some(sent) = &request.sent {
+            self.recorder
+                .record(label, ObservationKind::Sent(sent.clone()));
+        }
+
+        let started = Instant::now();
+        let deadline = tokio::time::Instant::from_std(started + timeout);
+        let mut http = HttpExchange {
+            method: request.method.to_string(),
+            url: request.url.clone(),
+            request_headers: redact_headers(&request.headers),
+            request_body,
+            status: None,
+            response_headers: Vec::new(),
+            content_type: None,
+            response_body: None,
+            elapsed_ms: 0.0,
+            completed_ms: None,
+            error: None,
+        };
+        let response = match tokio::time::timeout_at(deadline, builder.send()).await {
+            Err(_) => {
+                http.elapsed_ms = ms_since(started);
+                http.error = Some(format!("timeout after {} ms", timeout.as_millis()));
+                self.recorder.record(label, ObservationKind::Http(http));
+                return Ok(Exchange::timed_out(ms_since(started)));
+            }
+            Ok(Err(e)) => {
+                http.elapsed_ms = ms_since(started);
+                let reason = error_chain(&e);
+                http.error = Some(reason.clone());
+                self.recorder.record(label, ObservationKind::Http(http));
+                return Err(ClientError::Transport {
+                    url: request.url,
+                    reason,
+                });
+            }
+            Ok(Ok(response)) => response,
+        };
+
+        let status = response.status().as_u16();
+        let headers: Vec<(String, String)> = response
+            .headers()
+            .iter()
+            .map(|(n, v)| {
+                (
+                    n.as_str().to_owned(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        http.status = Some(status);
+        http.response_headers = redact_headers(&headers);
+        http.content_type = content_type.clone();
+        http.elapsed_ms = ms_since(started);
+        let http_seq = self.recorder.record(label, ObservationKind::Http(http));
+
+        let mut exchange = Exchange {
+            status,
+            headers,
+            content_type: content_type.clone(),
+            elapsed_ms: 0.0,
+            messages: Vec::new(),
+            response: None,
+            body_text: None,
+            timed_out: false,
+        };
+        let mime = content_type.as_deref().map(|c| {
+            c.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        });
+        let mut reader = MessageSink {
+            recorder: &self.recorder,
+            label,
+            http_seq,
+            response_id: request.response_id.as_ref(),
+            live,
+            exchange: &mut exchange,
+        };
+        if mime.as_deref() == Some("text/event-stream") {
+            let grace = self.after_response_grace;
+            let mut stream = response.bytes_stream();
+            let mut decoder = SseDecoder::new();
+            let mut read_deadline = deadline;
+            loop {
+                match tokio::time::timeout_at(read_deadline, stream.next()).await {
+                    Err(_) => {
+                        if reader.exchange.response.is_none() {
+                            reader.exchange.timed_out = true;
+                        }
+                        break;
+                    }
+                    Ok(None) => {
+                        if let Some(tail) = decoder.finish() {
+                            reader.malformed(tail, "stream ended inside an unterminated event");
+                        }
+                        break;
+                    }
+                    Ok(Some(Err(e))) => {
+                        let reason = error_chain(&e);
+                        self.recorder.update_http(http_seq, |h| {
+                            h.error = Some(reason);
+                        });
+                        break;
+                    }
+                    Ok(Some(Ok(chunk))) => {
+                        for event in decoder.push(&chunk) {
+                            let had_response = reader.exchange.response.is_some();
+                            reader.sse_event(event);
+                            if !had_response && reader.exchange.response.is_some() {
+                                read_deadline =
+                                    read_deadline.min(tokio::time::Instant::now() + grace);
+                            }
+                        }
+                    }
+                }
+            }
+        } else {
+            let body = match tokio::time::timeout_at(deadline, response.bytes()).await {
+                Err(_) => {
+                    reader.exchange.timed_out = true;
+                    None
+                }
+                Ok(Err(e)) => {
+                    let reason = error_chain(&e);
+                    self.recorder
+                        .update_http(http_seq, |h| h.error = Some(reason));
+                    None
+                }
+                Ok(Ok(bytes)) => Some(bytes),
+            };
+            if let Some(bytes) = body {
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                self.recorder
+                    .update_http(http_seq, |h| h.response_body = Some(text.clone()));
+                let is_json =
+                    request.jsonrpc && mime.as_deref().is_some_and(|m| m.ends_with("json"));
+                if is_json && !text.trim().is_empty() {
+                    match serde_json::from_str::<Value>(&text) {
+                        Ok(value) => reader.message(value, None),
+                        Err(e) => {
+                            reader.malformed(text.clone(), &format!("invalid JSON: {e}"));
+                            reader.exchange.body_text = Some(text);
+                        }
+                    }
+                } else if !text.is_empty() {
+                    reader.exchange.body_text = Some(text);
+                }
+            }
+        }
+        let completed = ms_since(started);
+        exchange.elapsed_ms = completed;
+        self.recorder
+            .update_http(http_seq, |h| h.completed_ms = Some(completed));
+        Ok(exchange)
+    }
+
+    /// A plain GET with the given headers (used for the registry and `/metrics`).
+    pub async fn get(
+        &self,
+        label: &str,
+        url: &str,
+        headers: Vec<(String, String)>,
+        timeout: Option<Duration>,
+    ) -> Result<Exchange, ClientError> {
+        self.send(
+            label,
+            RawRequest {
+                method: reqwest::Method::GET,
+                url: url.to_owned(),
+                headers,
+                body: None,
+                sent: None,
+                response_id: None,
+                timeout,
+                jsonrpc: false,
+            },
+            None,
+        )
+        .await
+    }
+}
+
+/// One HTTP request as [`WireClient::send`] takes it.
+#[derive(Debug, Clone)]
+pub struct RawRequest {
+    /// HTTP method.
+    pub method: reqwest::Method,
+    /// URL.
+    pub url: String,
+    /// Headers, in order (secret values are redacted only in the recording).
+    pub headers: Vec<(String, String)>,
+    /// Body bytes.
+    pub body: Option<Bytes>,
+    /// The JSON-RPC message the body holds, recorded as [`ObservationKind::Sent`].
+    pub sent: Option<Value>,
+    /// The id whose JSON-RPC response ends the exchange.
+    pub response_id: Option<Value>,
+    /// Deadline of the whole exchange; the client's default when `None`.
+    pub timeout: Option<Duration>,
+    /// The response carries JSON-RPC: parse JSON bodies into messages. When false (registry,
+    /// metrics) the body stays text in [`Exchange::body_text`].
+    pub jsonrpc: bool,
+}
+
+struct MessageSink<'a> {
+    recorder: &'a Recorder,
+    label: &'a str,
+    http_seq: u64,
+    response_id: Option<&'a Value>,
+    live: Option<&'a UnboundedSender<TimedMessage>>,
+    exchange: &'a mut Exchange,
+}
+
+impl MessageSink<'_> {
+    fn sse_event(&mut self, event: SseEvent) {
+        self.recorder.record(
+            self.label,
+            ObservationKind::SseEvent(SseEventRecord {
+                http_seq: self.http_seq,
+                id: event.id.clone(),
+                event: event.event.clone(),
+                data: event.data.clone(),
+                retry: event.retry,
+            }),
+        );
+        if event.data.trim().is_empty() {
+            return; // priming event or keep-alive
+        }
+        match serde_json::from_str::<Value>(&event.data) {
+            Ok(value) => self.message(value, event.id),
+            Err(e) => self.malformed(event.data, &format!("invalid JSON in SSE data: {e}")),
+        }
+    }
+
+    fn message(&mut self, message: Value, sse_event_id: Option<String>) {
+        let at_ms = self.recorder.now_ms();
+        self.recorder.record(
+            self.label,
+            ObservationKind::Received {
+                message: message.clone(),
+                sse_event_id: sse_event_id.clone(),
+                http_seq: self.http_seq,
+            },
+        );
+        let is_response = message.get("method").is_none()
+            && (message.get("result").is_some() || message.get("error").is_some());
+        if is_response
+            && self.exchange.response.is_none()
+            && self
+                .response_id
+                .is_some_and(|id| message.get("id") == Some(id))
+        {
+            self.exchange.response = Some(message.clone());
+        }
+        let timed = TimedMessage {
+            at_ms,
+            message,
+            sse_event_id,
+        };
+        if let Some(tx) = self.live {
+            // The receiver may have gone; the exchange still records everything.
+            let _ = tx.send(timed.clone());
+        }
+        self.exchange.messages.push(timed);
+    }
+
+    fn malformed(&mut self, text: String, reason: &str) {
+        self.recorder.record(
+            self.label,
+            ObservationKind::Malformed {
+                http_seq: self.http_seq,
+                text,
+                reason: reason.to_owned(),
+            },
+        );
+    }
+}
+
+fn ms_since(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1000.0
+}
+
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}

@@ -1,0 +1,106 @@
+//! The words rules, scenarios and target profiles share: the level of a rule (RFC 2119) and the
+//! capabilities a target claims. A leaf module: it depends on nothing else in the crate.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A capability a target claims and a scenario may require.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Capability {
+    /// `GET /.well-known/mcp/server.json`.
+    Registry,
+    /// The `get_health` tool.
+    Health,
+    /// `notifications/progress` during `send_message`.
+    Progress,
+    /// Inbound bearer forwarding to opted-in downstream servers.
+    Bearer,
+    /// Prometheus `/metrics`.
+    Metrics,
+    /// The `{agent}_history` prompt.
+    History,
+    /// Images in `send_message`.
+    Images,
+    /// Reloading the deployment (files rewritten + SIGHUP) without a restart.
+    Reload,
+    /// The harness can read the implementation's logs (stdout, stderr, log file).
+    Logs,
+    /// MCP sessions (`Mcp-Session-Id`, `DELETE`).
+    Sessions,
+    /// The mcpctl agents contract (seed 002): pack scenarios under `scenarios/mcpctl/`.
+    Mcpctl,
+    /// The Percolate MCP contract (seed 003): pack scenarios under `scenarios/percolate/`.
+    Percolate,
+    /// The McpAgenticServer contract (seed 004): pack scenarios under `scenarios/agentic-server/`.
+    AgenticServer,
+}
+
+impl Capability {
+    /// Every capability, in declaration order.
+    pub const ALL: [Capability; 13] = [
+        Self::Registry,
+        Self::Health,
+        Self::Progress,
+        Self::Bearer,
+        Self::Metrics,
+        Self::History,
+        Self::Images,
+        Self::Reload,
+        Self::Logs,
+        Self::Sessions,
+        Self::Mcpctl,
+        Self::Percolate,
+        Self::AgenticServer,
+    ];
+
+    /// The capabilities that select a contract pack of another system (a target claims at most
+    /// the one it implements; Pallas targets claim none).
+    pub const PACKS: [Capability; 3] = [Self::Mcpctl, Self::Percolate, Self::AgenticServer];
+
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Registry => "registry",
+            Self::Health => "health",
+            Self::Progress => "progress",
+            Self::Bearer => "bearer",
+            Self::Metrics => "metrics",
+            Self::History => "history",
+            Self::Images => "images",
+            Self::Reload => "reload",
+            Self::Logs => "logs",
+            Self::Sessions => "sessions",
+            Self::Mcpctl => "mcpctl",
+            Self::Percolate => "percolate",
+            Self::AgenticServer => "agentic_server",
+        }
+    }
+}
+
+/// Importance of a check (RFC 2119).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Level {
+    /// Breaking it fails the run.
+    Must,
+    /// Breaking it warns.
+    Should,
+    /// Optional behaviour.
+    May,
+}
+
+impl Level {
+    /// `MUST`, `SHOULD` or `MAY`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Must => "MUST",
+            Self::Should => "SHOULD",
+            Self::May => "MAY",
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! Mock implementations of three agent systems that Pallas meets downstream, each with named
+//! defect variants that break one rule of its contract pack:
+//!
+//! - [`PackKind::Mcpctl`] — mcpctl agents (seed 002): mcpd's agent HTTP API (CRUD, chat with SSE,
+//!   threads, RBAC) and each agent's virtual MCP server `agent-<name>` with one tool `chat`;
+//! - [`PackKind::Percolate`] — Percolate's MCP endpoint (seed 003): `POST /mcp`, JSON answers,
+//!   tenant-scoped tools and resources;
+//! - [`PackKind::AgenticServer`] — McpAgenticServer (seed 004): discovery, sessions and task
+//!   delegation across an in-process and a worker executor.
+//!
+//! A pack is declared as an MCP server of an ecosystem with a `pack:` section, so it gets the
+//! MCP mocks' journal, session accounting and server-level faults:
+//!
+//! ```yaml
+//! mcp_servers:
+//!   percolate:
+//!     pack: {kind: percolate, llm: openai, defects: [limit-max-off-by-one]}
+//! ```
+
+mod agentic;
+mod jsonrpc;
+mod mcpctl;
+mod percolate;
+mod upstream;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use axum::Router;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Environment variable adding defects (comma-separated) to every pack `pallas-mocks up` starts.
+pub const DEFECTS_ENV: &str = "PALLAS_MOCK_DEFECTS";
+/// Environment variable choosing the fixture of every pack `pallas-mocks up` starts.
+pub const FIXTURE_ENV: &str = "PALLAS_MOCK_FIXTURE";
+
+/// Which system a pack mock imitates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum PackKind {
+    /// mcpctl agents (seed 002).
+    Mcpctl,
+    /// Percolate (seed 003).
+    Percolate,
+    /// McpAgenticServer (seed 004).
+    AgenticServer,
+}
+
+impl PackKind {
+    /// The kind's name as written in files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Mcpctl => "mcpctl",
+            Self::Percolate => "percolate",
+            Self::AgenticServer => "agentic-server",
+        }
+    }
+
+    /// Every defect this kind can be started with: name → what it breaks.
+    pub fn defects(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Self::Mcpctl => mcpctl::DEFECTS,
+            Self::Percolate => percolate::DEFECTS,
+            Self::AgenticServer => agentic::DEFECTS,
+        }
+    }
+
+    /// Every fixture this kind accepts (besides the default), with what it holds.
+    pub fn fixtures(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Self::Mcpctl | Self::Percolate => &[],
+            Self::AgenticServer => agentic::FIXTURES,
+        }
+    }
+}
+
+/// A pack mock: which system, what it calls, which defects.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PackSpec {
+    /// The system imitated.
+    pub kind: PackKind,
+    /// The LLM agents answer with: an OpenAI-compatible base URL (`http://…/v1`) or the name of
+    /// an OpenAI-dialect LLM mock of the same ecosystem. Absent: agents answer a canned text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm: Option<String>,
+    /// mcpctl: the MCP servers attached to the project, name → URL or the name of an MCP mock of
+    /// the same ecosystem.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub servers: BTreeMap<String, String>,
+    /// mcpctl: the project name (default `dev`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// A named fixture (agentic-server: `workers-only`, `empty`, `default-agent=<id>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixture: Option<String>,
+    /// Defect variants, each breaking one rule.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub defects: Vec<String>,
+}
+
+impl PackSpec {
+    /// What is wrong with the spec (unknown defects or fixtures), if anything.
+    pub fn issues(&self) -> Vec<String> {
+        let known = self.kind.defects();
+        let mut out: Vec<String> = self
+            .defects
+            .iter()
+            .filter(|d| !known.iter().any(|(k, _)| k == d))
+            .map(|d| {
+                format!(
+                    "unknown {} defect `{d}` (known: {})",
+                    self.kind.as_str(),
+                    known.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", ")
+                )
+            })
+            .collect();
+        if let Some(f) = &self.fixture {
+            let base = f.split('=').next().unwrap_or_default();
+            if !self
+                .kind
+                .fixtures()
+                .iter()
+                .any(|(k, _)| k.split('=').next() == Some(base))
+            {
+                out.push(format!("unknown {} fixture `{f}`", self.kind.as_str()));
+            }
+        }
+        out
+    }
+
+    /// Adds the defects of [`DEFECTS_ENV`] and the fixture of [`FIXTURE_ENV`] (used by
+    /// `pallas-mocks up`, so a target profile can choose a variant with `--target-env`).
+    pub fn apply_env(&mut self) {
+        if let Ok(list) = std::env::var(DEFECTS_ENV) {
+            let known = self.kind.defects();
+            for d in list.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+                if known.iter().any(|(k, _)| *k == d) && !self.defects.iter().any(|x| x == d) {
+                    self.defects.push(d.to_owned());
+                }
+            }
+        }
+        if let Ok(f) = std::env::var(FIXTURE_ENV)
+            && !f.trim().is_empty()
+        {
+            self.fixture = Some(f.trim().to_owned());
+        }
+    }
+}
+
+/// The defects a pack was started with.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Defects(BTreeSet<String>);
+
+impl Defects {
+    fn new(list: &[String]) -> Self {
+        Self(list.iter().cloned().collect())
+    }
+
+    /// Whether the named defect is on.
+    pub(crate) fn on(&self, name: &str) -> bool {
+        self.0.contains(name)
+    }
+}
+
+/// The pack's routes (its MCP endpoint included), ready to be wrapped by the MCP mock's journal.
+/// `llm` and `servers` must already be URLs.
+pub(crate) fn router(spec: &PackSpec) -> Result<Router, String> {
+    if let Some(issue) = spec.issues().into_iter().next() {
+        return Err(issue);
+    }
+    let defects = Defects::new(&spec.defects);
+    Ok(match spec.kind {
+        PackKind::Mcpctl => mcpctl::router(spec, defects),
+        PackKind::Percolate => percolate::router(spec, defects),
+        PackKind::AgenticServer => agentic::router(spec, defects)?,
+    })
+}

@@ -1,0 +1,267 @@
+//! Binding, preflight, serving and stopping agents, and readiness probes.
+
+use crate::config::AgentEntry;
+use crate::llm::{self, LlmStatusCell};
+use crate::metrics::Metrics;
+use crate::registry::{self, PublishedAgent};
+use crate::settings::{ModelRef, ProviderSettings};
+use std::collections::{BTreeMap, HashMap};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+
+use super::*;
+
+/// Disables Nagle on every accepted connection: a Streamable HTTP answer is several small writes
+/// (priming event, then the result), and Nagle with delayed ACKs would hold the last one ~40 ms.
+pub(super) fn nodelay(listener: TcpListener) -> impl axum::serve::Listener<Addr = SocketAddr> {
+    use axum::serve::ListenerExt;
+    listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "TCP_NODELAY could not be set");
+        }
+    })
+}
+
+pub(super) async fn bind(
+    addr: SocketAddr,
+    what: &str,
+    file: &str,
+) -> Result<TcpListener, RuntimeError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| RuntimeError::Bind {
+            what: what.to_owned(),
+            addr,
+            file: file.to_owned(),
+            source,
+        })
+}
+
+/// The key of one provider status cell: provider, base URL and model.
+pub(super) fn provider_key(model: &ModelRef, provider: &ProviderSettings) -> String {
+    format!("{}|{}|{}", model.provider, provider.base_url, model.model)
+}
+
+pub(super) async fn preflight_all(
+    agents: &[AgentEntry],
+    existing: &HashMap<String, LlmStatusCell>,
+    http: &reqwest::Client,
+    metrics: &Metrics,
+) -> HashMap<String, LlmStatusCell> {
+    let mut todo: BTreeMap<String, (ModelRef, ProviderSettings)> = BTreeMap::new();
+    for a in agents {
+        let key = provider_key(&a.settings.model, &a.settings.provider);
+        if !existing.contains_key(&key) {
+            let todo_key = if crate::defect!("preflight-per-agent") {
+                format!("{key}|{}", a.name())
+            } else {
+                key
+            };
+            todo.insert(
+                todo_key,
+                (a.settings.model.clone(), a.settings.provider.clone()),
+            );
+        }
+    }
+    let checks = todo.into_iter().map(|(key, (model, provider))| async move {
+        let status = llm::preflight(&provider, &model, http).await;
+        (key, status)
+    });
+    let mut cells = existing.clone();
+    for (key, status) in futures::future::join_all(checks).await {
+        let key = if crate::defect!("preflight-per-agent") {
+            key.rsplit_once('|')
+                .map_or(key.clone(), |(k, _)| k.to_owned())
+        } else {
+            key
+        };
+        metrics.set_llm_provider_up(status.provider.as_str(), status.is_ok());
+        if let Some(problem) = status.describe() {
+            if crate::defect!("preflight-blocks-startup") {
+                tracing::error!(%problem, "LLM preflight failed; stopping");
+                eprintln!("pallas: LLM preflight failed: {problem}");
+                std::process::exit(3);
+            }
+            tracing::warn!(%problem, "LLM preflight failed; agents start anyway");
+        }
+        cells.insert(key, LlmStatusCell::with_status(status));
+    }
+    cells
+}
+
+pub(super) fn serve_agent(
+    shared: &Arc<Shared>,
+    state: &State,
+    entry: AgentEntry,
+    listener: TcpListener,
+) -> RunningAgent {
+    let addr = listener
+        .local_addr()
+        .unwrap_or_else(|_| SocketAddr::new(shared.options.bind, entry.port));
+    let token = shared.root.child_token();
+    let cell = state
+        .cells
+        .get(&provider_key(
+            &entry.settings.model,
+            &entry.settings.provider,
+        ))
+        .cloned()
+        .unwrap_or_default();
+    let deps = AgentRuntimeDeps {
+        metrics: shared.metrics.clone(),
+        llm_status: cell,
+        http: shared.http.clone(),
+    };
+    let router = (shared.factory)(entry.settings.clone(), deps, token.clone())
+        .merge(registry::metrics_router(shared.metrics.clone()));
+    // Published before the server task runs: a client whose connection already waits in the
+    // listen backlog must never see the agent answer while the registry does not list it.
+    let d = &state.deployment;
+    shared.registry.publish(PublishedAgent::new(
+        &entry,
+        &d.namespace,
+        &d.version,
+        &d.host,
+        addr.port(),
+        d.publish_capabilities,
+    ));
+    shared.metrics.set_agent_info(entry.name(), addr.port());
+    let name = entry.name().to_owned();
+    let serve_token = token.clone();
+    let task = tokio::spawn(async move {
+        let serve = axum::serve(nodelay(listener), router)
+            .with_graceful_shutdown(serve_token.cancelled_owned());
+        if let Err(e) = serve.await {
+            tracing::error!(agent = %name, error = %e, "agent server stopped");
+        }
+    });
+    tracing::info!(agent = %entry.name(), %addr, "agent serving");
+    RunningAgent {
+        entry,
+        addr,
+        token,
+        task,
+    }
+}
+
+pub(super) async fn stop_agent(shared: &Shared, agent: RunningAgent) {
+    let name = agent.entry.name().to_owned();
+    shared.registry.withdraw(&name);
+    shared.metrics.remove_agent(&name);
+    agent.token.cancel();
+    let abort = agent.task.abort_handle();
+    if tokio::time::timeout(STOP_GRACE, agent.task).await.is_err() {
+        tracing::warn!(agent = %name, "in-flight calls did not finish in time; cancelled");
+        abort.abort();
+    }
+    tracing::info!(agent = %name, "agent stopped");
+}
+
+pub(super) async fn wait_for_dependencies(
+    entry: &AgentEntry,
+    state: &State,
+    timeout: Duration,
+) -> Result<(), RuntimeError> {
+    for dep in &entry.depends_on {
+        // In single-agent mode dependencies are not started here (seed 001).
+        let Some(running) = state.agents.get(dep) else {
+            continue;
+        };
+        let url = format!("http://{}/mcp", loopback(running.addr));
+        if let Err(reason) = wait_ready(&url, timeout).await {
+            return Err(RuntimeError::DependencyNotReady {
+                agent: entry.name().to_owned(),
+                dependency: dep.clone(),
+                url,
+                timeout,
+                reason,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The address to probe a listener bound on `addr` (unspecified → loopback).
+pub fn loopback(addr: SocketAddr) -> SocketAddr {
+    match addr.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => {
+            SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), addr.port())
+        }
+        IpAddr::V6(ip) if ip.is_unspecified() => {
+            SocketAddr::new(IpAddr::V6(std::net::Ipv6Addr::LOCALHOST), addr.port())
+        }
+        _ => addr,
+    }
+}
+
+/// Polls `url` with MCP `initialize` until it answers 2xx (then closes the session), or `timeout`.
+pub async fn wait_ready(url: &str, timeout: Duration) -> Result<(), String> {
+    let client = crate::net::loopback_client();
+    let deadline = Instant::now() + timeout;
+    let mut last = String::from("no answer");
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(last);
+        }
+        match initialize_probe(&client, url, left.min(Duration::from_secs(3))).await {
+            Ok(()) => return Ok(()),
+            Err(e) => last = e,
+        }
+        tokio::time::sleep(Duration::from_millis(20).min(left)).await;
+    }
+}
+
+/// One MCP `initialize` on `url` answered 2xx; the session it opened is deleted.
+pub async fn initialize_probe(
+    client: &reqwest::Client,
+    url: &str,
+    timeout: Duration,
+) -> Result<(), String> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "pallas-readiness", "version": env!("CARGO_PKG_VERSION")}
+        }
+    });
+    let response = client
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .json(&body)
+        .timeout(timeout)
+        .send()
+        .await
+        .map_err(|e| {
+            if e.is_connect() {
+                "connection refused".to_owned()
+            } else if e.is_timeout() {
+                "timed out".to_owned()
+            } else {
+                e.to_string()
+            }
+        })?;
+    let status = response.status();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    drop(response);
+    if let Some(session) = session {
+        let _ = client
+            .delete(url)
+            .header("mcp-session-id", session)
+            .timeout(timeout)
+            .send()
+            .await;
+    }
+    if status.is_success() {
+        Ok(())
+    } else {
+        Err(format!("HTTP {status}"))
+    }
+}

@@ -1,0 +1,310 @@
+//! `docs/COVERAGE.md`: every statement of seeds 000 and 001 that the rule data quotes, with the
+//! checks that enforce it, the scenarios that exercise those checks and the defects that prove
+//! they fail; then the statements judged untestable (`tests/coverage-untestable.yaml`) with the
+//! reason. Generated from the rule data, the scenarios and `tests/defects.yaml`; a trial fails
+//! when the file is stale (`PALLAS_E2E_BLESS=1` rewrites it).
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use pallas_conformance::rules::{Doc, RuleBook};
+use pallas_conformance::scenario::Scenario;
+use serde::Deserialize;
+
+use crate::defects::DefectTable;
+
+/// A defect variant as coverage sees it: its name, the checks it makes fail, the scenarios that
+/// show it. Built from the reference's table (`tests/defects.yaml`) and the packs' matrix
+/// (`tests/pack-defects.yaml`).
+#[derive(Debug, Clone)]
+pub struct DefectRef {
+    /// `name`, or `pack/name` for a pack mock's defect.
+    pub name: String,
+    /// Checks it makes fail.
+    pub catches: Vec<String>,
+    /// Scenario IDs it runs.
+    pub scenarios: Vec<String>,
+}
+
+/// The packs' defect matrix file.
+pub const PACK_DEFECTS_FILE: &str = "tests/pack-defects.yaml";
+
+#[derive(Debug, Deserialize)]
+struct PackTable {
+    defects: Vec<PackEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PackEntry {
+    pack: String,
+    name: String,
+    scenarios: Vec<String>,
+    catches: Vec<String>,
+}
+
+/// Every defect of the reference's table and the packs' matrix.
+pub fn defect_refs(
+    root: &Path,
+    table: &DefectTable,
+    scenarios: &[Scenario],
+) -> Result<Vec<DefectRef>, String> {
+    let mut out: Vec<DefectRef> = table
+        .defects
+        .iter()
+        .map(|d| DefectRef {
+            name: d.name.clone(),
+            catches: d.catches.clone(),
+            scenarios: d
+                .select(scenarios)
+                .iter()
+                .map(|s| s.spec.id.clone())
+                .collect(),
+        })
+        .collect();
+    let text = std::fs::read_to_string(root.join(PACK_DEFECTS_FILE))
+        .map_err(|e| format!("{PACK_DEFECTS_FILE}: {e}"))?;
+    let packs: PackTable =
+        serde_saphyr::from_str(&text).map_err(|e| format!("{PACK_DEFECTS_FILE}: {e}"))?;
+    out.extend(packs.defects.into_iter().map(|e| DefectRef {
+        name: format!("{}/{}", e.pack, e.name),
+        catches: e.catches,
+        scenarios: e.scenarios,
+    }));
+    Ok(out)
+}
+
+/// The generated file, relative to the workspace root.
+pub const COVERAGE_FILE: &str = "docs/COVERAGE.md";
+/// Statements judged untestable, relative to the workspace root.
+pub const UNTESTABLE_FILE: &str = "tests/coverage-untestable.yaml";
+
+/// Statements of the seeds the kit does not test, with the reason.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Untestable {
+    /// Each statement.
+    #[serde(default)]
+    pub statements: Vec<UntestableStatement>,
+}
+
+/// One untestable statement.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UntestableStatement {
+    /// `seed-000` or `seed-001`.
+    pub doc: String,
+    /// The section it is in.
+    pub section: String,
+    /// The statement, verbatim.
+    pub quote: String,
+    /// Why the kit does not test it.
+    pub reason: String,
+}
+
+/// Reads the untestable list.
+pub fn load_untestable(root: &Path) -> Result<Untestable, String> {
+    let path = root.join(UNTESTABLE_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_saphyr::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Untestable statements whose quote is not found verbatim (whitespace-normalised) in its seed,
+/// or whose `doc` is not `seed-000` / `seed-001`.
+pub fn untestable_problems(untestable: &Untestable) -> Vec<String> {
+    use pallas_conformance::rules::sources;
+    let mut out = Vec::new();
+    for s in &untestable.statements {
+        let doc = match s.doc.as_str() {
+            "seed-000" => Doc::Seed000,
+            "seed-001" => Doc::Seed001,
+            other => {
+                out.push(format!("`{other}` is not seed-000 or seed-001"));
+                continue;
+            }
+        };
+        let quote = sources::normalise(&s.quote);
+        let found = sources::text(doc)
+            .unwrap_or_default()
+            .iter()
+            .any(|t| sources::normalise(t).contains(&quote));
+        if !found {
+            out.push(format!("not found verbatim in {}: {}", s.doc, s.quote));
+        }
+    }
+    out
+}
+
+/// What covers one rule.
+#[derive(Debug, Clone, Default)]
+pub struct RuleCoverage {
+    /// Checks enforcing it.
+    pub checks: BTreeSet<String>,
+    /// Scenarios exercising those checks.
+    pub scenarios: BTreeSet<String>,
+    /// Defects caught by those checks.
+    pub defects: BTreeSet<String>,
+}
+
+impl RuleCoverage {
+    /// Check, scenario and defect all present.
+    pub fn complete(&self) -> bool {
+        !self.checks.is_empty() && !self.scenarios.is_empty() && !self.defects.is_empty()
+    }
+}
+
+fn is_pallas_seed(doc: Doc) -> bool {
+    matches!(doc, Doc::Seed000 | Doc::Seed001)
+}
+
+/// What covers `rule` in the book, scenarios and defects.
+pub fn coverage_of(
+    rule: &str,
+    book: &RuleBook,
+    scenarios: &[Scenario],
+    defects: &[DefectRef],
+) -> RuleCoverage {
+    let mut c = RuleCoverage::default();
+    for check in book
+        .checks
+        .iter()
+        .filter(|k| k.rules.iter().any(|r| r == rule))
+    {
+        c.checks.insert(check.id.clone());
+        let automatic = check.evaluation == pallas_conformance::rules::Evaluation::Automatic;
+        for s in scenarios {
+            if s.spec
+                .checks
+                .iter()
+                .any(|e| e.check.as_deref() == Some(check.id.as_str()))
+            {
+                c.scenarios.insert(s.spec.id.clone());
+            }
+        }
+        for d in defects.iter().filter(|d| d.catches.contains(&check.id)) {
+            c.defects.insert(d.name.clone());
+            if automatic {
+                c.scenarios.extend(d.scenarios.iter().cloned());
+            }
+        }
+    }
+    c
+}
+
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+fn list(items: &BTreeSet<String>) -> String {
+    if items.is_empty() {
+        "—".to_owned()
+    } else {
+        items
+            .iter()
+            .map(|i| format!("`{i}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The whole file.
+pub fn markdown(
+    book: &RuleBook,
+    scenarios: &[Scenario],
+    defects: &[DefectRef],
+    untestable: &Untestable,
+) -> String {
+    let rules: Vec<_> = book
+        .rules
+        .values()
+        .filter(|r| is_pallas_seed(r.doc))
+        .collect();
+    let rows: Vec<_> = book
+        .rules
+        .values()
+        .filter(|r| r.doc.is_seed())
+        .map(|r| (r, coverage_of(&r.id, book, scenarios, defects)))
+        .collect();
+    let pack_rows = rows.iter().filter(|(r, _)| !is_pallas_seed(r.doc)).count();
+    let pack_complete = rows
+        .iter()
+        .filter(|(r, c)| !is_pallas_seed(r.doc) && c.complete())
+        .count();
+    let rows_pallas: Vec<_> = rows.iter().filter(|(r, _)| is_pallas_seed(r.doc)).collect();
+    let complete = rows_pallas.iter().filter(|(_, c)| c.complete()).count();
+    let mut out = String::new();
+    out.push_str("# Coverage of the seeds\n\n");
+    out.push_str(
+        "Generated by `cargo test -p pallas-e2e -- coverage::` from the rule data \
+         (`harness/rules/*.yaml`), the scenarios (`scenarios/`), the defect tables \
+         (`tests/defects.yaml` for the reference, `tests/pack-defects.yaml` for the pack mocks) \
+         and the untestable list (`tests/coverage-untestable.yaml`; the packs' untestable \
+         statements are in `docs/packs.md`); \
+         the trial fails when this file is stale, `PALLAS_E2E_BLESS=1` rewrites it. Do not \
+         edit it by hand.\n\n",
+    );
+    let _ = writeln!(
+        out,
+        "- statements quoted as rules: **{}** (seed 000: {}, seed 001: {})",
+        rules.len(),
+        rules.iter().filter(|r| r.doc == Doc::Seed000).count(),
+        rules.iter().filter(|r| r.doc == Doc::Seed001).count()
+    );
+    let _ = writeln!(
+        out,
+        "- covered by a check, a scenario and a defect that makes the check fail: **{complete}**"
+    );
+    let _ = writeln!(
+        out,
+        "- with a gap (a `—` below): **{}**",
+        rows_pallas.len() - complete
+    );
+    let _ = writeln!(
+        out,
+        "- seeds 002–004 (the contract packs): **{pack_rows}** statements quoted as rules, \
+         **{pack_complete}** covered by a check, a scenario and a defect of the pack's mock"
+    );
+    let _ = writeln!(
+        out,
+        "- judged untestable, with the reason: **{}**\n",
+        untestable.statements.len()
+    );
+    for (doc, title) in [
+        (Doc::Seed000, "Seed 000 (Pallas↔Daedalus contract)"),
+        (Doc::Seed001, "Seed 001 (Pallas technical reference)"),
+        (Doc::Seed002, "Seed 002 (mcpctl agents)"),
+        (Doc::Seed003, "Seed 003 (Percolate)"),
+        (Doc::Seed004, "Seed 004 (McpAgenticServer)"),
+    ] {
+        let _ = writeln!(out, "## {title}\n");
+        out.push_str("| rule | level | section | statement | checks | scenarios | defects |\n");
+        out.push_str("|---|---|---|---|---|---|---|\n");
+        for (r, c) in rows.iter().filter(|(r, _)| r.doc == doc) {
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} | {} | {} | {} | {} |",
+                r.id,
+                r.level.as_str(),
+                cell(&r.section),
+                cell(&r.quote),
+                list(&c.checks),
+                list(&c.scenarios),
+                list(&c.defects)
+            );
+        }
+        out.push('\n');
+    }
+    out.push_str("## Statements judged untestable\n\n");
+    out.push_str("| source | section | statement | why it is not tested |\n|---|---|---|---|\n");
+    for s in &untestable.statements {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            s.doc,
+            cell(&s.section),
+            cell(&s.quote),
+            cell(&s.reason)
+        );
+    }
+    out
+}
