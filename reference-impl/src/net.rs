@@ -13,8 +13,6 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use crate::config::Env;
-
 /// A PEM file of extra trusted CA certificates and where it was configured.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CaFile {
@@ -72,12 +70,12 @@ pub struct NetworkSettings {
 }
 
 impl NetworkSettings {
-    /// The proxy variables of `env` (upper case first, then lower case); CA files are added by the
-    /// configuration loader.
-    pub fn from_env(env: &Env) -> Self {
+    /// The proxy variables read through `get` (upper case first, then lower case); CA files are
+    /// added by the configuration loader.
+    pub fn from_env<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Self {
         let var = |name: &str| {
-            env.get(name)
-                .or_else(|| env.get(&name.to_ascii_lowercase()))
+            get(name)
+                .or_else(|| get(&name.to_ascii_lowercase()))
                 .map(str::to_owned)
         };
         let all = var("ALL_PROXY");

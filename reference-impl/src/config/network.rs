@@ -13,7 +13,7 @@ pub(super) fn network(
     env: &Env,
     dir: &Path,
 ) -> Result<NetworkSettings, ConfigError> {
-    let mut settings = NetworkSettings::from_env(env);
+    let mut settings = NetworkSettings::from_env(|name| env.get(name));
     if let Some(path) = env.get("SSL_CERT_FILE") {
         let ca = CaFile {
             path: PathBuf::from(path),
