@@ -8,4 +8,5 @@ mod harness {
     mod reports;
     mod runner;
     mod scenario_format;
+    mod signals;
 }

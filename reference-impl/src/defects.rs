@@ -251,6 +251,38 @@ pub const KNOWN: &[(&str, &str)] = &[
         "log-root-follows-pallas-level",
         "third-party libraries log at Pallas's own level (debug) by default",
     ),
+    (
+        "probe-skips-last-server",
+        "`get_health` probes every downstream server but the last one configured",
+    ),
+    (
+        "metrics-send-counted-twice",
+        "a successful `send_message` is counted twice in `pallas_send_message_total`",
+    ),
+    (
+        "metrics-tokens-cumulative",
+        "each LLM turn adds the request's running token total instead of its own usage",
+    ),
+    (
+        "metrics-tool-iserror-as-ok",
+        "a downstream `isError` result is counted as `outcome=\"ok\"`",
+    ),
+    (
+        "llm-gauge-unset-at-preflight",
+        "the startup preflight does not set `pallas_llm_provider_up`",
+    ),
+    (
+        "progress-starts-at-one",
+        "a call's first progress notification reports 1 instead of 0",
+    ),
+    (
+        "progress-steps-from-zero",
+        "loop steps are numbered from 0 (`step 0 (llm)`)",
+    ),
+    (
+        "bearer-to-llm",
+        "the inbound bearer replaces the configured API key on OpenAI model requests",
+    ),
 ];
 
 /// `PALLAS_DEFECTS` named a defect that does not exist.
@@ -358,7 +390,7 @@ pub fn first_bearer(inbound: Option<&Secret>) -> Option<Secret> {
     first.clone()
 }
 
-/// `probe-with-bearer`: remembers the bearer of the `get_health` request being answered.
+/// `probe-with-bearer`, `bearer-to-llm`: remembers the bearer of the request being answered.
 pub fn remember_inbound(inbound: Option<Secret>) {
     if let Ok(mut last) = LAST_INBOUND.lock() {
         *last = inbound;

@@ -248,10 +248,14 @@ pub async fn check(
     serving: bool,
 ) -> HealthReport {
     let timeout = settings.health.probe_timeout;
+    let servers = match settings.servers.len() {
+        n if n > 1 && crate::defect!("probe-skips-last-server") => &settings.servers[..n - 1],
+        _ => &settings.servers[..],
+    };
     let probes = async {
         if crate::defect!("probe-serially") {
             let mut results = Vec::new();
-            for server in &settings.servers {
+            for server in servers {
                 results.push(ProbeResult {
                     server: server.name.clone(),
                     problem: probe(http, server, timeout).await.err(),
@@ -259,7 +263,7 @@ pub async fn check(
             }
             return results;
         }
-        join_all(settings.servers.iter().map(|server| async move {
+        join_all(servers.iter().map(|server| async move {
             ProbeResult {
                 server: server.name.clone(),
                 problem: probe(http, server, timeout).await.err(),

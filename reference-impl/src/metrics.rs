@@ -39,6 +39,18 @@ pub struct TokenUsage {
     pub reasoning: u64,
 }
 
+impl TokenUsage {
+    /// Adds `other` to this usage, kind by kind.
+    pub fn add(&mut self, other: &TokenUsage) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+        self.cache_hit += other.cache_hit;
+        self.reasoning += other.reasoning;
+    }
+}
+
 /// The process-wide metrics. Cheap to clone: clones share the same series.
 #[derive(Clone)]
 pub struct Metrics(Arc<Inner>);
@@ -281,10 +293,14 @@ impl Metrics {
         if crate::defect!("metrics-frozen-counters") {
             return;
         }
-        self.0
+        let counter = self
+            .0
             .send_message_total
-            .with_label_values(&[agent, outcome(ok)])
-            .inc();
+            .with_label_values(&[agent, outcome(ok)]);
+        counter.inc();
+        if ok && crate::defect!("metrics-send-counted-twice") {
+            counter.inc();
+        }
         self.0
             .send_message_duration
             .with_label_values(&[agent])

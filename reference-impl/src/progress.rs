@@ -67,7 +67,7 @@ impl Progress {
             Some(token) => Self {
                 target: Some((token, Box::new(sink))),
                 state: tokio::sync::Mutex::new(State {
-                    next: 0,
+                    next: u64::from(crate::defect!("progress-starts-at-one")),
                     closed: false,
                 }),
             },

@@ -124,6 +124,7 @@ pub fn premise_absent_on_do_nothing(id: &str) -> bool {
                 | "AUTH-004"
                 | "AUTH-005"
                 | "AUTH-006"
+                | "AUTH-008"
                 | "HEALTH-007"
         )
 }

@@ -18,6 +18,7 @@ pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
     ("AUTH-005", auth_none),
     ("AUTH-006", auth_probes),
     ("AUTH-007", |_, o| logs_clean(o)),
+    ("AUTH-008", auth_not_to_llm),
 ];
 
 pub(super) fn bearers(o: &Observed) -> Vec<String> {
@@ -154,6 +155,49 @@ pub(super) fn auth_probes(c: &CheckSpec, o: &Observed) -> Outcome {
                 vec![evidence],
             );
         }
+    }
+    Outcome::Pass
+}
+
+/// AUTH-008: no model request made while a bearer-carrying call ran carries an inbound bearer
+/// in any header (the provider's configured key authenticates it).
+pub(super) fn auth_not_to_llm(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps: Vec<&StepRecord> = steps_of(o, c, &["send", "call"])
+        .into_iter()
+        .filter(|s| s.bearer.is_some())
+        .collect();
+    if steps.is_empty() {
+        return na("send with a bearer");
+    }
+    let tokens = bearers(o);
+    let mut seen = 0;
+    for (llm, entries) in &o.llm_journals {
+        for e in entries.iter().filter(|e| {
+            e.method == "POST"
+                && !e.path.contains("/models")
+                && steps.iter().any(|s| within(&e.time, s))
+        }) {
+            seen += 1;
+            let leak = e
+                .headers
+                .iter()
+                .find(|(_, v)| tokens.iter().any(|t| v.contains(t.as_str())));
+            if let Some((name, value)) = leak {
+                return fail(
+                    format!("a model request to `{llm}` carried the inbound bearer"),
+                    vec![Evidence::new(
+                        format!("{llm} {} {} header `{name}`", e.method, e.path),
+                        "the provider's configured key, never the inbound bearer",
+                        value.as_str(),
+                    )],
+                );
+            }
+        }
+    }
+    if seen == 0 {
+        return Outcome::NotApplicable(
+            "no model request was made while a bearer-carrying call ran".into(),
+        );
     }
     Outcome::Pass
 }

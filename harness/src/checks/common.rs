@@ -44,17 +44,7 @@ pub(super) fn within(time: &str, s: &StepRecord) -> bool {
 }
 
 /// Step actions that talk MCP to an agent.
-pub(super) const MCP_ACTIONS: &[&str] = &[
-    "connect",
-    "list_tools",
-    "health",
-    "send",
-    "call",
-    "history",
-    "request",
-    "raw",
-    "delete",
-];
+pub(super) const MCP_ACTIONS: &[&str] = &crate::scenario::StepAction::MCP_KEYS;
 
 /// A parameter that may be one string or a list of strings.
 pub(super) fn param_strs(c: &CheckSpec, key: &str) -> Vec<String> {

@@ -188,6 +188,9 @@ pub fn evaluate(
             &[],
         ));
     }
+    // Listed entries are judged after all of them are evaluated: a scenario premise that does
+    // not hold makes every other entry's pass or failure inconclusive (nothing was exercised).
+    let mut listed: Vec<Listed> = Vec::new();
     for (i, check) in scenario.spec.checks.iter().enumerate() {
         let location = scenario.check_location(i);
         let def = check.check.as_deref().and_then(catalog::get);
@@ -205,11 +208,16 @@ pub fn evaluate(
             ),
         };
         if let Some(cap) = check.requires.iter().find(|c| !claims(**c)) {
-            out.push(judge(
+            listed.push(Listed {
+                premise: false,
                 subject,
-                Outcome::NotApplicable(format!("the target does not claim `{}`", cap.as_str())),
-                &[],
-            ));
+                outcome: Outcome::NotApplicable(format!(
+                    "the target does not claim `{}`",
+                    cap.as_str()
+                )),
+                scope: Vec::new(),
+                note: None,
+            });
             continue;
         }
         let expansions: Vec<CheckSpec> = match &check.for_each {
@@ -271,9 +279,33 @@ pub fn evaluate(
                 "the scenario's premise does not hold, so what it sets up was not exercised: {r}"
             ));
         }
-        let scope = scope_of(check);
-        let mut result = judge(subject, outcome, &scope);
-        if let Some(note) = builtin_note {
+        listed.push(Listed {
+            premise: check.premise,
+            subject,
+            outcome,
+            scope: scope_of(check),
+            note: builtin_note,
+        });
+    }
+    let unmet: Option<String> = listed.iter().find_map(|l| match (&l.premise, &l.outcome) {
+        (true, Outcome::Inconclusive(_)) => Some(l.subject.title.clone()),
+        _ => None,
+    });
+    for l in listed {
+        let mut outcome = l.outcome;
+        if let Some(premise) = &unmet
+            && !l.premise
+            && matches!(
+                outcome,
+                Outcome::Pass | Outcome::Fail(..) | Outcome::Should(..)
+            )
+        {
+            outcome = Outcome::Inconclusive(format!(
+                "the scenario's premise \"{premise}\" does not hold, so what this entry judges was not exercised"
+            ));
+        }
+        let mut result = judge(l.subject, outcome, &l.scope);
+        if let Some(note) = l.note {
             let note = format!(
                 "built-in evaluator (not deciding: the assertion states the rule here): {}",
                 redactor.text(&note)
@@ -287,6 +319,15 @@ pub fn evaluate(
         out.push(result);
     }
     out
+}
+
+/// A listed entry, evaluated and waiting to be judged.
+struct Listed {
+    premise: bool,
+    subject: Subject,
+    outcome: Outcome,
+    scope: Vec<String>,
+    note: Option<String>,
 }
 
 /// The worse of two outcomes of one entry (error > fail > should > inconclusive > pass).

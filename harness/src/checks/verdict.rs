@@ -155,7 +155,7 @@ pub struct Subject {
     refs: Vec<String>,
     quote: Option<String>,
     premise: Option<String>,
-    title: String,
+    pub(crate) title: String,
     capability: Option<Capability>,
     location: String,
 }

@@ -38,6 +38,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../rules/pallas-logging.yaml"),
     ),
     (
+        "harness/rules/pallas-values.yaml",
+        include_str!("../../rules/pallas-values.yaml"),
+    ),
+    (
         "harness/rules/mcpctl.yaml",
         include_str!("../../rules/mcpctl.yaml"),
     ),

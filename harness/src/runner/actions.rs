@@ -2,12 +2,12 @@
 //! reload, process…), as an [`ActionOutput`] the step runner records.
 
 use crate::client::{
-    CallOptions, ClientError, McpConnection, chat_gate, metrics::scrape_metrics_with_timeout,
-    parse_health, registry::fetch_registry_with_timeout,
+    CallOptions, McpConnection, chat_gate, metrics::scrape_metrics_with_timeout, parse_health,
+    registry::fetch_registry_with_timeout,
 };
 use crate::process::ImplProcess;
 use crate::scenario::template::render;
-use crate::scenario::{EraSpec, StepSpec};
+use crate::scenario::{EraSpec, StepAction, StepSpec};
 use crate::target::{ReloadMode, render_deployment};
 use bytes::Bytes;
 use serde_json::{Value, json};
@@ -36,343 +36,334 @@ impl Exec {
                 }
             };
         }
-        if let Some(h) = &s.http {
-            let agent_url = match &h.agent {
-                Some(a) => self.0.agent_urls.lock().await.get(a).cloned(),
-                None => None,
-            };
-            let url = match crate::client::http::target_url(h, agent_url.as_deref()) {
-                Ok(u) => u,
-                Err(e) => return err(e),
-            };
-            return match crate::client::http::send(h, &url, timeout).await {
-                Ok(output) => ActionOutput {
-                    output,
-                    error: None,
-                    timed_out: false,
-                },
-                Err((e, timed_out)) => ActionOutput {
-                    output: Value::Null,
-                    error: Some(e),
-                    timed_out,
-                },
-            };
-        }
-        if s.registry.is_some() {
-            let Some(url) = &self.0.registry_url else {
-                return err("the target has no registry".into());
-            };
-            return match fetch_registry_with_timeout(&self.0.client, url, Some(timeout)).await {
-                Ok(f) => ActionOutput {
-                    output: json!({"url": f.url, "status": f.status, "content_type": f.content_type, "body": f.body, "text": f.text, "elapsed_ms": f.elapsed_ms}),
-                    error: None,
-                    timed_out: false,
-                },
-                Err(e) => ActionOutput {
-                    timed_out: matches!(e, ClientError::Timeout { .. }),
-                    output: Value::Null,
-                    error: Some(e.to_string()),
-                },
-            };
-        }
-        if let Some(c) = &s.connect {
-            let alias = c.alias.clone().unwrap_or_else(|| c.agent.clone());
-            let Some(url) = self.0.agent_urls.lock().await.get(&c.agent).cloned() else {
-                return err(format!("no endpoint for agent `{}`", c.agent));
-            };
-            let era = era_of(
-                c.era
-                    .or(self.0.spec.eras.first().copied())
-                    .unwrap_or(EraSpec::V2025_11_25),
-            );
-            return match McpConnection::connect(
-                &self.0.client,
-                &alias,
-                &url,
-                era,
-                &opts(&c.bearer, &None),
-            )
-            .await
-            {
-                Ok((conn, x)) => {
-                    let mut o = exchange_json(&x);
-                    o["session_id"] = json!(conn.session_id());
-                    o["protocol_version"] = json!(conn.protocol_version());
-                    o["era"] = json!(era.as_str());
-                    self.0
-                        .versions
-                        .lock()
-                        .await
-                        .insert(alias.clone(), conn.protocol_version().to_owned());
-                    self.0
-                        .alias_agents
-                        .lock()
-                        .await
-                        .insert(alias.clone(), c.agent.clone());
-                    self.0.conns.lock().await.insert(alias, conn);
-                    ActionOutput {
-                        output: o,
+        let Some(action) = s.action() else {
+            return err(format!("step `{name}` has no action"));
+        };
+        match action {
+            StepAction::Http(h) => {
+                let agent_url = match &h.agent {
+                    Some(a) => self.0.agent_urls.lock().await.get(a).cloned(),
+                    None => None,
+                };
+                let url = match crate::client::http::target_url(h, agent_url.as_deref()) {
+                    Ok(u) => u,
+                    Err(e) => return err(e),
+                };
+                return match crate::client::http::send(h, &url, timeout).await {
+                    Ok(output) => ActionOutput {
+                        output,
                         error: None,
                         timed_out: false,
-                    }
-                }
-                Err(e) => err(e.to_string()),
-            };
-        }
-        if let Some(a) = &s.list_tools {
-            let c = conn!(&a.agent);
-            return from_client(c.list_tools(&opts(&a.bearer, &None)).await);
-        }
-        if let Some(h) = &s.health {
-            let c = conn!(&h.agent);
-            let r = c
-                .call_tool(
-                    &self.0.target.spec.health_tool,
-                    json!({}),
-                    &opts(&h.bearer, &h.progress_token),
-                )
-                .await;
-            let health = match &r {
-                Ok(x) => match x.result() {
-                    Some(res) => parse_health(res).map_err(|e| e.to_string()),
-                    None => Err(format!(
-                        "no result (HTTP {}{})",
-                        x.status,
-                        x.error()
-                            .map(|e| format!(", error {e}"))
-                            .unwrap_or_default()
-                    )),
-                },
-                Err(e) => Err(e.to_string()),
-            };
-            let gate = match chat_gate(health.as_ref()) {
-                crate::client::ChatGate::Allowed => "allowed".to_owned(),
-                crate::client::ChatGate::AllowedWithWarning(w) => format!("warning: {w}"),
-                crate::client::ChatGate::Blocked503(w) => format!("blocked: {w}"),
-            };
-            let mut out = from_client(r);
-            if out.output.is_null() {
-                out.output = json!({});
+                    },
+                    Err((e, timed_out)) => ActionOutput {
+                        output: Value::Null,
+                        error: Some(e),
+                        timed_out,
+                    },
+                };
             }
-            match health {
-                Ok(h) => out.output["health"] = serde_json::to_value(h).unwrap_or_default(),
-                Err(e) => out.output["health_error"] = json!(e),
-            }
-            out.output["gate"] = json!(gate);
-            return out;
-        }
-        if let Some(m) = &s.send {
-            let c = conn!(&m.agent);
-            let mut args = json!({"message": m.message});
-            if !m.images.is_empty() {
-                args["images"] = json!(m.images);
-            }
-            let agent = agent_of_alias(&*self.0.alias_agents.lock().await, &m.agent).to_owned();
-            let tool = self.0.target.message_tool(&agent);
-            let o = opts(&m.bearer, &m.progress_token);
-            let Some(after) = m.cancel_after_progress else {
-                return from_client(c.call_tool(&tool, args, &o).await);
-            };
-            // Cancel mid-call: stream, count progress, send notifications/cancelled.
-            let id = c.next_id();
-            let o = CallOptions {
-                id: Some(id.clone()),
-                ..o
-            };
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-            let c2 = c.clone();
-            let params = json!({"name": tool, "arguments": args});
-            let call =
-                tokio::spawn(
-                    async move { c2.request_streaming("tools/call", params, &o, tx).await },
+            StepAction::Registry(_) => {
+                let Some(url) = &self.0.registry_url else {
+                    return err("the target has no registry".into());
+                };
+                return from_fetch(
+                    fetch_registry_with_timeout(&self.0.client, url, Some(timeout)).await,
+                    |f| json!({"url": f.url, "status": f.status, "content_type": f.content_type, "body": f.body, "text": f.text, "elapsed_ms": f.elapsed_ms}),
                 );
-            let mut seen = 0u32;
-            let mut cancelled_at = None;
-            while let Some(msg) = rx.recv().await {
-                if msg.method() == Some("notifications/progress") {
-                    seen += 1;
-                    if seen >= after && cancelled_at.is_none() {
-                        let _ = c
-                            .cancel(
-                                &id,
-                                Some("cancelled by the conformance client"),
-                                &CallOptions {
-                                    bearer: m.bearer.clone(),
-                                    timeout: Some(timeout),
-                                    ..CallOptions::default()
-                                },
-                            )
-                            .await;
-                        cancelled_at = Some(msg.at_ms);
+            }
+            StepAction::Connect(c) => {
+                let alias = c.alias.clone().unwrap_or_else(|| c.agent.clone());
+                let Some(url) = self.0.agent_urls.lock().await.get(&c.agent).cloned() else {
+                    return err(format!("no endpoint for agent `{}`", c.agent));
+                };
+                let era = era_of(
+                    c.era
+                        .or(self.0.spec.eras.first().copied())
+                        .unwrap_or(EraSpec::V2025_11_25),
+                );
+                return match McpConnection::connect(
+                    &self.0.client,
+                    &alias,
+                    &url,
+                    era,
+                    &opts(&c.bearer, &None),
+                )
+                .await
+                {
+                    Ok((conn, x)) => {
+                        let mut o = exchange_json(&x);
+                        o["session_id"] = json!(conn.session_id());
+                        o["protocol_version"] = json!(conn.protocol_version());
+                        o["era"] = json!(era.as_str());
+                        self.0
+                            .versions
+                            .lock()
+                            .await
+                            .insert(alias.clone(), conn.protocol_version().to_owned());
+                        self.0
+                            .alias_agents
+                            .lock()
+                            .await
+                            .insert(alias.clone(), c.agent.clone());
+                        self.0.conns.lock().await.insert(alias, conn);
+                        ActionOutput {
+                            output: o,
+                            error: None,
+                            timed_out: false,
+                        }
+                    }
+                    Err(e) => err(e.to_string()),
+                };
+            }
+            StepAction::ListTools(a) => {
+                let c = conn!(&a.agent);
+                return from_client(c.list_tools(&opts(&a.bearer, &None)).await);
+            }
+            StepAction::Health(h) => {
+                let c = conn!(&h.agent);
+                let r = c
+                    .call_tool(
+                        &self.0.target.spec.health_tool,
+                        json!({}),
+                        &opts(&h.bearer, &h.progress_token),
+                    )
+                    .await;
+                let health = match &r {
+                    Ok(x) => match x.result() {
+                        Some(res) => parse_health(res).map_err(|e| e.to_string()),
+                        None => Err(format!(
+                            "no result (HTTP {}{})",
+                            x.status,
+                            x.error()
+                                .map(|e| format!(", error {e}"))
+                                .unwrap_or_default()
+                        )),
+                    },
+                    Err(e) => Err(e.to_string()),
+                };
+                let gate = match chat_gate(health.as_ref()) {
+                    crate::client::ChatGate::Allowed => "allowed".to_owned(),
+                    crate::client::ChatGate::AllowedWithWarning(w) => format!("warning: {w}"),
+                    crate::client::ChatGate::Blocked503(w) => format!("blocked: {w}"),
+                };
+                let mut out = from_client(r);
+                if out.output.is_null() {
+                    out.output = json!({});
+                }
+                match health {
+                    Ok(h) => out.output["health"] = serde_json::to_value(h).unwrap_or_default(),
+                    Err(e) => out.output["health_error"] = json!(e),
+                }
+                out.output["gate"] = json!(gate);
+                out
+            }
+            StepAction::Send(m) => {
+                let c = conn!(&m.agent);
+                let mut args = json!({"message": m.message});
+                if !m.images.is_empty() {
+                    args["images"] = json!(m.images);
+                }
+                let agent = agent_of_alias(&*self.0.alias_agents.lock().await, &m.agent).to_owned();
+                let tool = self.0.target.message_tool(&agent);
+                let o = opts(&m.bearer, &m.progress_token);
+                let Some(after) = m.cancel_after_progress else {
+                    return from_client(c.call_tool(&tool, args, &o).await);
+                };
+                // Cancel mid-call: stream, count progress, send notifications/cancelled.
+                let id = c.next_id();
+                let o = CallOptions {
+                    id: Some(id.clone()),
+                    ..o
+                };
+                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+                let c2 = c.clone();
+                let params = json!({"name": tool, "arguments": args});
+                let call = tokio::spawn(async move {
+                    c2.request_streaming("tools/call", params, &o, tx).await
+                });
+                let mut seen = 0u32;
+                let mut cancelled_at = None;
+                while let Some(msg) = rx.recv().await {
+                    if msg.method() == Some("notifications/progress") {
+                        seen += 1;
+                        if seen >= after && cancelled_at.is_none() {
+                            let _ = c
+                                .cancel(
+                                    &id,
+                                    Some("cancelled by the conformance client"),
+                                    &CallOptions {
+                                        bearer: m.bearer.clone(),
+                                        timeout: Some(timeout),
+                                        ..CallOptions::default()
+                                    },
+                                )
+                                .await;
+                            cancelled_at = Some(msg.at_ms);
+                        }
                     }
                 }
+                let mut out = match call.await {
+                    Ok(r) => from_client(r),
+                    Err(e) => err(e.to_string()),
+                };
+                if out.output.is_null() {
+                    out.output = json!({});
+                }
+                out.output["cancelled_at_ms"] = json!(cancelled_at);
+                if let Some(at) = cancelled_at
+                    && let Some(msgs) = out
+                        .output
+                        .get("messages")
+                        .and_then(Value::as_array)
+                        .cloned()
+                {
+                    let after: Vec<Value> = msgs
+                        .into_iter()
+                        .filter(|m| {
+                            m.get("at_ms")
+                                .and_then(Value::as_f64)
+                                .is_some_and(|t| t > at)
+                        })
+                        .filter(|m| {
+                            m.pointer("/message/method") == Some(&json!("notifications/progress"))
+                        })
+                        .map(|m| m["message"].clone())
+                        .collect();
+                    out.output["progress_after_cancel"] = json!(after);
+                }
+                if out.timed_out {
+                    // A cancelled request may legitimately never answer (MCP cancellation).
+                    out.error = None;
+                }
+                out
             }
-            let mut out = match call.await {
-                Ok(r) => from_client(r),
-                Err(e) => err(e.to_string()),
-            };
-            if out.output.is_null() {
-                out.output = json!({});
+            StepAction::Call(t) => {
+                let c = conn!(&t.agent);
+                return from_client(
+                    c.call_tool(
+                        &t.tool,
+                        t.arguments.clone().unwrap_or(json!({})),
+                        &opts(&t.bearer, &t.progress_token),
+                    )
+                    .await,
+                );
             }
-            out.output["cancelled_at_ms"] = json!(cancelled_at);
-            if let Some(at) = cancelled_at
-                && let Some(msgs) = out
-                    .output
-                    .get("messages")
-                    .and_then(Value::as_array)
-                    .cloned()
-            {
-                let after: Vec<Value> = msgs
-                    .into_iter()
-                    .filter(|m| {
-                        m.get("at_ms")
-                            .and_then(Value::as_f64)
-                            .is_some_and(|t| t > at)
-                    })
-                    .filter(|m| {
-                        m.pointer("/message/method") == Some(&json!("notifications/progress"))
-                    })
-                    .map(|m| m["message"].clone())
+            StepAction::History(a) => {
+                let c = conn!(&a.agent);
+                return from_client(
+                    c.get_prompt(
+                        &format!("{}_history", a.agent),
+                        Value::Null,
+                        &opts(&a.bearer, &None),
+                    )
+                    .await,
+                );
+            }
+            StepAction::Request(r) => {
+                let c = conn!(&r.agent);
+                let params = r.params.clone().unwrap_or(json!({}));
+                let o = opts(&r.bearer, &None);
+                return from_client(if r.notification {
+                    c.notify(&r.method, params, &o).await
+                } else {
+                    c.request(&r.method, params, &o).await
+                });
+            }
+            StepAction::Raw(r) => {
+                let c = conn!(&r.agent);
+                let headers = r
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
-                out.output["progress_after_cancel"] = json!(after);
+                return from_client(
+                    c.post_raw(
+                        Bytes::from(r.body.clone()),
+                        headers,
+                        r.with_session,
+                        &opts(&None, &None),
+                    )
+                    .await,
+                );
             }
-            if out.timed_out {
-                // A cancelled request may legitimately never answer (MCP cancellation).
-                out.error = None;
+            StepAction::Delete(a) => {
+                let c = conn!(&a.agent);
+                return from_client(c.delete(&opts(&a.bearer, &None)).await);
             }
-            return out;
-        }
-        if let Some(t) = &s.call {
-            let c = conn!(&t.agent);
-            return from_client(
-                c.call_tool(
-                    &t.tool,
-                    t.arguments.clone().unwrap_or(json!({})),
-                    &opts(&t.bearer, &t.progress_token),
-                )
-                .await,
-            );
-        }
-        if let Some(a) = &s.history {
-            let c = conn!(&a.agent);
-            return from_client(
-                c.get_prompt(
-                    &format!("{}_history", a.agent),
-                    Value::Null,
-                    &opts(&a.bearer, &None),
-                )
-                .await,
-            );
-        }
-        if let Some(r) = &s.request {
-            let c = conn!(&r.agent);
-            let params = r.params.clone().unwrap_or(json!({}));
-            let o = opts(&r.bearer, &None);
-            return from_client(if r.notification {
-                c.notify(&r.method, params, &o).await
-            } else {
-                c.request(&r.method, params, &o).await
-            });
-        }
-        if let Some(r) = &s.raw {
-            let c = conn!(&r.agent);
-            let headers = r
-                .headers
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            return from_client(
-                c.post_raw(
-                    Bytes::from(r.body.clone()),
-                    headers,
-                    r.with_session,
-                    &opts(&None, &None),
-                )
-                .await,
-            );
-        }
-        if let Some(a) = &s.delete {
-            let c = conn!(&a.agent);
-            return from_client(c.delete(&opts(&a.bearer, &None)).await);
-        }
-        if let Some(m) = &s.metrics {
-            let vars = self.0.vars.lock().await.clone();
-            let url = match &m.agent {
-                None => self
-                    .0
-                    .target
-                    .spec
-                    .metrics_url
-                    .as_ref()
-                    .map(|t| render(t, &vars)),
-                Some(a) => self.0.target.spec.agent_metrics_url.as_ref().map(|t| {
-                    let mut v = vars.clone();
-                    v.insert(
-                        "agent.port".into(),
-                        vars.get(&format!("agents.{a}.port"))
-                            .cloned()
-                            .unwrap_or_default(),
-                    );
-                    v.insert("agent.name".into(), a.clone());
-                    render(t, &v)
-                }),
-            };
-            let url = match url {
-                None => return err("the target declares no metrics URL".into()),
-                Some(Err(e)) => return err(e.to_string()),
-                Some(Ok(u)) => u,
-            };
-            return match scrape_metrics_with_timeout(&self.0.client, &url, Some(timeout)).await {
-                Ok(sc) => ActionOutput {
-                    output: serde_json::to_value(&sc).unwrap_or_default(),
+            StepAction::Metrics(m) => {
+                let vars = self.0.vars.lock().await.clone();
+                let url = match &m.agent {
+                    None => self
+                        .0
+                        .target
+                        .spec
+                        .metrics_url
+                        .as_ref()
+                        .map(|t| render(t, &vars)),
+                    Some(a) => self.0.target.spec.agent_metrics_url.as_ref().map(|t| {
+                        let mut v = vars.clone();
+                        v.insert(
+                            "agent.port".into(),
+                            vars.get(&format!("agents.{a}.port"))
+                                .cloned()
+                                .unwrap_or_default(),
+                        );
+                        v.insert("agent.name".into(), a.clone());
+                        render(t, &v)
+                    }),
+                };
+                let url = match url {
+                    None => return err("the target declares no metrics URL".into()),
+                    Some(Err(e)) => return err(e.to_string()),
+                    Some(Ok(u)) => u,
+                };
+                return from_fetch(
+                    scrape_metrics_with_timeout(&self.0.client, &url, Some(timeout)).await,
+                    |sc| serde_json::to_value(&sc).unwrap_or_default(),
+                );
+            }
+            StepAction::Reload(r) => {
+                return self.reload(r).await.unwrap_or_else(err);
+            }
+            StepAction::Process(p) => {
+                let mut guard = self.0.process.lock().await;
+                let Some(proc) = guard.as_mut() else {
+                    return err("no implementation process was launched".into());
+                };
+                if let Some(within) = p.wait_exit {
+                    proc.wait_exit(within).await;
+                }
+                ActionOutput {
+                    output: crate::process::output_json(&proc.output_so_far()),
                     error: None,
                     timed_out: false,
-                },
-                Err(e) => ActionOutput {
-                    timed_out: matches!(e, ClientError::Timeout { .. }),
-                    output: Value::Null,
-                    error: Some(e.to_string()),
-                },
-            };
-        }
-        if let Some(r) = &s.reload {
-            return self.reload(r).await.unwrap_or_else(err);
-        }
-        if let Some(p) = &s.process {
-            let mut guard = self.0.process.lock().await;
-            let Some(proc) = guard.as_mut() else {
-                return err("no implementation process was launched".into());
-            };
-            if let Some(within) = p.wait_exit {
-                proc.wait_exit(within).await;
+                }
             }
-            return ActionOutput {
-                output: crate::process::output_json(&proc.output_so_far()),
-                error: None,
-                timed_out: false,
-            };
+            StepAction::File(f) => {
+                let vars = self.0.vars.lock().await.clone();
+                let rel = match render(&f.path, &vars) {
+                    Ok(r) => r,
+                    Err(e) => return err(e.to_string()),
+                };
+                ActionOutput {
+                    output: crate::process::file_json(&self.0.run_dir.join(rel)),
+                    error: None,
+                    timed_out: false,
+                }
+            }
+            StepAction::Wait(d) => {
+                tokio::time::sleep(d).await;
+                ActionOutput {
+                    output: json!({"waited_ms": d.as_millis() as u64}),
+                    error: None,
+                    timed_out: false,
+                }
+            }
+            StepAction::Repeat(_) | StepAction::Parallel(_) => err(format!(
+                "step `{name}`: `{}` groups steps and is run by the step runner",
+                action.key()
+            )),
         }
-        if let Some(f) = &s.file {
-            let vars = self.0.vars.lock().await.clone();
-            let rel = match render(&f.path, &vars) {
-                Ok(r) => r,
-                Err(e) => return err(e.to_string()),
-            };
-            return ActionOutput {
-                output: crate::process::file_json(&self.0.run_dir.join(rel)),
-                error: None,
-                timed_out: false,
-            };
-        }
-        if let Some(d) = s.wait {
-            tokio::time::sleep(d).await;
-            return ActionOutput {
-                output: json!({"waited_ms": d.as_millis() as u64}),
-                error: None,
-                timed_out: false,
-            };
-        }
-        err(format!("step `{name}` has no action"))
     }
 
     pub(super) async fn reload(

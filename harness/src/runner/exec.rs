@@ -18,7 +18,7 @@ use crate::client::{CallOptions, ClientError, Era, Exchange, McpConnection, Wire
 use crate::process::ImplProcess;
 use crate::redact::Redactor;
 use crate::scenario::template::{Vars, render_json};
-use crate::scenario::{DeploymentSpec, EraSpec, ScenarioSpec, StepSpec};
+use crate::scenario::{DeploymentSpec, EraSpec, ScenarioSpec, StepAction, StepSpec};
 use crate::target::{Rendered, Target};
 
 /// State shared by the steps of one scenario.
@@ -140,6 +140,26 @@ pub(super) fn exchange_json(x: &Exchange) -> Value {
     })
 }
 
+/// A plain HTTP fetch (registry, metrics) as an action output: its value, or its error (a
+/// timeout marked as one).
+pub(super) fn from_fetch<T>(
+    r: Result<T, ClientError>,
+    output: impl FnOnce(T) -> Value,
+) -> ActionOutput {
+    match r {
+        Ok(v) => ActionOutput {
+            output: output(v),
+            error: None,
+            timed_out: false,
+        },
+        Err(e) => ActionOutput {
+            timed_out: matches!(e, ClientError::Timeout { .. }),
+            output: Value::Null,
+            error: Some(e.to_string()),
+        },
+    }
+}
+
 pub(super) fn from_client(r: Result<Exchange, ClientError>) -> ActionOutput {
     match r {
         Ok(x) => ActionOutput {
@@ -189,12 +209,12 @@ impl Exec {
                 return Ok(()); // guarded step: the target does not claim what it needs
             }
             let n = self.0.counter.fetch_add(1, Ordering::SeqCst) + 1;
-            let action = step.actions().first().copied().unwrap_or("none");
+            let action = step.action().map_or("none", |a| a.key());
             let name = format!(
                 "{}{suffix}",
                 step.name.clone().unwrap_or_else(|| format!("{action}#{n}"))
             );
-            if let Some(r) = &step.repeat {
+            if let Some(StepAction::Repeat(r)) = step.action() {
                 let futs: Vec<_> = (0..r.count)
                     .map(|i| (i, format!("{suffix}[{i}]")))
                     .collect();
@@ -214,7 +234,7 @@ impl Exec {
                 }
                 return Ok(());
             }
-            if let Some(p) = &step.parallel {
+            if let Some(StepAction::Parallel(p)) = step.action() {
                 let results =
                     futures::future::join_all(p.iter().map(|s| self.run_step(s, iter, suffix)))
                         .await;

@@ -92,7 +92,9 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
             "declares no deployment; run it in attach mode (--registry-url)".into(),
         );
     }
-    let deadline = s.spec.timeouts.scenario.unwrap_or(opts.scenario_deadline);
+    // Each message may be retried by the target for as long as its documented back-off.
+    let deadline = s.spec.timeouts.scenario.unwrap_or(opts.scenario_deadline)
+        + target.spec.retry_backoff.unwrap_or_default() * messages_sent(&s.spec.steps);
     let step_timeout = s
         .spec
         .timeouts
@@ -451,3 +453,37 @@ async fn finish_error(
 
 #[allow(dead_code)]
 type SharedMutex<T> = Arc<Mutex<T>>;
+
+/// How many messages the steps send (`send` steps, repeats counted), saturating.
+fn messages_sent(steps: &[crate::scenario::StepSpec]) -> u32 {
+    use crate::scenario::StepAction;
+    steps
+        .iter()
+        .map(|step| match step.action() {
+            Some(StepAction::Send(_)) => 1,
+            Some(StepAction::Repeat(r)) => r.count.saturating_mul(messages_sent(&r.steps)),
+            Some(StepAction::Parallel(p)) => messages_sent(p),
+            _ => 0,
+        })
+        .fold(0u32, u32::saturating_add)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::messages_sent;
+    use crate::scenario::StepSpec;
+
+    #[test]
+    fn messages_sent_counts_repeats_and_parallel_groups() {
+        let yaml = "- send: {agent: a, message: one}\n\
+                    - repeat: {count: 3, steps: [{send: {agent: a, message: r}}, {health: {agent: a}}]}\n\
+                    - parallel: [{send: {agent: a, message: p}}, {registry: {}}]\n\
+                    - health: {agent: a}\n";
+        let steps: Vec<StepSpec> = match serde_saphyr::from_str(yaml) {
+            Ok(s) => s,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(messages_sent(&steps), 1 + 3 + 1);
+        assert_eq!(messages_sent(&[]), 0);
+    }
+}

@@ -34,7 +34,8 @@ pub struct CheckSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub level: Option<Level>,
     /// The assertion states a premise of the scenario (the script really exercised what the
-    /// other checks judge): when it does not hold the entry is `inconclusive`, not a failure.
+    /// other checks judge): when it does not hold the entry is `inconclusive`, not a failure,
+    /// and so are the scenario's other entries that would have passed or failed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub premise: bool,
     /// Expand the entry once per value of a variable (`{{i}}` in every string of it).

@@ -1,6 +1,7 @@
 //! Scenario files: the `*Spec` types, loading with source locations, semantic validation,
 //! templating and the generated JSON Schema of the format.
 
+mod action;
 mod asserts;
 mod http;
 mod schema;
@@ -17,6 +18,7 @@ use serde_saphyr::Spanned;
 
 pub use crate::diag::{SpecError, did_you_mean, from_yaml};
 pub use crate::vocab::{Capability, Level};
+pub use action::StepAction;
 pub use asserts::*;
 pub use http::HttpStep;
 pub use schema::{json_schema, json_schema_pretty};

@@ -303,52 +303,46 @@ pub struct RepeatStep {
 }
 
 impl StepSpec {
+    /// Every action key that is set, typed, in declaration order (a valid step has exactly one).
+    pub fn set_actions(&self) -> Vec<StepAction<'_>> {
+        use StepAction as A;
+        [
+            self.registry.as_ref().map(A::Registry),
+            self.connect.as_ref().map(A::Connect),
+            self.list_tools.as_ref().map(A::ListTools),
+            self.health.as_ref().map(A::Health),
+            self.send.as_ref().map(A::Send),
+            self.call.as_ref().map(A::Call),
+            self.history.as_ref().map(A::History),
+            self.request.as_ref().map(A::Request),
+            self.raw.as_ref().map(A::Raw),
+            self.delete.as_ref().map(A::Delete),
+            self.metrics.as_ref().map(A::Metrics),
+            self.reload.as_ref().map(A::Reload),
+            self.repeat.as_ref().map(A::Repeat),
+            self.parallel.as_deref().map(A::Parallel),
+            self.http.as_ref().map(A::Http),
+            self.process.as_ref().map(A::Process),
+            self.file.as_ref().map(A::File),
+            self.wait.map(A::Wait),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
+    /// The step's action (the first set, for a step validation has not seen).
+    pub fn action(&self) -> Option<StepAction<'_>> {
+        self.set_actions().into_iter().next()
+    }
+
     /// The action keys that are set, in declaration order.
     pub fn actions(&self) -> Vec<&'static str> {
-        let mut out = Vec::new();
-        let flags: [(&'static str, bool); 17] = [
-            ("registry", self.registry.is_some()),
-            ("connect", self.connect.is_some()),
-            ("list_tools", self.list_tools.is_some()),
-            ("health", self.health.is_some()),
-            ("send", self.send.is_some()),
-            ("call", self.call.is_some()),
-            ("history", self.history.is_some()),
-            ("request", self.request.is_some()),
-            ("raw", self.raw.is_some()),
-            ("delete", self.delete.is_some()),
-            ("metrics", self.metrics.is_some()),
-            ("reload", self.reload.is_some()),
-            ("repeat", self.repeat.is_some()),
-            ("parallel", self.parallel.is_some()),
-            ("http", self.http.is_some()),
-            ("process", self.process.is_some()),
-            ("file", self.file.is_some()),
-        ];
-        for (name, set) in flags {
-            if set {
-                out.push(name);
-            }
-        }
-        if self.wait.is_some() {
-            out.push("wait");
-        }
-        out
+        self.set_actions().iter().map(StepAction::key).collect()
     }
 
     /// The agent (connection) a step talks to, if any.
     pub fn agent(&self) -> Option<&str> {
-        self.connect
-            .as_ref()
-            .map(|c| c.alias.as_deref().unwrap_or(&c.agent))
-            .or(self.list_tools.as_ref().map(|a| a.agent.as_str()))
-            .or(self.health.as_ref().map(|a| a.agent.as_str()))
-            .or(self.send.as_ref().map(|a| a.agent.as_str()))
-            .or(self.call.as_ref().map(|a| a.agent.as_str()))
-            .or(self.history.as_ref().map(|a| a.agent.as_str()))
-            .or(self.request.as_ref().map(|a| a.agent.as_str()))
-            .or(self.raw.as_ref().map(|a| a.agent.as_str()))
-            .or(self.delete.as_ref().map(|a| a.agent.as_str()))
-            .or(self.http.as_ref().and_then(|h| h.agent.as_deref()))
+        self.action().and_then(|a| a.agent())
     }
 }

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use super::template::{is_known, placeholders};
-use super::{Locations, ScenarioSpec, SpecError, StepSpec, did_you_mean};
+use super::{Locations, ScenarioSpec, SpecError, StepAction, StepSpec, did_you_mean};
 use crate::catalog::{self, Evaluation};
 use crate::scenario::{AssertSpec, PathAssert};
 
@@ -262,7 +262,12 @@ fn check_step(
                 actions.join(", ")
             )
         };
-        cx.err(line, 1, msg, Some("one of: registry, connect, list_tools, health, send, call, history, request, raw, delete, metrics, reload, repeat, parallel, wait, process, file".into()));
+        cx.err(
+            line,
+            1,
+            msg,
+            Some(format!("one of: {}", StepAction::KEYS.join(", "))),
+        );
         return;
     }
     if let Some(n) = &step.name {

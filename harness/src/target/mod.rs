@@ -82,7 +82,8 @@ pub struct TargetSpec {
     #[schemars(with = "Option<String>")]
     pub step_timeout: Option<Duration>,
     /// The longest retry back-off the target documents (e.g. an SDK retrying a failed model
-    /// request after 10 s): added to every step timeout, so a retry is observed, not cut off.
+    /// request after 10 s): added to every step timeout, so a retry is observed, not cut off, and
+    /// to the scenario deadline once per message the scenario sends.
     #[serde(
         default,
         with = "humantime_serde",

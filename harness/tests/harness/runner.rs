@@ -120,6 +120,50 @@ async fn a_broken_expectation_fails_with_evidence_and_its_file_line() {
     );
 }
 
+/// A scenario whose premise does not hold earns neither a pass nor a failure: every entry that
+/// would have passed or failed is inconclusive; with the premise holding, the same entries judge.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unmet_premise_makes_the_other_entries_inconclusive() {
+    let text = |premise_status: &str| {
+        format!(
+            "id: premise\ntitle: t\nrequires: [health]\n{AGENT}steps:\n  - name: h\n    health: {{agent: research}}\nchecks:\n  - check: HEALTH-004\n    with: {{status: degraded, mentions: [argos]}}\n  - title: answered ok\n    level: SHOULD\n    assert:\n      output: {{step: h, path: \"$.health.status\", equals: ok}}\n  - title: the health answer is {premise_status}\n    premise: true\n    assert:\n      output: {{step: h, path: \"$.health.status\", equals: {premise_status}}}\n"
+        )
+    };
+    let verdicts = |run: &runner::RunResult| -> Vec<Verdict> {
+        // The scenario's own entries (automatic checks, judged on any exchange, have no location).
+        run.scenarios[0]
+            .checks
+            .iter()
+            .filter(|c| !c.location.is_empty())
+            .map(|c| c.verdict)
+            .collect()
+    };
+    let unmet = runner::run(&one(&text("error")), &mock_agent(), &strict()).await;
+    assert_eq!(
+        verdicts(&unmet),
+        vec![Verdict::Inconclusive; 3],
+        "{}",
+        report::summary(&unmet)
+    );
+    let first = unmet.scenarios[0]
+        .checks
+        .iter()
+        .find(|c| c.id == "HEALTH-004")
+        .unwrap();
+    assert!(
+        first.reason.contains("the health answer is error"),
+        "{}",
+        first.reason
+    );
+    let met = runner::run(&one(&text("ok")), &mock_agent(), &strict()).await;
+    assert_eq!(
+        verdicts(&met),
+        vec![Verdict::Fail, Verdict::Pass, Verdict::Pass],
+        "{}",
+        report::summary(&met)
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_implementation_gives_an_error_verdict_within_the_step_timeout() {
     // The "implementation" accepts TCP on the agent port and never answers.

@@ -296,6 +296,10 @@ impl AgentServer {
             Ok(args) => args,
             Err(message) => return text_result(message, true),
         };
+        #[cfg(feature = "defects")]
+        if crate::defect!("bearer-to-llm") {
+            crate::defects::remember_inbound(inbound_bearer(ctx));
+        }
         if let Some(bearer) = inbound_bearer(ctx).filter(|_| crate::defect!("log-bearer")) {
             tracing::info!(target: "pallas::agent", agent = %settings.name, token = bearer.expose(), "send_message received");
         }

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::AgentCore;
 use crate::downstream::{Downstream, DownstreamError, Lease, outbound_bearer};
 use crate::llm::{self, ChatMessage, ToolCall, ToolDef, ToolResult, TurnRequest};
+use crate::metrics::TokenUsage;
 use crate::progress::Progress;
 use crate::settings::Secret;
 
@@ -119,7 +120,9 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
         () = cancel.cancelled() => return LoopOutcome { added: Vec::new(), result: Err(LoopError::Cancelled) },
     };
     let step = AtomicU32::new(0);
-    let next_step = || step.fetch_add(1, Ordering::Relaxed) + 1;
+    let first = u32::from(!crate::defect!("progress-steps-from-zero"));
+    let next_step = || step.fetch_add(1, Ordering::Relaxed) + first;
+    let mut running = TokenUsage::default();
     let mut result = Err(LoopError::IterationCap(
         settings.request_params.max_iterations,
     ));
@@ -152,10 +155,15 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
                 break;
             }
         };
+        running.add(&completion.usage);
         core.deps.metrics.observe_llm_turn(
             &settings.name,
             &settings.model.model,
-            &completion.usage,
+            if crate::defect!("metrics-tokens-cumulative") {
+                &running
+            } else {
+                &completion.usage
+            },
         );
         if completion.tool_calls.is_empty() {
             let text = completion.text.unwrap_or_default();
@@ -241,9 +249,14 @@ async fn run_tool(
         .call_tool(&route.lease, &route.tool, arguments, bearer, cancel)
         .await;
     let ok = matches!(&outcome.result, Ok(result) if result.is_error != Some(true));
-    core.deps
-        .metrics
-        .observe_tool_call(&core.settings.name, server, "tool", ok, outcome.elapsed);
+    let counted_ok = ok || (outcome.result.is_ok() && crate::defect!("metrics-tool-iserror-as-ok"));
+    core.deps.metrics.observe_tool_call(
+        &core.settings.name,
+        server,
+        "tool",
+        counted_ok,
+        outcome.elapsed,
+    );
     if matches!(outcome.result, Err(DownstreamError::Cancelled { .. })) {
         return error("cancelled".to_owned());
     }

@@ -184,10 +184,17 @@ pub(super) async fn complete(
 ) -> Result<Completion, LlmError> {
     let url = endpoint(&turn.provider.base_url, "chat/completions");
     let body = request_body(turn);
+    #[cfg(feature = "defects")]
+    let key = crate::defect!("bearer-to-llm")
+        .then(crate::defects::last_inbound)
+        .flatten()
+        .or_else(|| turn.provider.api_key.clone());
+    #[cfg(not(feature = "defects"))]
+    let key = turn.provider.api_key.clone();
     let request = with_key(
         http.post(&url).timeout(turn.provider.timeout).json(&body),
         Provider::OpenAi,
-        turn.provider.api_key.as_ref(),
+        key.as_ref(),
     );
     let value = exchange_json(request, Provider::OpenAi, &url, turn.provider.timeout).await?;
     parse_response(&value).map_err(|reason| LlmError::Malformed {

@@ -77,7 +77,9 @@ pub(super) async fn preflight_all(
         } else {
             key
         };
-        metrics.set_llm_provider_up(status.provider.as_str(), status.is_ok());
+        if !crate::defect!("llm-gauge-unset-at-preflight") {
+            metrics.set_llm_provider_up(status.provider.as_str(), status.is_ok());
+        }
         if let Some(problem) = status.describe() {
             if crate::defect!("preflight-blocks-startup") {
                 tracing::error!(%problem, "LLM preflight failed; stopping");
