@@ -32,9 +32,17 @@ pub enum Command {
     Up {
         /// The ecosystem file (YAML).
         file: PathBuf,
-        /// Write `{"name": "url", …}` to this file once everything listens.
+        /// Write `{"name": "url", …}` to this file once everything listens (with HTTPS mocks,
+        /// also `"ca_file": path`).
         #[arg(long)]
         urls_out: Option<PathBuf>,
+        /// Serve every mock over HTTPS with a generated CA (as `tls: true` in the file).
+        #[arg(long)]
+        tls: bool,
+        /// Where to write the CA certificate (PEM) of the HTTPS mocks; default
+        /// `pallas-mocks-ca.pem` beside the `--urls-out` file, else in the working directory.
+        #[arg(long)]
+        ca_out: Option<PathBuf>,
     },
     /// Check an ecosystem file and report the first problem with file:line:col.
     Validate {
@@ -74,7 +82,12 @@ pub async fn run(cli: Cli) -> ExitCode {
             }
             Err(code) => code,
         },
-        Command::Up { file, urls_out } => {
+        Command::Up {
+            file,
+            urls_out,
+            tls,
+            ca_out,
+        } => {
             let mut spec = match load(&file) {
                 Ok(s) => s,
                 Err(code) => return code,
@@ -86,12 +99,20 @@ pub async fn run(cli: Cli) -> ExitCode {
             {
                 pack.apply_env();
             }
-            up(&spec, urls_out.as_deref()).await
+            spec.tls |= tls;
+            let ca_out = ca_out.unwrap_or_else(|| {
+                urls_out
+                    .as_deref()
+                    .and_then(Path::parent)
+                    .unwrap_or(Path::new(""))
+                    .join("pallas-mocks-ca.pem")
+            });
+            up(&spec, urls_out.as_deref(), &ca_out).await
         }
     }
 }
 
-async fn up(spec: &EcosystemSpec, urls_out: Option<&Path>) -> ExitCode {
+async fn up(spec: &EcosystemSpec, urls_out: Option<&Path>, ca_out: &Path) -> ExitCode {
     let eco = match Ecosystem::start_with_fixed_ports(spec).await {
         Ok(e) => e,
         Err(e) => {
@@ -99,8 +120,18 @@ async fn up(spec: &EcosystemSpec, urls_out: Option<&Path>) -> ExitCode {
             return ExitCode::from(EXIT_RUNTIME);
         }
     };
-    let urls = eco.urls();
+    let mut urls = eco.urls();
     println!("{}", url_table(spec, &urls));
+    if let Some(tls) = eco.tls() {
+        if let Err(e) = tls.write_ca(ca_out) {
+            eprintln!("error: cannot write {}: {e}", ca_out.display());
+            eco.shutdown().await;
+            return ExitCode::from(EXIT_RUNTIME);
+        }
+        let path = std::fs::canonicalize(ca_out).unwrap_or_else(|_| ca_out.to_path_buf());
+        println!("CA certificate of the HTTPS mocks: {}", path.display());
+        urls.insert("ca_file".to_owned(), path.display().to_string());
+    }
     if let Some(path) = urls_out
         && let Err(e) = write_urls(path, &urls)
     {

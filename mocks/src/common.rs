@@ -199,6 +199,37 @@ impl ServerHandle {
         }
     }
 
+    /// Serves `app` on `listener`, over TLS when `tls` is given, until cancelled.
+    pub(crate) fn serve_with(
+        listener: tokio::net::TcpListener,
+        app: axum::Router,
+        tls: Option<&crate::tls::MockTls>,
+    ) -> Self {
+        let Some(tls) = tls else {
+            return Self::serve(listener, app);
+        };
+        let ct = tokio_util::sync::CancellationToken::new();
+        let stop = ct.clone();
+        let task = match crate::tls::TlsListener::new(listener, tls, ct.clone()) {
+            Ok(listener) => tokio::spawn(async move {
+                if let Err(e) = axum::serve(listener, app)
+                    .with_graceful_shutdown(stop.cancelled_owned())
+                    .await
+                {
+                    tracing::warn!("mock server stopped with an error: {e}");
+                }
+            }),
+            Err(e) => {
+                tracing::warn!("mock TLS listener failed: {e}");
+                tokio::spawn(async {})
+            }
+        };
+        Self {
+            ct,
+            task: Some(task),
+        }
+    }
+
     /// A handle with no server (e.g. a `down` MCP mock): only the cancellation token.
     pub(crate) fn idle() -> Self {
         Self {

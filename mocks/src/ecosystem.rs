@@ -2,11 +2,13 @@
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
 
 use crate::error::MockError;
 use crate::llm::LlmMock;
 use crate::mcp::McpMock;
 use crate::spec::EcosystemSpec;
+use crate::tls::MockTls;
 use crate::validate::validate_ecosystem;
 
 fn s_port(servers: &BTreeMap<String, crate::spec::McpMockSpec>, name: &str) -> Option<u16> {
@@ -18,6 +20,7 @@ fn s_port(servers: &BTreeMap<String, crate::spec::McpMockSpec>, name: &str) -> O
 pub struct Ecosystem {
     llms: BTreeMap<String, LlmMock>,
     mcps: BTreeMap<String, McpMock>,
+    tls: Option<Arc<MockTls>>,
 }
 
 impl Ecosystem {
@@ -45,19 +48,30 @@ impl Ecosystem {
                 if fixed { port.unwrap_or(0) } else { 0 },
             ))
         };
+        // One CA for every HTTPS mock of the ecosystem.
+        let any_tls = spec.tls
+            || spec.llms.values().any(|l| l.tls)
+            || spec.mcp_servers.values().any(|m| m.tls);
+        let tls = if any_tls {
+            Some(MockTls::generate()?)
+        } else {
+            None
+        };
+        let tls_for = |own: bool| if spec.tls || own { tls.clone() } else { None };
         let mut eco = Ecosystem {
             llms: BTreeMap::new(),
             mcps: BTreeMap::new(),
+            tls: tls.clone(),
         };
         for (name, s) in &spec.llms {
-            let m = LlmMock::start_named(name, s.clone(), addr(s.port)).await?;
+            let m = LlmMock::start_with_tls(name, s.clone(), addr(s.port), tls_for(s.tls)).await?;
             eco.llms.insert(name.clone(), m);
         }
         // Plain MCP servers first: packs may call them (and the LLMs) by name.
         let (packs, plain): (Vec<_>, Vec<_>) =
             spec.mcp_servers.iter().partition(|(_, s)| s.pack.is_some());
         for (name, s) in plain {
-            let m = McpMock::start(name, s.clone(), addr(s.port)).await?;
+            let m = McpMock::start_with_tls(name, s.clone(), addr(s.port), tls_for(s.tls)).await?;
             eco.mcps.insert(name.clone(), m);
         }
         for (name, s) in packs {
@@ -74,20 +88,28 @@ impl Ecosystem {
                 }
                 pack.servers.values_mut().for_each(resolve);
             }
-            let m = McpMock::start(name, s, addr(s_port(&spec.mcp_servers, name))).await?;
+            let own_tls = tls_for(s.tls);
+            let m =
+                McpMock::start_with_tls(name, s, addr(s_port(&spec.mcp_servers, name)), own_tls)
+                    .await?;
             eco.mcps.insert(name.clone(), m);
         }
         Ok(eco)
     }
 
     /// Name → URL a client configures: OpenAI `http://127.0.0.1:P/v1`, Anthropic
-    /// `http://127.0.0.1:P`, MCP `http://127.0.0.1:P/mcp`.
+    /// `http://127.0.0.1:P`, MCP `http://127.0.0.1:P/mcp` (`https` for HTTPS mocks).
     pub fn urls(&self) -> BTreeMap<String, String> {
         self.llms
             .iter()
             .map(|(n, m)| (n.clone(), m.url()))
             .chain(self.mcps.iter().map(|(n, m)| (n.clone(), m.url())))
             .collect()
+    }
+
+    /// The certificate authority of the HTTPS mocks (when any serves HTTPS).
+    pub fn tls(&self) -> Option<&MockTls> {
+        self.tls.as_deref()
     }
 
     /// The LLM mock named `name`.

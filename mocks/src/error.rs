@@ -17,6 +17,9 @@ pub enum MockError {
         #[source]
         source: std::io::Error,
     },
+    /// The TLS certificate could not be generated or loaded.
+    #[error("cannot set up TLS for the mocks: {0}")]
+    Tls(String),
     /// The spec is semantically invalid (see [`crate::validate`]).
     #[error("invalid mock spec for `{name}`: {message}")]
     InvalidSpec {

@@ -14,6 +14,7 @@ pub mod llm;
 pub mod mcp;
 pub mod packs;
 pub mod spec;
+pub mod tls;
 pub mod validate;
 pub mod yaml;
 
@@ -23,4 +24,5 @@ pub use journal::{LlmJournalEntry, McpJournalEntry, SessionStats};
 pub use llm::LlmMock;
 pub use mcp::McpMock;
 pub use spec::*;
+pub use tls::MockTls;
 pub use validate::{SpecIssue, parse_ecosystem, validate_ecosystem};

@@ -24,6 +24,9 @@ pub struct EcosystemSpec {
     /// Mock downstream MCP servers by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub mcp_servers: BTreeMap<String, McpMockSpec>,
+    /// Serve every mock over HTTPS with one generated CA (see [`crate::MockTls`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tls: bool,
 }
 
 /// Which provider's wire format a mock LLM speaks.
@@ -65,6 +68,9 @@ pub struct LlmMockSpec {
     /// Token counts reported in `usage` unless a turn overrides them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<UsageSpec>,
+    /// Serve HTTPS with a generated certificate (the URL becomes `https://`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tls: bool,
 }
 
 fn default_models() -> Vec<String> {
@@ -272,10 +278,31 @@ pub struct McpMockSpec {
     /// Tools the server offers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<ToolSpec>,
+    /// Serve HTTPS with a generated certificate (the URL becomes `https://`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tls: bool,
+    /// Accept any `Host` and `Origin`. By default, as the MCP transport spec asks of local
+    /// servers, a request whose `Host` is not `localhost`, `127.0.0.1` or `[::1]`, or whose
+    /// `Origin` is not an `http(s)` origin on one of those hosts, is refused with 403.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lenient: bool,
+    /// A built-in set of tools, resources and prompts added to `tools` (see [`McpPreset`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<McpPreset>,
     /// Serve a mock of another agent system instead of `tools` (mcpctl, Percolate,
     /// McpAgenticServer), with its defect variants; see `pallas_mocks::packs`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pack: Option<crate::packs::PackSpec>,
+}
+
+/// A built-in server personality of a mock MCP server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum McpPreset {
+    /// The tools (`test_simple_text`, `test_image_content`…), resources (`test://static-text`…)
+    /// and prompts (`test_simple_prompt`…) that the server scenarios of the official MCP
+    /// conformance suite (`@modelcontextprotocol/conformance`) call.
+    Conformance,
 }
 
 /// A tool of a mock MCP server, declared as data.

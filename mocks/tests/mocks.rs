@@ -9,5 +9,6 @@ mod mocks {
     pub mod ecosystem;
     pub mod mcp;
     pub mod openai;
+    pub mod strict;
     pub mod support;
 }

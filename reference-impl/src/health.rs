@@ -226,7 +226,9 @@ fn sse_reply(buffer: &[u8]) -> Option<Value> {
 }
 
 fn describe(error: &reqwest::Error) -> String {
-    if error.is_timeout() {
+    if let Some(tls) = crate::net::tls_problem(error) {
+        tls
+    } else if error.is_timeout() {
         "timed out".to_owned()
     } else if error.is_connect() {
         "connection refused or failed".to_owned()

@@ -45,6 +45,7 @@ pub mod health;
 pub mod llm;
 pub mod logging;
 pub mod metrics;
+pub mod net;
 pub mod progress;
 pub mod registry;
 pub mod runtime;

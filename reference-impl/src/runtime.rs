@@ -168,6 +168,13 @@ pub enum RuntimeError {
         /// The last probe failure.
         reason: String,
     },
+    /// The outbound HTTP client could not be built (CA bundle, proxy).
+    #[error(transparent)]
+    #[diagnostic(
+        code(pallas::network),
+        help("check SSL_CERT_FILE, tls.ca_file and the *_PROXY variables")
+    )]
+    Network(crate::net::NetError),
 }
 
 /// What a reload changed.
@@ -276,10 +283,7 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
     }
 
     let metrics = options.metrics.clone().unwrap_or_default();
-    let http = reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(5))
-        .build()
-        .unwrap_or_default();
+    let http = crate::net::client(&deployment.network).map_err(RuntimeError::Network)?;
     let registry = RegistryState::new(metrics.clone());
     let root = CancellationToken::new();
     let factory = options

@@ -28,3 +28,6 @@ mod cli;
 
 #[path = "runtime/example.rs"]
 mod example;
+
+#[path = "runtime/tls.rs"]
+mod tls;

@@ -25,6 +25,7 @@ use crate::common::{Journal, ServerHandle, Ticket, header_map, lock, now_rfc3339
 use crate::error::MockError;
 use crate::journal::LlmJournalEntry;
 use crate::spec::{Dialect, FaultSpec, LlmMockSpec, UsageSpec};
+use crate::tls::MockTls;
 use conversation::Conversation;
 use script::{Outcome, Reply, Script, ScriptState};
 
@@ -32,6 +33,7 @@ use script::{Outcome, Reply, Script, ScriptState};
 #[derive(Debug)]
 pub struct LlmMock {
     addr: SocketAddr,
+    tls: Option<Arc<MockTls>>,
     dialect: Dialect,
     shared: Arc<Shared>,
     server: ServerHandle,
@@ -53,11 +55,27 @@ impl LlmMock {
         Self::start_named("llm", spec, addr).await
     }
 
-    /// Like [`LlmMock::start`], naming the mock in errors and logs.
+    /// Like [`LlmMock::start`], naming the mock in errors and logs. With `tls: true` in the spec
+    /// it serves HTTPS with a certificate of its own CA ([`LlmMock::tls`]).
     pub async fn start_named(
         name: &str,
         spec: LlmMockSpec,
         addr: SocketAddr,
+    ) -> Result<LlmMock, MockError> {
+        let tls = if spec.tls {
+            Some(MockTls::generate()?)
+        } else {
+            None
+        };
+        Self::start_with_tls(name, spec, addr, tls).await
+    }
+
+    /// Like [`LlmMock::start_named`], serving HTTPS with `tls` when given (whatever `spec.tls`).
+    pub async fn start_with_tls(
+        name: &str,
+        spec: LlmMockSpec,
+        addr: SocketAddr,
+        tls: Option<Arc<MockTls>>,
     ) -> Result<LlmMock, MockError> {
         let script = Script::compile(&spec).map_err(|message| MockError::InvalidSpec {
             name: name.to_owned(),
@@ -86,7 +104,7 @@ impl LlmMock {
             ct: ct.clone(),
         });
         let app = router(shared.clone());
-        let server = ServerHandle::serve(listener, app);
+        let server = ServerHandle::serve_with(listener, app, tls.as_deref());
         // Hanging requests end when the server stops.
         let server_ct = server.ct.clone();
         tokio::spawn(async move {
@@ -96,6 +114,7 @@ impl LlmMock {
         tracing::debug!(name, %bound, ?dialect, "mock LLM listening");
         Ok(LlmMock {
             addr: bound,
+            tls,
             dialect,
             shared,
             server,
@@ -103,12 +122,18 @@ impl LlmMock {
     }
 
     /// The base URL a client configures: `http://127.0.0.1:P/v1` (OpenAI) or
-    /// `http://127.0.0.1:P` (Anthropic; the SDKs append `/v1/messages`).
+    /// `http://127.0.0.1:P` (Anthropic; the SDKs append `/v1/messages`); `https` with TLS.
     pub fn url(&self) -> String {
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
         match self.dialect {
-            Dialect::Openai => format!("http://{}/v1", self.addr),
-            Dialect::Anthropic => format!("http://{}", self.addr),
+            Dialect::Openai => format!("{scheme}://{}/v1", self.addr),
+            Dialect::Anthropic => format!("{scheme}://{}", self.addr),
         }
+    }
+
+    /// The certificate authority of an HTTPS mock.
+    pub fn tls(&self) -> Option<&MockTls> {
+        self.tls.as_deref()
     }
 
     /// The bound address.

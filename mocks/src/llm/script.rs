@@ -268,6 +268,7 @@ mod tests {
             on_exhausted: Exhausted::Echo,
             fault: None,
             usage: None,
+            tls: false,
         }
     }
 

@@ -90,8 +90,22 @@ pub fn router(
     }
     let mut allowed_hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
     allowed_hosts.extend(settings.allowed_hosts.iter().cloned());
+    // DNS-rebinding protection (MCP transport spec): a browser Origin must name one of the same
+    // hosts; requests without Origin (non-browser clients) pass.
+    let allowed_origins: Vec<String> = allowed_hosts
+        .iter()
+        .flat_map(|h| {
+            let h = if h.contains(':') && !h.starts_with('[') {
+                format!("[{h}]")
+            } else {
+                h.clone()
+            };
+            [format!("http://{h}:*"), format!("https://{h}:*")]
+        })
+        .collect();
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(allowed_hosts)
+        .with_allowed_origins(allowed_origins)
         .with_cancellation_token(shutdown.child_token());
     let factory_core = core.clone();
     let service = StreamableHttpService::new(

@@ -99,6 +99,15 @@ pub(crate) struct FastAgentSpec {
     pub openai: Option<ProviderSpec>,
     pub anthropic: Option<ProviderSpec>,
     pub logger: Option<LoggerSpec>,
+    pub tls: Option<TlsSpec>,
+}
+
+/// `tls` (reference extension): extra trusted CAs for providers and downstream servers.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TlsSpec {
+    /// A PEM bundle, relative to the project directory.
+    pub ca_file: Option<Spanned<String>>,
 }
 
 /// `model_capabilities`.

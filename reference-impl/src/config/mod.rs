@@ -10,6 +10,7 @@ mod env;
 mod error;
 mod files;
 mod merge;
+mod network;
 mod source;
 
 use cards::*;
@@ -87,6 +88,8 @@ pub struct Deployment {
     pub log_level: Option<String>,
     /// Files whose change triggers a reload.
     pub watched_files: Vec<PathBuf>,
+    /// Extra CAs and proxies of outbound requests (read at start; a change needs a restart).
+    pub network: crate::net::NetworkSettings,
 }
 
 /// One agent of the deployment.
@@ -430,7 +433,10 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
         .and_then(|l| l.level.clone())
         .or_else(|| fa.config.logger.as_ref().and_then(|l| l.level.clone()));
 
+    let network = network::network(&fa, &env, dir)?;
+
     Ok(Deployment {
+        network,
         dir: dir.to_path_buf(),
         agents_file: agents_path,
         name,

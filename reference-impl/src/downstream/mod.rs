@@ -299,6 +299,10 @@ impl Downstream {
                             server: self.settings.name.clone(),
                         });
                     }
+                    if let Some(tls) = crate::net::tls_problem(&error) {
+                        // Another lifecycle would meet the same certificate.
+                        return Err(connect_error(tls));
+                    }
                     last_error = error.to_string();
                     continue;
                 }

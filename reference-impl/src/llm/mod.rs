@@ -259,23 +259,10 @@ async fn exchange_json(
     })
 }
 
-/// Describes a failed HTTP exchange for a status message, never including secrets.
+/// Describes a failed HTTP exchange for a status message, never including secrets; a TLS
+/// certificate problem is named.
 fn describe_reqwest_error(error: &reqwest::Error, timeout: Duration) -> String {
-    if error.is_timeout() {
-        format!("no answer within {}", humantime::format_duration(timeout))
-    } else if error.is_connect() {
-        "connection failed".to_owned()
-    } else {
-        // reqwest errors carry the URL, which holds no secret (keys travel in headers).
-        let mut text = error.to_string();
-        let mut source = std::error::Error::source(error);
-        while let Some(inner) = source {
-            text.push_str(": ");
-            text.push_str(&inner.to_string());
-            source = inner.source();
-        }
-        text
-    }
+    crate::net::describe_error(error, timeout)
 }
 
 /// Extracts a provider's error message from an error body (`{"error":{"message":..}}`).

@@ -200,7 +200,7 @@ pub fn loopback(addr: SocketAddr) -> SocketAddr {
 
 /// Polls `url` with MCP `initialize` until it answers 2xx (then closes the session), or `timeout`.
 pub async fn wait_ready(url: &str, timeout: Duration) -> Result<(), String> {
-    let client = reqwest::Client::new();
+    let client = crate::net::loopback_client();
     let deadline = Instant::now() + timeout;
     let mut last = String::from("no answer");
     loop {

@@ -1,5 +1,12 @@
 //! Mock downstream MCP servers: tools declared as data, server-level faults (down, blackhole, HTTP
-//! status, slow `initialize`, required bearer), both wire eras, a journal and session accounting.
+//! status, slow `initialize`, required bearer), both wire eras, a journal and session accounting,
+//! `Host`/`Origin` validation (DNS-rebinding protection; `lenient` turns it off), optional HTTPS
+//! and the `conformance` preset ([`conformance`]).
+
+mod conformance;
+mod server;
+
+use server::MockServer;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -12,22 +19,20 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use http::{HeaderValue, Method, StatusCode, header};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
-    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ServerCapabilities, ServerConfig, Tool,
-};
-use rmcp::service::RequestContext;
+use rmcp::model::Tool;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::common::{Journal, ServerHandle, header_map, now_rfc3339};
 use crate::error::MockError;
 use crate::journal::{McpJournalEntry, SessionStats};
-use crate::spec::{McpMockSpec, Reachability, ToolResultSpec, WireEra};
+use crate::spec::{McpMockSpec, McpPreset, Reachability, ToolResultSpec, WireEra};
+use crate::tls::MockTls;
+
+/// The host names a loopback server answers to (`Host` and `Origin` checks).
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
 /// Largest request body the mock reads (rmcp's own default limit).
 const MAX_BODY: usize = 4 * 1024 * 1024;
@@ -36,6 +41,7 @@ const MAX_BODY: usize = 4 * 1024 * 1024;
 #[derive(Debug)]
 pub struct McpMock {
     addr: SocketAddr,
+    tls: Option<Arc<MockTls>>,
     shared: Arc<McpShared>,
     server: ServerHandle,
 }
@@ -71,18 +77,34 @@ impl McpShared {
 
 impl McpMock {
     /// Starts the mock named `name` on `addr` (port 0 for an ephemeral port). Returns once it
-    /// listens (for `down`: once its port is known to be closed).
+    /// listens (for `down`: once its port is known to be closed). With `tls: true` in the spec it
+    /// serves HTTPS with a certificate of its own CA ([`McpMock::tls`]).
     pub async fn start(
         name: &str,
         spec: McpMockSpec,
         addr: SocketAddr,
+    ) -> Result<McpMock, MockError> {
+        let tls = if spec.tls {
+            Some(MockTls::generate()?)
+        } else {
+            None
+        };
+        Self::start_with_tls(name, spec, addr, tls).await
+    }
+
+    /// Like [`McpMock::start`], serving HTTPS with `tls` when given (whatever `spec.tls`).
+    pub async fn start_with_tls(
+        name: &str,
+        spec: McpMockSpec,
+        addr: SocketAddr,
+        tls: Option<Arc<MockTls>>,
     ) -> Result<McpMock, MockError> {
         let bind_err = |source| MockError::Bind {
             name: name.to_owned(),
             addr,
             source,
         };
-        let tools = spec
+        let mut tools = spec
             .tools
             .iter()
             .map(to_rmcp_tool)
@@ -91,6 +113,14 @@ impl McpMock {
                 name: name.to_owned(),
                 message,
             })?;
+        if spec.preset == Some(McpPreset::Conformance) {
+            let declared: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+            tools.extend(
+                conformance::tools()
+                    .into_iter()
+                    .filter(|t| !declared.iter().any(|d| *d == t.name)),
+            );
+        }
         let shared = Arc::new(McpShared {
             name: name.to_owned(),
             spec: spec.clone(),
@@ -127,7 +157,7 @@ impl McpMock {
                     .await
                     .map_err(bind_err)?;
                 let bound = l.local_addr().map_err(bind_err)?;
-                let server = ServerHandle::serve(l, router(shared.clone()));
+                let server = ServerHandle::serve_with(l, router(shared.clone()), tls.as_deref());
                 let server_ct = server.ct.clone();
                 let ct = shared.ct.clone();
                 tokio::spawn(async move {
@@ -140,14 +170,21 @@ impl McpMock {
         tracing::debug!(name, %bound, reachability = ?spec.reachability, "mock MCP server ready");
         Ok(McpMock {
             addr: bound,
+            tls,
             shared,
             server,
         })
     }
 
-    /// `http://127.0.0.1:P/mcp` (also for `down` and `blackhole` servers).
+    /// `http://127.0.0.1:P/mcp` (also for `down` and `blackhole` servers); `https` with TLS.
     pub fn url(&self) -> String {
-        format!("http://{}/mcp", self.addr)
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}/mcp", self.addr)
+    }
+
+    /// The certificate authority of an HTTPS mock.
+    pub fn tls(&self) -> Option<&MockTls> {
+        self.tls.as_deref()
     }
 
     /// The bound (or, for `down`, reserved-then-closed) address.
@@ -217,8 +254,23 @@ fn router(shared: Arc<McpShared>) -> Router {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(!stateless)
         .with_json_response(stateless)
-        .disable_allowed_hosts()
         .with_cancellation_token(shared.ct.child_token());
+    // The mocks bind loopback: refuse a foreign Host or Origin (403), as the MCP transport spec
+    // asks of local servers, unless the spec is lenient.
+    let config = if shared.spec.lenient {
+        config.disable_allowed_hosts().disable_allowed_origins()
+    } else {
+        config
+            .with_allowed_hosts(LOOPBACK_HOSTS)
+            .with_allowed_origins(LOOPBACK_HOSTS.iter().flat_map(|h| {
+                let h = if h.contains(':') {
+                    format!("[{h}]")
+                } else {
+                    (*h).to_owned()
+                };
+                [format!("http://{h}:*"), format!("https://{h}:*")]
+            }))
+    };
     let handler_shared = shared.clone();
     let service = StreamableHttpService::new(
         move || {
@@ -362,107 +414,4 @@ async fn observe(State(shared): State<Arc<McpShared>>, req: Request, next: Next)
     let status = resp.status().as_u16();
     shared.journal.update(ticket, |e| e.status = Some(status));
     resp
-}
-
-/// The rmcp handler serving the declared tools.
-#[derive(Debug, Clone)]
-struct MockServer {
-    shared: Arc<McpShared>,
-}
-
-impl ServerHandler for MockServer {
-    fn get_info(&self) -> ServerConfig {
-        let name = self
-            .shared
-            .spec
-            .server_name
-            .clone()
-            .unwrap_or_else(|| self.shared.name.clone());
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(name, env!("CARGO_PKG_VERSION")))
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.shared.tools.clone()))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let Some(spec) = self
-            .shared
-            .spec
-            .tools
-            .iter()
-            .find(|t| t.name == request.name)
-        else {
-            return Err(ErrorData::new(
-                ErrorCode::INVALID_PARAMS,
-                format!("tool not found: {}", request.name),
-                None,
-            ));
-        };
-        let stopped = || async {
-            tokio::select! {
-                () = ctx.ct.cancelled() => {}
-                () = self.shared.ct.cancelled() => {}
-            }
-        };
-        if let Some(d) = spec.delay {
-            tokio::select! {
-                () = tokio::time::sleep(d) => {}
-                () = stopped() => return Err(cancelled()),
-            }
-        }
-        if let Some(n) = spec.progress
-            && let Some(token) = ctx.meta.get_progress_token()
-        {
-            for i in 1..=n {
-                let p = ProgressNotificationParam::new(token.clone(), f64::from(i))
-                    .with_total(f64::from(n))
-                    .with_message(format!("{} step {i}/{n}", spec.name));
-                if let Err(e) = ctx.peer.notify_progress(p).await {
-                    tracing::debug!("progress notification failed: {e}");
-                }
-            }
-        }
-        let result = match &spec.result {
-            ToolResultSpec::Text(t) => CallToolResult::success(vec![ContentBlock::text(t.clone())]),
-            ToolResultSpec::Json(v) => CallToolResult::structured(v.clone()),
-            ToolResultSpec::IsError(t) => {
-                CallToolResult::error(vec![ContentBlock::text(t.clone())])
-            }
-            ToolResultSpec::JsonrpcError { code, message } => {
-                return Err(ErrorData::new(ErrorCode(*code), message.clone(), None));
-            }
-            ToolResultSpec::EchoHeaders => {
-                let headers = ctx
-                    .extensions
-                    .get::<http::request::Parts>()
-                    .map(|p| header_map(&p.headers))
-                    .unwrap_or_default();
-                let text = serde_json::to_string(&headers).unwrap_or_default();
-                CallToolResult::success(vec![ContentBlock::text(text)])
-            }
-            ToolResultSpec::EchoArgs => {
-                let args = request.arguments.clone().map_or(json!({}), Value::Object);
-                CallToolResult::success(vec![ContentBlock::text(args.to_string())])
-            }
-            ToolResultSpec::Hang => {
-                stopped().await;
-                return Err(cancelled());
-            }
-        };
-        Ok(result.into())
-    }
-}
-
-fn cancelled() -> ErrorData {
-    ErrorData::new(ErrorCode::INTERNAL_ERROR, "mock tool call cancelled", None)
 }
