@@ -94,6 +94,7 @@ pub async fn deploy(target: &Target, opts: &DeployOptions) -> Result<Deployed, L
         on_exhausted: Default::default(),
         fault: None,
         usage: None,
+        tls: false,
     };
     let addr = SocketAddr::from(([127, 0, 0, 1], 0));
     let llm = LlmMock::start_named("llm", spec, addr)
