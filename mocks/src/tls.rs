@@ -38,6 +38,11 @@ impl std::fmt::Debug for MockTls {
 }
 
 impl MockTls {
+    /// A fresh CA and certificate when `wanted` (a mock spec's `tls: true`), else none.
+    pub fn generate_if(wanted: bool) -> Result<Option<Arc<MockTls>>, MockError> {
+        wanted.then(Self::generate).transpose()
+    }
+
     /// Generates a fresh CA ("pallas-mocks test CA") and a server certificate for `localhost`,
     /// `127.0.0.1` and `::1` signed by it.
     pub fn generate() -> Result<Arc<MockTls>, MockError> {

@@ -62,11 +62,7 @@ impl LlmMock {
         spec: LlmMockSpec,
         addr: SocketAddr,
     ) -> Result<LlmMock, MockError> {
-        let tls = if spec.tls {
-            Some(MockTls::generate()?)
-        } else {
-            None
-        };
+        let tls = MockTls::generate_if(spec.tls)?;
         Self::start_with_tls(name, spec, addr, tls).await
     }
 

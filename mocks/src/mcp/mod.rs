@@ -84,11 +84,7 @@ impl McpMock {
         spec: McpMockSpec,
         addr: SocketAddr,
     ) -> Result<McpMock, MockError> {
-        let tls = if spec.tls {
-            Some(MockTls::generate()?)
-        } else {
-            None
-        };
+        let tls = MockTls::generate_if(spec.tls)?;
         Self::start_with_tls(name, spec, addr, tls).await
     }
 
