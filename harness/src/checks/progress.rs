@@ -196,12 +196,17 @@ pub(super) fn names_tool(msg_server: &str, msg_tool: &str, server: &str, tool: &
             || msg_tool.ends_with(&format!("-{tool}")))
 }
 
-/// PROG-008: at least one `started` and one `completed|failed` per downstream tool invoked.
-pub(super) fn prog_coverage(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps: Vec<&StepRecord> = steps_of(o, c, &["send", "call"])
+/// The `send` and `call` steps in scope that carried a progress token.
+fn token_steps<'a>(o: &'a Observed, c: &CheckSpec) -> Vec<&'a StepRecord> {
+    steps_of(o, c, &["send", "call"])
         .into_iter()
         .filter(|s| s.progress_token.is_some())
-        .collect();
+        .collect()
+}
+
+/// PROG-008: at least one `started` and one `completed|failed` per downstream tool invoked.
+pub(super) fn prog_coverage(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps = token_steps(o, c);
     if steps.is_empty() {
         return na("send or call with a progress token");
     }
@@ -350,10 +355,7 @@ pub(super) fn prog_coverage(c: &CheckSpec, o: &Observed) -> Outcome {
 
 /// PROG-009: `total` absent/null for loop steps, equal to `progress` for finished sub-tasks.
 pub(super) fn prog_totals(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps: Vec<&StepRecord> = steps_of(o, c, &["send", "call"])
-        .into_iter()
-        .filter(|s| s.progress_token.is_some())
-        .collect();
+    let steps = token_steps(o, c);
     if steps.is_empty() {
         return na("send or call with a progress token");
     }
