@@ -442,10 +442,32 @@ pub fn read_tail(path: &Path) -> String {
 }
 
 /// A free TCP port on 127.0.0.1: binds port 0, reads the port, releases it. Another process
-/// may take it before it is used; callers that can bind `127.0.0.1:0` themselves should.
+/// may take it before it is used; callers that can bind `127.0.0.1:0` themselves should. The
+/// kernel may offer a just-released port again, so a port handed out recently by this process
+/// (the last 4,096) is never handed out twice: one deployment's registry and agents get
+/// distinct ports even when nothing binds them yet.
 pub fn free_port() -> Result<u16, std::io::Error> {
-    let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
-    Ok(listener.local_addr()?.port())
+    static RECENT: std::sync::Mutex<std::collections::VecDeque<u16>> =
+        std::sync::Mutex::new(std::collections::VecDeque::new());
+    for _ in 0..64 {
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+        let port = listener.local_addr()?.port();
+        let mut recent = RECENT
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if recent.contains(&port) {
+            continue;
+        }
+        if recent.len() >= 4096 {
+            recent.pop_front();
+        }
+        recent.push_back(port);
+        return Ok(port);
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AddrInUse,
+        "no port on 127.0.0.1 that this run has not handed out already",
+    ))
 }
 
 /// Text lines, each parsed as JSON where it is JSON (`null` otherwise).
@@ -496,6 +518,13 @@ pub fn file_json(path: &Path) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn free_ports_are_never_handed_out_twice() {
+        let ports: Vec<u16> = (0..200).map(|_| free_port().unwrap()).collect();
+        let distinct: std::collections::BTreeSet<u16> = ports.iter().copied().collect();
+        assert_eq!(distinct.len(), ports.len());
+    }
 
     #[test]
     fn free_ports_are_nonzero_and_bindable() {
