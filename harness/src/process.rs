@@ -494,24 +494,48 @@ pub fn output_json(out: &ProcessOutput) -> serde_json::Value {
     })
 }
 
-/// The output of a `file` step: `{path, exists, size, text, lines}` (`lines`: each non-empty
-/// line parsed as JSON, `null` when it is not JSON).
-pub fn file_json(path: &Path) -> serde_json::Value {
-    match std::fs::read_to_string(path) {
-        Ok(text) => serde_json::json!({
-            "path": path.display().to_string(),
-            "exists": true,
-            "size": text.len(),
-            "lines": json_lines(&text),
-            "text": text,
-        }),
-        Err(_) => serde_json::json!({
-            "path": path.display().to_string(),
-            "exists": path.exists(),
-            "size": 0,
-            "lines": [],
-            "text": "",
-        }),
+/// A file the implementation wrote, as a `file` step read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRead {
+    /// Its path.
+    pub path: PathBuf,
+    /// Whether it exists.
+    pub exists: bool,
+    /// Its text, when it could be read as UTF-8.
+    pub text: Option<String>,
+}
+
+impl FileRead {
+    /// Reads `path`.
+    pub fn read(path: &Path) -> Self {
+        let text = std::fs::read_to_string(path).ok();
+        Self {
+            path: path.to_owned(),
+            exists: text.is_some() || path.exists(),
+            text,
+        }
+    }
+
+    /// The output of a `file` step: `{path, exists, size, text, lines}` (`lines`: each
+    /// non-empty line parsed as JSON, `null` when it is not JSON).
+    pub fn to_json(&self) -> serde_json::Value {
+        let path = self.path.display().to_string();
+        match &self.text {
+            Some(text) => serde_json::json!({
+                "path": path,
+                "exists": true,
+                "size": text.len(),
+                "lines": json_lines(text),
+                "text": text,
+            }),
+            None => serde_json::json!({
+                "path": path,
+                "exists": self.exists,
+                "size": 0,
+                "lines": [],
+                "text": "",
+            }),
+        }
     }
 }
 

@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::common::*;
 use super::{Evidence, Observed, Outcome, StepRecord};
-use crate::scenario::CheckSpec;
 use crate::scenario::template::render;
+use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
 /// The evaluators of this family, by check ID.
 pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
@@ -32,7 +32,7 @@ pub(super) fn auth_forwarded(c: &CheckSpec, o: &Observed) -> Outcome {
     let Some(entries) = o.mcp_journals.get(server) else {
         return Outcome::Error(format!("no journal for `{server}`"));
     };
-    let steps: Vec<&StepRecord> = steps_of(o, c, &["send", "call"])
+    let steps: Vec<&StepRecord> = steps_of(o, c, &[ActionKind::Send, ActionKind::Call])
         .into_iter()
         .filter(|s| s.bearer.is_some())
         .collect();
@@ -140,7 +140,7 @@ pub(super) fn bearer_leak<'a>(
 }
 
 pub(super) fn auth_probes(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, &["health"]);
+    let steps = steps_of(o, c, &[ActionKind::Health]);
     if steps.is_empty() {
         return na("health");
     }
@@ -162,7 +162,7 @@ pub(super) fn auth_probes(c: &CheckSpec, o: &Observed) -> Outcome {
 /// AUTH-008: no model request made while a bearer-carrying call ran carries an inbound bearer
 /// in any header (the provider's configured key authenticates it).
 pub(super) fn auth_not_to_llm(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps: Vec<&StepRecord> = steps_of(o, c, &["send", "call"])
+    let steps: Vec<&StepRecord> = steps_of(o, c, &[ActionKind::Send, ActionKind::Call])
         .into_iter()
         .filter(|s| s.bearer.is_some())
         .collect();
@@ -264,7 +264,7 @@ pub(super) fn auth_explicit(c: &CheckSpec, o: &Observed) -> Outcome {
     if targets.is_empty() {
         return Outcome::NotApplicable("no server has an explicit Authorization header".into());
     }
-    let steps: Vec<&StepRecord> = steps_of(o, c, &["send", "call"])
+    let steps: Vec<&StepRecord> = steps_of(o, c, &[ActionKind::Send, ActionKind::Call])
         .into_iter()
         .filter(|s| s.bearer.is_some())
         .collect();
@@ -305,7 +305,7 @@ pub(super) fn auth_explicit(c: &CheckSpec, o: &Observed) -> Outcome {
 /// (judged on the journals, and on headers echoed back in the step's own result).
 pub(super) fn auth_isolation(c: &CheckSpec, o: &Observed) -> Outcome {
     let all: Vec<&StepRecord> = o.steps.iter().filter(|s| s.bearer.is_some()).collect();
-    let steps: Vec<&StepRecord> = steps_of(o, c, &["send", "call"])
+    let steps: Vec<&StepRecord> = steps_of(o, c, &[ActionKind::Send, ActionKind::Call])
         .into_iter()
         .filter(|s| s.bearer.is_some())
         .collect();
@@ -320,11 +320,7 @@ pub(super) fn auth_isolation(c: &CheckSpec, o: &Observed) -> Outcome {
     let known: BTreeSet<&str> = all.iter().filter_map(|s| s.bearer.as_deref()).collect();
     for s in &steps {
         let own = s.bearer.as_deref().unwrap_or("");
-        let text = format!(
-            "{}\n{}",
-            result_text(s),
-            s.output.get("text").and_then(Value::as_str).unwrap_or("")
-        );
+        let text = format!("{}\n{}", result_text(s), s.observation.text().unwrap_or(""));
         if let Some(other) = bearer_tokens(&text)
             .into_iter()
             .find(|t| t != own && known.contains(t.as_str()))
@@ -383,9 +379,12 @@ pub(super) fn auth_isolation(c: &CheckSpec, o: &Observed) -> Outcome {
 /// (`with: {step, server}`; default: every bearer-less send and every opted-in server).
 pub(super) fn auth_none(c: &CheckSpec, o: &Observed) -> Outcome {
     let steps: Vec<&StepRecord> = named_steps(o, c, "step")
-        .unwrap_or_else(|| steps_of(o, c, &["send", "call"]))
+        .unwrap_or_else(|| steps_of(o, c, &[ActionKind::Send, ActionKind::Call]))
         .into_iter()
-        .filter(|s| s.bearer.is_none() && ["send", "call"].contains(&s.action.as_str()))
+        .filter(|s| {
+            s.bearer.is_none()
+                && matches!(s.action(), Some(StepAction::Send(_) | StepAction::Call(_)))
+        })
         .collect();
     if steps.is_empty() {
         return na("send without a bearer");

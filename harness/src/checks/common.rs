@@ -6,16 +6,18 @@ use regex::Regex;
 use serde_json::{Value, json};
 
 use super::{Evidence, Observed, Outcome, StepRecord, select_steps};
-use crate::scenario::CheckSpec;
+use crate::observation::Observation;
+use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
+/// The steps in the check's scope whose action is one of `kinds`.
 pub(super) fn steps_of<'a>(
     o: &'a Observed,
     c: &CheckSpec,
-    actions: &[&str],
+    kinds: &[ActionKind],
 ) -> Vec<&'a StepRecord> {
     select_steps(&o.steps, &c.steps)
         .into_iter()
-        .filter(|s| actions.contains(&s.action.as_str()))
+        .filter(|s| s.is(kinds))
         .collect()
 }
 
@@ -31,12 +33,8 @@ pub(super) fn param<'a>(c: &'a CheckSpec, key: &str) -> Option<&'a Value> {
     c.with.as_ref().and_then(|w| w.get(key))
 }
 
-pub(super) fn progress_of(s: &StepRecord) -> Vec<Value> {
-    s.output
-        .get("progress")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default()
+pub(super) fn progress_of(s: &StepRecord) -> Vec<&Value> {
+    s.observation.progress()
 }
 
 pub(super) fn within(time: &str, s: &StepRecord) -> bool {
@@ -44,7 +42,7 @@ pub(super) fn within(time: &str, s: &StepRecord) -> bool {
 }
 
 /// Step actions that talk MCP to an agent.
-pub(super) const MCP_ACTIONS: &[&str] = &crate::scenario::StepAction::MCP_KEYS;
+pub(super) const MCP_ACTIONS: &[ActionKind] = &ActionKind::MCP;
 
 /// A parameter that may be one string or a list of strings.
 pub(super) fn param_strs(c: &CheckSpec, key: &str) -> Vec<String> {
@@ -69,24 +67,30 @@ pub(super) fn named_steps<'a>(
     (!names.is_empty()).then(|| select_steps(&o.steps, &names))
 }
 
-pub(super) fn status(s: &StepRecord) -> u64 {
-    s.output.get("status").and_then(Value::as_u64).unwrap_or(0)
+pub(super) fn status(s: &StepRecord) -> u16 {
+    s.observation.status()
 }
 
 pub(super) fn is_error_result(s: &StepRecord) -> bool {
-    s.output
-        .pointer("/result/isError")
+    s.observation
+        .result()
+        .and_then(|r| r.get("isError"))
         .and_then(Value::as_bool)
         .unwrap_or(false)
 }
 
 pub(super) fn jsonrpc_error(s: &StepRecord) -> Option<&Value> {
-    s.output.get("error").filter(|e| !e.is_null())
+    s.observation.jsonrpc_error()
+}
+
+/// The step's JSON-RPC result, or `null` (for evidence).
+pub(super) fn result_or_null(s: &StepRecord) -> &Value {
+    s.observation.result().unwrap_or(&Value::Null)
 }
 
 pub(super) fn result_text(s: &StepRecord) -> String {
     let mut out = String::new();
-    collect_text(s.output.get("result").unwrap_or(&Value::Null), &mut out);
+    collect_text(result_or_null(s), &mut out);
     out
 }
 
@@ -115,13 +119,15 @@ pub(super) fn overlap(a: &StepRecord, b: &StepRecord) -> bool {
     a.started_at < b.ended_at && b.started_at < a.ended_at
 }
 
-pub(super) fn header<'a>(request: &'a Value, name: &str) -> Option<&'a str> {
-    request
-        .get("headers")
-        .and_then(Value::as_object)?
+/// A header a `raw` step sent (case-insensitive name).
+pub(super) fn raw_header<'a>(s: &'a StepRecord, name: &str) -> Option<&'a str> {
+    let Some(StepAction::Raw(r)) = s.action() else {
+        return None;
+    };
+    r.headers
         .iter()
         .find(|(k, _)| k.eq_ignore_ascii_case(name))
-        .and_then(|(_, v)| v.as_str())
+        .map(|(_, v)| v.as_str())
 }
 
 // ---------------------------------------------------------------- bearer
@@ -138,11 +144,13 @@ pub(super) fn bearer_tokens(text: &str) -> Vec<String> {
 
 // ---------------------------------------------------------------- messages
 
+/// A `send` step that cancels its call after some progress.
 pub(super) fn cancelled(s: &StepRecord) -> bool {
-    s.request
-        .get("cancel_after_progress")
-        .is_some_and(|v| !v.is_null())
-        || s.output.get("cancelled_at_ms").is_some()
+    matches!(s.action(), Some(StepAction::Send(m)) if m.cancel_after_progress.is_some())
+        || matches!(
+            &s.observation,
+            Observation::MessageSent(m) if m.cancellation.is_some()
+        )
 }
 
 pub(super) fn llm_requests_during(o: &Observed, s: &StepRecord) -> Vec<String> {
@@ -157,39 +165,40 @@ pub(super) fn llm_requests_during(o: &Observed, s: &StepRecord) -> Vec<String> {
 // ---------------------------------------------------------------- MCP
 
 pub(super) fn sends_session(s: &StepRecord) -> bool {
-    match s.action.as_str() {
-        "raw" => {
-            s.request
-                .get("with_session")
-                .and_then(Value::as_bool)
-                .unwrap_or(true)
-                && header(&s.request, "mcp-session-id").is_none()
-        }
-        "connect" => false,
-        a => MCP_ACTIONS.contains(&a),
+    match s.action() {
+        Some(StepAction::Raw(r)) => r.with_session && raw_header(s, "mcp-session-id").is_none(),
+        Some(StepAction::Connect(_)) => false,
+        _ => s.is(MCP_ACTIONS),
     }
 }
 
+/// The JSON-RPC body a `raw` step posted, when it is JSON.
+pub(super) fn raw_body(s: &StepRecord) -> Option<Value> {
+    let Some(StepAction::Raw(r)) = s.action() else {
+        return None;
+    };
+    serde_json::from_str(&r.body).ok()
+}
+
 pub(super) fn raw_method(s: &StepRecord) -> Option<String> {
-    let body: Value = serde_json::from_str(s.request.get("body")?.as_str()?).ok()?;
-    body.get("method")
+    raw_body(s)?
+        .get("method")
         .and_then(Value::as_str)
         .map(str::to_owned)
 }
 
 /// The tool name and arguments a `call` or raw `tools/call` step sent.
 pub(super) fn tool_call_of(s: &StepRecord) -> Option<(String, Value)> {
-    match s.action.as_str() {
-        "call" => Some((
-            s.request.get("tool")?.as_str()?.to_owned(),
-            s.request
-                .get("arguments")
-                .cloned()
+    match s.action()? {
+        StepAction::Call(t) => Some((
+            t.tool.clone(),
+            t.arguments
+                .clone()
                 .filter(|a| !a.is_null())
                 .unwrap_or(json!({})),
         )),
-        "raw" => {
-            let body: Value = serde_json::from_str(s.request.get("body")?.as_str()?).ok()?;
+        StepAction::Raw(_) => {
+            let body = raw_body(s)?;
             (body.get("method")? == "tools/call").then_some(())?;
             Some((
                 body.pointer("/params/name")?.as_str()?.to_owned(),

@@ -4,7 +4,8 @@ use serde_json::{Value, json};
 
 use super::common::*;
 use super::{Evidence, Observed, Outcome, StepRecord, excerpt};
-use crate::scenario::CheckSpec;
+use crate::observation::{HealthAnswered, Observation};
+use crate::scenario::{ActionKind, CheckSpec};
 
 /// The evaluators of this family, by check ID.
 pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
@@ -22,23 +23,22 @@ pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
 pub(super) const HEALTH_DESCRIPTION: &str =
     "Returns the health status of this agent and its downstream dependencies.";
 
-pub(super) fn health_of(s: &StepRecord) -> Option<&Value> {
-    s.output.get("health").filter(|h| !h.is_null())
+/// The tools a `tools/list` answer listed.
+pub(super) fn tools_listed(s: &StepRecord) -> &[Value] {
+    s.observation
+        .result()
+        .and_then(|r| r.get("tools"))
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
 }
 
 pub(super) fn health_listed(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, &["list_tools"]);
+    let steps = steps_of(o, c, &[ActionKind::ListTools]);
     if steps.is_empty() {
         return na("list_tools");
     }
     for s in steps {
-        let tools = s
-            .output
-            .pointer("/result/tools")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let Some(t) = tools
+        let Some(t) = tools_listed(s)
             .iter()
             .find(|t| t.get("name").and_then(Value::as_str) == Some(o.health_tool.as_str()))
         else {
@@ -79,13 +79,16 @@ pub(super) fn health_listed(c: &CheckSpec, o: &Observed) -> Outcome {
 }
 
 pub(super) fn health_body(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, &["health"]);
+    let steps = steps_of(o, c, &[ActionKind::Health]);
     if steps.is_empty() {
         return na("health");
     }
     for s in steps {
         if id == "HEALTH-009" {
-            let gate = s.output.get("gate").and_then(Value::as_str).unwrap_or("");
+            let gate = match &s.observation {
+                Observation::HealthAnswered(h) => h.gate.as_str(),
+                _ => "",
+            };
             if let Some(want) = param(c, "gate").and_then(Value::as_str)
                 && !gate.starts_with(want)
             {
@@ -99,22 +102,23 @@ pub(super) fn health_body(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
         if let Some(e) = &s.error {
             return Outcome::Error(format!("`{}` could not run: {e}", s.name));
         }
-        let Some(h) = health_of(s) else {
-            let why = s
-                .output
-                .get("health_error")
-                .map(|e| excerpt(e, 200))
-                .unwrap_or_else(|| "no result".into());
+        let Some(h) = s.observation.health() else {
+            let why = match &s.observation {
+                Observation::HealthAnswered(HealthAnswered { health: Err(e), .. }) => {
+                    excerpt(&json!(e), 200)
+                }
+                _ => "no result".into(),
+            };
             return fail(
                 format!("`get_health` result is not one text block of health JSON: {why}"),
                 vec![Evidence::new(
                     &s.name,
                     "one text block holding {status,…}",
-                    excerpt(s.output.get("result").unwrap_or(&Value::Null), 300),
+                    excerpt(result_or_null(s), 300),
                 )],
             );
         };
-        let status = h.get("status").and_then(Value::as_str).unwrap_or("");
+        let status = h.status.as_str();
         match id {
             "HEALTH-002" => {
                 if !["ok", "degraded", "error"].contains(&status) {
@@ -125,17 +129,13 @@ pub(super) fn health_body(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
                 }
             }
             "HEALTH-003" => {
-                if status != "ok"
-                    && h.get("message")
-                        .and_then(Value::as_str)
-                        .is_none_or(str::is_empty)
-                {
+                if status != "ok" && h.message.as_deref().is_none_or(str::is_empty) {
                     return fail(
                         format!("status `{status}` without a message"),
-                        vec![Evidence::new(&s.name, "a message", excerpt(h, 200))],
+                        vec![Evidence::new(&s.name, "a message", excerpt(&json!(h), 200))],
                     );
                 }
-                if let Some(ts) = h.get("timestamp").and_then(Value::as_str)
+                if let Some(ts) = h.timestamp.as_deref()
                     && chrono::DateTime::parse_from_rfc3339(ts).is_err()
                 {
                     return fail(
@@ -150,10 +150,10 @@ pub(super) fn health_body(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
                 {
                     return fail(
                         format!("status `{status}`, expected `{want}`"),
-                        vec![Evidence::new(&s.name, want, excerpt(h, 300))],
+                        vec![Evidence::new(&s.name, want, excerpt(&json!(h), 300))],
                     );
                 }
-                let msg = h.get("message").and_then(Value::as_str).unwrap_or("");
+                let msg = h.message.as_deref().unwrap_or("");
                 for m in param(c, "mentions")
                     .and_then(Value::as_array)
                     .into_iter()
@@ -178,7 +178,7 @@ pub(super) fn health_body(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
 }
 
 pub(super) fn health_no_llm(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, &["health"]);
+    let steps = steps_of(o, c, &[ActionKind::Health]);
     if steps.is_empty() {
         return na("health");
     }
@@ -203,7 +203,7 @@ pub(super) fn health_no_llm(c: &CheckSpec, o: &Observed) -> Outcome {
 }
 
 pub(super) fn health_fast(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, &["health"]);
+    let steps = steps_of(o, c, &[ActionKind::Health]);
     if steps.is_empty() {
         return na("health");
     }
@@ -227,7 +227,7 @@ pub(super) fn health_fast(c: &CheckSpec, o: &Observed) -> Outcome {
 /// while a health step ran are matched against the `DELETE`s it received from then on (a
 /// session the agent keeps for its own tool calls is not a probe).
 pub(super) fn sessions_closed(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, &["health"]);
+    let steps = steps_of(o, c, &[ActionKind::Health]);
     let Some(first) = steps.iter().map(|s| s.started_at.as_str()).min() else {
         return na("health");
     };
@@ -266,7 +266,7 @@ pub(super) fn sessions_closed(c: &CheckSpec, o: &Observed) -> Outcome {
 }
 
 pub(super) fn health_no_progress(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, &["health"]);
+    let steps = steps_of(o, c, &[ActionKind::Health]);
     if steps.is_empty() {
         return na("health");
     }
@@ -279,7 +279,7 @@ pub(super) fn health_no_progress(c: &CheckSpec, o: &Observed) -> Outcome {
                     s.name,
                     p.len()
                 ),
-                vec![Evidence::new(&s.name, "no progress", excerpt(&p[0], 200))],
+                vec![Evidence::new(&s.name, "no progress", excerpt(p[0], 200))],
             );
         }
     }

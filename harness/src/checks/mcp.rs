@@ -4,7 +4,8 @@ use serde_json::{Value, json};
 
 use super::common::*;
 use super::{Evidence, Observed, Outcome, StepRecord, excerpt, wire};
-use crate::scenario::CheckSpec;
+use crate::observation::Observation;
+use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
 /// The evaluators of this family, by check ID.
 pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
@@ -76,7 +77,7 @@ pub(super) fn is_null_id_error(m: &Value) -> bool {
 }
 
 pub(super) fn handshake(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, &["connect"]);
+    let steps = steps_of(o, c, &[ActionKind::Connect]);
     if steps.is_empty() {
         return na("connect");
     }
@@ -84,11 +85,13 @@ pub(super) fn handshake(c: &CheckSpec, o: &Observed) -> Outcome {
         if let Some(e) = &s.error {
             return fail(format!("`{}` failed: {e}", s.name), vec![]);
         }
-        let v = s
-            .output
-            .get("protocol_version")
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let Observation::Connected(connected) = &s.observation else {
+            return fail(
+                format!("`{}` observed no `initialize` answer", s.name),
+                vec![],
+            );
+        };
+        let v = connected.protocol_version.as_str();
         if !["2025-11-25", "2026-07-28", "2025-06-18", "2025-03-26"].contains(&v) {
             return fail(
                 format!("negotiated `{v}`"),
@@ -97,7 +100,7 @@ pub(super) fn handshake(c: &CheckSpec, o: &Observed) -> Outcome {
         }
         // Issuing a session is optional (MCP transports: a server MAY assign one); an issued
         // id MUST only contain visible ASCII (0x21–0x7E).
-        if let Some(id) = s.output.get("session_id").and_then(Value::as_str)
+        if let Some(id) = connected.session_id.as_deref()
             && (id.is_empty() || !id.bytes().all(|b| (0x21..=0x7e).contains(&b)))
         {
             return fail(
@@ -117,20 +120,25 @@ pub(super) fn content_types(c: &CheckSpec, o: &Observed) -> Outcome {
     let steps = steps_of(
         o,
         c,
-        &["list_tools", "health", "send", "call", "history", "connect"],
+        &[
+            ActionKind::ListTools,
+            ActionKind::Health,
+            ActionKind::Send,
+            ActionKind::Call,
+            ActionKind::History,
+            ActionKind::Connect,
+        ],
     );
     if steps.is_empty() {
         return na("MCP request");
     }
     for s in steps {
-        let status = s.output.get("status").and_then(Value::as_u64).unwrap_or(0);
-        if status != 200 {
+        if status(s) != 200 {
             continue;
         }
         let ct = s
-            .output
-            .get("content_type")
-            .and_then(Value::as_str)
+            .observation
+            .content_type()
             .unwrap_or("")
             .to_ascii_lowercase();
         if !(ct.starts_with("application/json") || ct.starts_with("text/event-stream")) {
@@ -148,7 +156,17 @@ pub(super) fn content_types(c: &CheckSpec, o: &Observed) -> Outcome {
 }
 
 pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, &["list_tools", "health", "send", "call", "history"]);
+    let steps = steps_of(
+        o,
+        c,
+        &[
+            ActionKind::ListTools,
+            ActionKind::Health,
+            ActionKind::Send,
+            ActionKind::Call,
+            ActionKind::History,
+        ],
+    );
     if steps.is_empty() {
         return na("MCP request");
     }
@@ -159,15 +177,13 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
                 s.name
             ));
         }
-        if s.output
-            .get("cancelled_at_ms")
-            .is_some_and(|v| !v.is_null())
-        {
+        if s.observation.cancelled_at_ms().is_some() {
             continue; // the client cancelled it: the receiver should not answer
         }
         if s.error.is_none()
-            && s.output.get("response").is_none_or(Value::is_null)
-            && s.output.get("status").and_then(Value::as_u64) == Some(200)
+            && s.observation
+                .exchange()
+                .is_some_and(|x| x.response.as_ref().is_none_or(Value::is_null) && x.status == 200)
         {
             return fail(
                 format!("`{}` got no JSON-RPC response", s.name),
@@ -184,7 +200,7 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
 
 /// MCP-003: `DELETE` ends the session; the old session id then gets 404.
 pub(super) fn mcp_delete(c: &CheckSpec, o: &Observed) -> Outcome {
-    let deletes = steps_of(o, c, &["delete"]);
+    let deletes = steps_of(o, c, &[ActionKind::Delete]);
     if deletes.is_empty() {
         return na("delete");
     }
@@ -214,7 +230,7 @@ pub(super) fn mcp_delete(c: &CheckSpec, o: &Observed) -> Outcome {
         later.sort_by(|a, b| a.started_at.cmp(&b.started_at));
         if let Some(next) = later
             .into_iter()
-            .take_while(|x| x.action != "connect")
+            .take_while(|x| !matches!(x.action(), Some(StepAction::Connect(_))))
             .find(|x| sends_session(x))
             && status(next) != 404
         {
@@ -233,10 +249,10 @@ pub(super) fn mcp_delete(c: &CheckSpec, o: &Observed) -> Outcome {
 
 /// MCP-005: a POST whose `Accept` lacks `application/json` or `text/event-stream` gets 406.
 pub(super) fn mcp_accept(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps: Vec<&StepRecord> = steps_of(o, c, &["raw"])
+    let steps: Vec<&StepRecord> = steps_of(o, c, &[ActionKind::Raw])
         .into_iter()
         .filter(|s| {
-            header(&s.request, "accept").is_some_and(|a| {
+            raw_header(s, "accept").is_some_and(|a| {
                 let a = a.to_ascii_lowercase();
                 !(a.contains("application/json") && a.contains("text/event-stream"))
             })
@@ -251,7 +267,7 @@ pub(super) fn mcp_accept(c: &CheckSpec, o: &Observed) -> Outcome {
                 format!(
                     "`{}` (Accept {:?}) got HTTP {}",
                     s.name,
-                    header(&s.request, "accept").unwrap_or(""),
+                    raw_header(s, "accept").unwrap_or(""),
                     status(s)
                 ),
                 vec![Evidence::new(&s.name, "406", status(s).to_string())],
@@ -266,19 +282,19 @@ pub(super) fn mcp_accept(c: &CheckSpec, o: &Observed) -> Outcome {
 /// `with_session: false`, and raw steps sending their own `Mcp-Session-Id`).
 pub(super) fn mcp_sessions(c: &CheckSpec, o: &Observed) -> Outcome {
     let missing = named_steps(o, c, "missing_session").unwrap_or_else(|| {
-        steps_of(o, c, &["raw"])
+        steps_of(o, c, &[ActionKind::Raw])
             .into_iter()
             .filter(|s| {
-                s.request.get("with_session").and_then(Value::as_bool) == Some(false)
-                    && header(&s.request, "mcp-session-id").is_none()
+                matches!(s.action(), Some(StepAction::Raw(r)) if !r.with_session)
+                    && raw_header(s, "mcp-session-id").is_none()
                     && raw_method(s).is_some_and(|m| m != "initialize")
             })
             .collect()
     });
     let unknown = named_steps(o, c, "unknown_session").unwrap_or_else(|| {
-        steps_of(o, c, &["raw"])
+        steps_of(o, c, &[ActionKind::Raw])
             .into_iter()
-            .filter(|s| header(&s.request, "mcp-session-id").is_some())
+            .filter(|s| raw_header(s, "mcp-session-id").is_some())
             .collect()
     });
     if missing.is_empty() && unknown.is_empty() {
@@ -311,15 +327,11 @@ pub(super) fn mcp_tool_errors(c: &CheckSpec, o: &Observed) -> Outcome {
     let listed: Vec<(Option<String>, Value)> = o
         .steps
         .iter()
-        .filter(|s| s.action == "list_tools")
+        .filter(|s| matches!(s.action(), Some(StepAction::ListTools(_))))
         .flat_map(|s| {
-            s.output
-                .pointer("/result/tools")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default()
-                .into_iter()
-                .map(|t| (s.agent.clone(), t))
+            super::health::tools_listed(s)
+                .iter()
+                .map(|t| (s.agent.clone(), t.clone()))
                 .collect::<Vec<_>>()
         })
         .collect();
@@ -327,7 +339,7 @@ pub(super) fn mcp_tool_errors(c: &CheckSpec, o: &Observed) -> Outcome {
     let named_invalid = named_steps(o, c, "invalid_arguments");
     let (mut unknown, mut invalid) = (Vec::new(), Vec::new());
     if named_unknown.is_none() && named_invalid.is_none() {
-        for s in steps_of(o, c, &["call", "raw"]) {
+        for s in steps_of(o, c, &[ActionKind::Call, ActionKind::Raw]) {
             let Some((tool, args)) = tool_call_of(s) else {
                 continue;
             };
@@ -370,9 +382,9 @@ pub(super) fn mcp_tool_errors(c: &CheckSpec, o: &Observed) -> Outcome {
                 vec![Evidence::new(
                     &s.name,
                     "a JSON-RPC error",
-                    s.error.clone().unwrap_or_else(|| {
-                        excerpt(s.output.get("result").unwrap_or(&Value::Null), 200)
-                    }),
+                    s.error
+                        .clone()
+                        .unwrap_or_else(|| excerpt(result_or_null(s), 200)),
                 )],
             ));
         }
@@ -390,9 +402,15 @@ pub(super) fn mcp_tool_errors(c: &CheckSpec, o: &Observed) -> Outcome {
                 vec![Evidence::new(
                     &s.name,
                     "result.isError = true or error.code = -32602",
-                    s.error
-                        .clone()
-                        .unwrap_or_else(|| excerpt(&s.output["response"], 240)),
+                    s.error.clone().unwrap_or_else(|| {
+                        excerpt(
+                            s.observation
+                                .exchange()
+                                .and_then(|x| x.response.as_ref())
+                                .unwrap_or(&Value::Null),
+                            240,
+                        )
+                    }),
                 )],
             );
         }
@@ -405,9 +423,8 @@ pub(super) fn mcp_sse(c: &CheckSpec, o: &Observed) -> Outcome {
     let steps: Vec<&StepRecord> = steps_of(o, c, MCP_ACTIONS)
         .into_iter()
         .filter(|s| {
-            s.output
-                .get("content_type")
-                .and_then(Value::as_str)
+            s.observation
+                .content_type()
                 .is_some_and(|ct| ct.to_ascii_lowercase().starts_with("text/event-stream"))
         })
         .collect();
@@ -415,30 +432,26 @@ pub(super) fn mcp_sse(c: &CheckSpec, o: &Observed) -> Outcome {
         return Outcome::NotApplicable("no SSE response was received".into());
     }
     for s in steps {
-        if let Some(b) = s.output.get("body_text").filter(|b| !b.is_null()) {
+        let Some(x) = s.observation.exchange() else {
+            continue;
+        };
+        if let Some(b) = &x.body_text {
             return fail(
                 format!("`{}` SSE data that is not a JSON-RPC message", s.name),
                 vec![Evidence::new(
                     &s.name,
                     "one JSON-RPC message per data:",
-                    excerpt(b, 240),
+                    excerpt(&json!(b), 240),
                 )],
             );
         }
-        for (i, m) in s
-            .output
-            .get("messages")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            if m.get("sse_event_id").is_none_or(Value::is_null) {
+        for (i, m) in x.messages.iter().enumerate() {
+            if m.sse_event_id.is_none() {
                 return fail(
                     format!("an SSE event of `{}` has no id", s.name),
                     vec![Evidence {
                         path: Some(format!("/messages/{i}")),
-                        ..Evidence::new(&s.name, "an `id:` field", excerpt(&m["message"], 200))
+                        ..Evidence::new(&s.name, "an `id:` field", excerpt(&m.message, 200))
                     }],
                 );
             }

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::common::*;
 use super::{Evidence, Observed, Outcome, StepRecord, excerpt};
-use crate::scenario::CheckSpec;
+use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
 /// The evaluators of this family, by check ID.
 pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
@@ -16,7 +16,7 @@ pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
 ];
 
 pub(super) fn message_tool_listed(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, &["list_tools"]);
+    let steps = steps_of(o, c, &[ActionKind::ListTools]);
     if steps.is_empty() {
         return na("list_tools");
     }
@@ -27,13 +27,7 @@ pub(super) fn message_tool_listed(c: &CheckSpec, o: &Observed) -> Outcome {
             .get(&agent)
             .cloned()
             .unwrap_or_else(|| "send_message".into());
-        let tools = s
-            .output
-            .pointer("/result/tools")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let Some(t) = tools
+        let Some(t) = super::health::tools_listed(s)
             .iter()
             .find(|t| t.get("name").and_then(Value::as_str) == Some(want.as_str()))
         else {
@@ -85,7 +79,7 @@ pub(super) fn message_tool_listed(c: &CheckSpec, o: &Observed) -> Outcome {
 /// MSG-002: a message round-trips through the agent loop to a text result (`with: {contains}`
 /// for its text; `with: {via_model: true}` also wants a mock LLM request during the step).
 pub(super) fn msg_round_trip(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps: Vec<&StepRecord> = steps_of(o, c, &["send"])
+    let steps: Vec<&StepRecord> = steps_of(o, c, &[ActionKind::Send])
         .into_iter()
         .filter(|s| !cancelled(s))
         .collect();
@@ -107,14 +101,14 @@ pub(super) fn msg_round_trip(c: &CheckSpec, o: &Observed) -> Outcome {
                 vec![Evidence::new(&s.name, "a tool result", excerpt(e, 240))],
             );
         }
-        let text = s.output.get("text").and_then(Value::as_str).unwrap_or("");
+        let text = s.observation.text().unwrap_or("");
         if is_error_result(s) || text.is_empty() {
             return fail(
                 format!("`{}` did not come back as a text result", s.name),
                 vec![Evidence::new(
                     &s.name,
                     "isError false, a non-empty text block",
-                    excerpt(s.output.get("result").unwrap_or(&Value::Null), 300),
+                    excerpt(result_or_null(s), 300),
                 )],
             );
         }
@@ -148,14 +142,9 @@ pub(super) fn msg_round_trip(c: &CheckSpec, o: &Observed) -> Outcome {
 /// they are not base64 `image/*` data (`with: {vision}`; default: the deployment's
 /// `model_capabilities.vision`).
 pub(super) fn msg_images(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps: Vec<&StepRecord> = steps_of(o, c, &["send"])
+    let steps: Vec<&StepRecord> = steps_of(o, c, &[ActionKind::Send])
         .into_iter()
-        .filter(|s| {
-            s.request
-                .get("images")
-                .and_then(Value::as_array)
-                .is_some_and(|a| !a.is_empty())
-        })
+        .filter(|s| !images_sent(s).is_empty())
         .collect();
     if steps.is_empty() {
         return na("send with images");
@@ -175,12 +164,8 @@ pub(super) fn msg_images(c: &CheckSpec, o: &Observed) -> Outcome {
         return Outcome::Error("no mock LLM journal to see what reached the model".into());
     }
     for s in steps {
-        let data: Vec<String> = s
-            .request
-            .get("images")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
+        let data: Vec<String> = images_sent(s)
+            .iter()
             .filter_map(|i| i.get("data").and_then(Value::as_str))
             .map(|d| d.chars().take(64).collect())
             .collect();
@@ -190,13 +175,7 @@ pub(super) fn msg_images(c: &CheckSpec, o: &Observed) -> Outcome {
             .all(|d| bodies.iter().any(|b| b.contains(d.as_str())));
         let refused = is_error_result(s) || jsonrpc_error(s).is_some();
         // An image that is not base64 or not an `image/*` type is refused even with vision.
-        let all_valid = s
-            .request
-            .get("images")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .all(image_is_valid);
+        let all_valid = images_sent(s).iter().all(image_is_valid);
         if vision && all_valid {
             if refused || !reached {
                 return fail(
@@ -233,9 +212,9 @@ pub(super) fn msg_images(c: &CheckSpec, o: &Observed) -> Outcome {
                         format!(
                             "{}; reached the model: {reached}",
                             excerpt(
-                                s.output
-                                    .get("result")
-                                    .or(s.output.get("error"))
+                                s.observation
+                                    .result()
+                                    .or(s.observation.jsonrpc_error())
                                     .unwrap_or(&Value::Null),
                                 240
                             )
@@ -246,6 +225,14 @@ pub(super) fn msg_images(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     Outcome::Pass
+}
+
+/// The `images` a `send` step sent.
+fn images_sent(s: &StepRecord) -> &[Value] {
+    match s.action() {
+        Some(StepAction::Send(m)) => &m.images,
+        _ => &[],
+    }
 }
 
 /// Whether an `images` item is base64 data of an `image/*` type.
@@ -268,7 +255,7 @@ pub(super) fn image_is_valid(i: &Value) -> bool {
 /// (`with: {step}`; default: sends during which a mock LLM answered an error status).
 pub(super) fn msg_provider_failure(c: &CheckSpec, o: &Observed) -> Outcome {
     let steps: Vec<&StepRecord> = named_steps(o, c, "step").unwrap_or_else(|| {
-        steps_of(o, c, &["send"])
+        steps_of(o, c, &[ActionKind::Send])
             .into_iter()
             .filter(|s| {
                 o.llm_journals
@@ -285,9 +272,10 @@ pub(super) fn msg_provider_failure(c: &CheckSpec, o: &Observed) -> Outcome {
         if !is_error_result(s) {
             let seen = match jsonrpc_error(s) {
                 Some(e) => format!("JSON-RPC error {}", excerpt(e, 200)),
-                None => s.error.clone().unwrap_or_else(|| {
-                    excerpt(s.output.get("result").unwrap_or(&Value::Null), 200)
-                }),
+                None => s
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| excerpt(result_or_null(s), 200)),
             };
             return fail(
                 format!(
@@ -304,10 +292,9 @@ pub(super) fn msg_provider_failure(c: &CheckSpec, o: &Observed) -> Outcome {
         {
             let dead = later.error.is_some()
                 || later
-                    .output
-                    .pointer("/health/status")
-                    .and_then(Value::as_str)
-                    == Some("error");
+                    .observation
+                    .health()
+                    .is_some_and(|h| h.status == "error");
             if dead {
                 return fail(
                     format!("the agent did not stay healthy after `{}`", s.name),
@@ -317,7 +304,7 @@ pub(super) fn msg_provider_failure(c: &CheckSpec, o: &Observed) -> Outcome {
                         later
                             .error
                             .clone()
-                            .unwrap_or_else(|| excerpt(&later.output["health"], 200)),
+                            .unwrap_or_else(|| excerpt(&json!(later.observation.health()), 200)),
                     )],
                 );
             }
@@ -330,15 +317,19 @@ pub(super) fn msg_provider_failure(c: &CheckSpec, o: &Observed) -> Outcome {
 /// request-scoped agent has none).
 pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
     // `history:` steps, and `request:` steps getting a `*_history` prompt.
-    let steps: Vec<&StepRecord> = steps_of(o, c, &["history", "request"])
+    let steps: Vec<&StepRecord> = steps_of(o, c, &[ActionKind::History, ActionKind::Request])
         .into_iter()
-        .filter(|s| {
-            s.action == "history"
-                || (s.request.get("method") == Some(&json!("prompts/get"))
-                    && s.request
-                        .pointer("/params/name")
+        .filter(|s| match s.action() {
+            Some(StepAction::History(_)) => true,
+            Some(StepAction::Request(r)) => {
+                r.method == "prompts/get"
+                    && r.params
+                        .as_ref()
+                        .and_then(|p| p.get("name"))
                         .and_then(Value::as_str)
-                        .is_some_and(|n| n.ends_with("_history")))
+                        .is_some_and(|n| n.ends_with("_history"))
+            }
+            _ => false,
         })
         .collect();
     if steps.is_empty() {
@@ -351,8 +342,12 @@ pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
         Some(
             o.steps
                 .iter()
-                .find(|s| s.action == "connect" && s.agent.as_deref() == Some(conn))
-                .and_then(|s| s.request.get("agent").and_then(Value::as_str))
+                .find_map(|s| match s.action() {
+                    Some(StepAction::Connect(c)) if s.agent.as_deref() == Some(conn) => {
+                        Some(c.agent.as_str())
+                    }
+                    _ => None,
+                })
                 .unwrap_or(conn)
                 .to_owned(),
         )
@@ -372,8 +367,9 @@ pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
             // Seed 001: no history prompt for request-scoped agents, so nothing is stored.
             judged += 1;
             let messages = h
-                .output
-                .pointer("/result/messages")
+                .observation
+                .result()
+                .and_then(|r| r.get("messages"))
                 .and_then(Value::as_array)
                 .map_or(0, Vec::len);
             if messages > 0 {
@@ -391,22 +387,22 @@ pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
             }
             continue;
         }
-        if h.error.is_some() || h.output.get("result").is_none_or(Value::is_null) {
+        if h.error.is_some() || h.observation.result().is_none_or(Value::is_null) {
             return fail(
                 format!("`{}` got no prompt", h.name),
                 vec![Evidence::new(
                     &h.name,
                     "a prompts/get result",
-                    h.error
-                        .clone()
-                        .unwrap_or_else(|| excerpt(&h.output["error"], 200)),
+                    h.error.clone().unwrap_or_else(|| {
+                        excerpt(h.observation.jsonrpc_error().unwrap_or(&Value::Null), 200)
+                    }),
                 )],
             );
         }
         let history = result_text(h);
         let scoped = scope.as_deref().is_some_and(|sc| sc != "shared");
         for s in o.steps.iter().filter(|s| {
-            s.action == "send"
+            matches!(s.action(), Some(StepAction::Send(_)))
                 && (if scoped {
                     s.agent == h.agent
                 } else {
@@ -418,12 +414,11 @@ pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
                 && !cancelled(s)
         }) {
             judged += 1;
-            let msg = s
-                .request
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            let reply = s.output.get("text").and_then(Value::as_str).unwrap_or("");
+            let msg = match s.action() {
+                Some(StepAction::Send(m)) => m.message.as_str(),
+                _ => "",
+            };
+            let reply = s.observation.text().unwrap_or("");
             for (what, text) in [("message", msg), ("reply", reply)] {
                 if !text.is_empty() && !history.contains(text) {
                     return fail(

@@ -4,7 +4,9 @@ use serde_json::{Value, json};
 
 use super::common::*;
 use super::{Evidence, Observed, Outcome, StepRecord, excerpt};
-use crate::scenario::CheckSpec;
+use crate::client::MetricsScrape;
+use crate::observation::Observation;
+use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
 /// The evaluators of this family, by check ID.
 pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
@@ -50,18 +52,15 @@ pub const SEED_METRICS: &[(&str, &str, &[&str])] = &[
 ];
 
 pub(super) fn metrics(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, &["metrics"]);
+    let steps = steps_of(o, c, &[ActionKind::Metrics]);
     if steps.is_empty() {
         return na("metrics");
     }
     for s in steps {
-        let status = s.output.get("status").and_then(Value::as_u64).unwrap_or(0);
+        let status = status(s);
+        let scrape = scrape_of(s);
         if id == "MET-001" {
-            let ct = s
-                .output
-                .get("content_type")
-                .and_then(Value::as_str)
-                .unwrap_or("");
+            let ct = s.observation.content_type().unwrap_or("");
             if status != 200 {
                 return fail(
                     format!("/metrics answered HTTP {status}"),
@@ -74,68 +73,45 @@ pub(super) fn metrics(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
                     vec![Evidence::new(&s.name, "text/plain; version=0.0.4", ct)],
                 );
             }
-            if let Some(e) = s
-                .output
-                .get("parse_errors")
-                .and_then(Value::as_array)
-                .and_then(|a| a.first())
-            {
+            if let Some(e) = scrape.and_then(|m| m.parse_errors.first()) {
                 return fail(
                     "the exposition does not parse",
                     vec![Evidence::new(
                         &s.name,
                         "valid Prometheus text",
-                        excerpt(e, 200),
+                        excerpt(&json!(e), 200),
                     )],
                 );
             }
             continue;
         }
-        let families = s
-            .output
-            .get("families")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+        let families = scrape.map_or(&[][..], |m| m.families.as_slice());
         let mut absent = Vec::new();
         for (name, kind, labels) in SEED_METRICS {
             // A counter may be declared under its base name (OpenMetrics style).
             let base = name.strip_suffix("_total").unwrap_or(name);
-            let Some(f) = families.iter().find(|f| {
-                f.get("name")
-                    .and_then(Value::as_str)
-                    .is_some_and(|n| n == *name || n == base)
-            }) else {
+            let Some(f) = families.iter().find(|f| f.name == *name || f.name == base) else {
                 absent.push(*name);
                 continue;
             };
             // A family declared by `# HELP`/`# TYPE` without samples (a labelled metric
             // nothing has touched yet) is present: its declared type still has to match.
-            let k = f.get("kind").and_then(Value::as_str).unwrap_or("");
+            let k = f.kind.as_str();
             if k != *kind {
                 return fail(
                     format!("`{name}` has type {k}"),
                     vec![Evidence::new(name.to_string(), kind.to_string(), k)],
                 );
             }
-            for sample in f
-                .get("samples")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let sname = sample.get("name").and_then(Value::as_str).unwrap_or("");
+            for sample in &f.samples {
+                let sname = sample.name.as_str();
                 // Histogram series carry `le` besides the family labels.
                 let have: Vec<&str> = sample
-                    .get("labels")
-                    .and_then(Value::as_object)
-                    .map(|m| {
-                        m.keys()
-                            .map(String::as_str)
-                            .filter(|k| *k != "le")
-                            .collect()
-                    })
-                    .unwrap_or_default();
+                    .labels
+                    .keys()
+                    .map(String::as_str)
+                    .filter(|k| *k != "le")
+                    .collect();
                 for l in *labels {
                     if !have.contains(l) {
                         return fail(
@@ -176,36 +152,49 @@ pub(super) fn metrics(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
 
 // ---------------------------------------------------------------- metrics
 
+/// The scrape a `metrics` step observed.
+fn scrape_of(s: &StepRecord) -> Option<&MetricsScrape> {
+    match &s.observation {
+        Observation::MetricsScraped(m) => Some(m),
+        _ => None,
+    }
+}
+
 /// The value of a metric in a scrape: the sum over matching samples (a histogram counts its
 /// `_count` series, a counter its `_total` series).
 pub fn metric_value(
-    scrape: &Value,
+    scrape: &MetricsScrape,
     metric: &str,
     labels: &serde_json::Map<String, Value>,
 ) -> Option<f64> {
-    let families = scrape.get("families").and_then(Value::as_array)?;
     let base = metric.strip_suffix("_total").unwrap_or(metric);
-    let f = families.iter().find(|f| {
-        let n = f.get("name").and_then(Value::as_str).unwrap_or("");
-        n == metric || n == base
-    })?;
-    let kind = f.get("kind").and_then(Value::as_str).unwrap_or("");
-    let samples = f.get("samples").and_then(Value::as_array)?;
+    let f = scrape
+        .families
+        .iter()
+        .find(|f| f.name == metric || f.name == base)?;
     let mut sum = None;
-    for s in samples {
-        let name = s.get("name").and_then(Value::as_str).unwrap_or("");
-        let counted = match kind {
-            "histogram" | "summary" => name.ends_with("_count"),
-            _ => !name.ends_with("_created"),
+    for s in &f.samples {
+        let counted = match f.kind.as_str() {
+            "histogram" | "summary" => s.name.ends_with("_count"),
+            _ => !s.name.ends_with("_created"),
         };
         let matches = labels
             .iter()
-            .all(|(k, v)| s.pointer(&format!("/labels/{k}")).and_then(Value::as_str) == v.as_str());
+            .all(|(k, v)| s.labels.get(k).map(String::as_str) == v.as_str());
         if counted && matches {
-            *sum.get_or_insert(0.0) += s.get("value").and_then(Value::as_f64).unwrap_or(0.0);
+            *sum.get_or_insert(0.0) += s.value;
         }
     }
     sum
+}
+
+/// The value of a metric in what a `metrics` step scraped.
+fn scraped_value(
+    s: &StepRecord,
+    metric: &str,
+    labels: &serde_json::Map<String, Value>,
+) -> Option<f64> {
+    scrape_of(s).and_then(|m| metric_value(m, metric, labels))
 }
 
 /// MET-003: counters and histograms move after calls (`with: {metric, before, after, labels}`).
@@ -221,14 +210,14 @@ pub(super) fn met_moves(c: &CheckSpec, o: &Observed) -> Outcome {
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    let scrapes = steps_of(o, c, &["metrics"]);
+    let scrapes = steps_of(o, c, &[ActionKind::Metrics]);
     let find = |key: &str| -> Result<Option<&StepRecord>, Outcome> {
         match param(c, key).and_then(Value::as_str) {
             None => Ok(None),
             Some(n) => o
                 .steps
                 .iter()
-                .find(|s| s.name == n && s.action == "metrics")
+                .find(|s| s.name == n && matches!(s.action(), Some(StepAction::Metrics(_))))
                 .map(Some)
                 .ok_or_else(|| Outcome::Error(format!("no metrics step named `{n}`"))),
         }
@@ -239,7 +228,7 @@ pub(super) fn met_moves(c: &CheckSpec, o: &Observed) -> Outcome {
     };
     let sends = |from: &str, to: &str| {
         o.steps.iter().any(|s| {
-            ["send", "call"].contains(&s.action.as_str())
+            matches!(s.action(), Some(StepAction::Send(_) | StepAction::Call(_)))
                 && s.started_at.as_str() >= from
                 && s.ended_at.as_str() <= to
         })
@@ -259,9 +248,9 @@ pub(super) fn met_moves(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     };
     for m in &metrics {
-        let after_v = metric_value(&after.output, m, &labels);
+        let after_v = scraped_value(after, m, &labels);
         let before_v = before
-            .map(|b| metric_value(&b.output, m, &labels).unwrap_or(0.0))
+            .map(|b| scraped_value(b, m, &labels).unwrap_or(0.0))
             .unwrap_or(0.0);
         let moved = after_v.is_some_and(|a| a > before_v);
         if !moved {
@@ -284,18 +273,16 @@ pub(super) fn met_moves(c: &CheckSpec, o: &Observed) -> Outcome {
 
 /// MET-004: health gauges follow the last `get_health` before each scrape.
 pub(super) fn met_health_gauges(c: &CheckSpec, o: &Observed) -> Outcome {
-    let scrapes = steps_of(o, c, &["metrics"]);
+    let scrapes = steps_of(o, c, &[ActionKind::Metrics]);
     if scrapes.is_empty() {
         return na("metrics");
     }
     let mut judged = 0;
     for m in scrapes {
         let mut last: std::collections::BTreeMap<&str, &StepRecord> = Default::default();
-        for h in o
-            .steps
-            .iter()
-            .filter(|h| h.action == "health" && h.ended_at <= m.started_at)
-        {
+        for h in o.steps.iter().filter(|h| {
+            matches!(h.action(), Some(StepAction::Health(_))) && h.ended_at <= m.started_at
+        }) {
             let Some(agent) = h.agent.as_deref() else {
                 continue;
             };
@@ -304,7 +291,7 @@ pub(super) fn met_health_gauges(c: &CheckSpec, o: &Observed) -> Outcome {
             }
         }
         for (agent, h) in last {
-            let Some(st) = h.output.pointer("/health/status").and_then(Value::as_str) else {
+            let Some(st) = h.observation.health().map(|r| r.status.as_str()) else {
                 continue;
             };
             let want = match st {
@@ -316,7 +303,7 @@ pub(super) fn met_health_gauges(c: &CheckSpec, o: &Observed) -> Outcome {
             judged += 1;
             let mut l = serde_json::Map::new();
             l.insert("agent".into(), json!(agent));
-            let seen = metric_value(&m.output, "pallas_agent_health_status", &l);
+            let seen = scraped_value(m, "pallas_agent_health_status", &l);
             if seen != Some(want) {
                 return fail(
                     format!(
@@ -331,22 +318,14 @@ pub(super) fn met_health_gauges(c: &CheckSpec, o: &Observed) -> Outcome {
                 );
             }
             if st == "ok" {
-                let down: Vec<String> = m
-                    .output
-                    .get("families")
-                    .and_then(Value::as_array)
+                let down: Vec<String> = scrape_of(m)
                     .into_iter()
-                    .flatten()
-                    .filter(|f| f.get("name") == Some(&json!("pallas_downstream_up")))
-                    .flat_map(|f| {
-                        f.get("samples")
-                            .and_then(Value::as_array)
-                            .cloned()
-                            .unwrap_or_default()
-                    })
-                    .filter(|s| s.pointer("/labels/agent").and_then(Value::as_str) == Some(agent))
-                    .filter(|s| s.get("value").and_then(Value::as_f64) != Some(1.0))
-                    .map(|s| excerpt(&s, 200))
+                    .flat_map(|sc| &sc.families)
+                    .filter(|f| f.name == "pallas_downstream_up")
+                    .flat_map(|f| &f.samples)
+                    .filter(|s| s.labels.get("agent").map(String::as_str) == Some(agent))
+                    .filter(|s| s.value != 1.0)
+                    .map(|s| excerpt(&json!(s), 200))
                     .collect();
                 if let Some(first) = down.first() {
                     return fail(

@@ -29,9 +29,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::catalog::{self, Evaluation};
+use crate::observation::Observation;
 use crate::redact::Redactor;
 use crate::scenario::template::{Vars, render_json};
-use crate::scenario::{Capability, CheckSpec, DeploymentSpec, Level, Scenario};
+use crate::scenario::{
+    ActionKind, Capability, CheckSpec, DeploymentSpec, Level, Scenario, StepAction, StepSpec,
+};
 
 /// What one step did, as the checks see it.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -52,7 +55,11 @@ pub struct StepRecord {
     pub ended_at: String,
     /// Duration.
     pub elapsed_ms: f64,
-    /// The step's output as JSON (what `output:` assertions and captures query).
+    /// What the step observed, typed by action: what the checks read.
+    #[serde(skip)]
+    pub observation: Observation,
+    /// The observation as JSON ([`Observation::to_json`]; with `expect_error`, the error as its
+    /// `error` key): what `output:` assertions and captures query, and what reports show.
     pub output: Value,
     /// Why the step could not run (a harness or transport error).
     pub error: Option<String>,
@@ -63,10 +70,30 @@ pub struct StepRecord {
     pub bearer: Option<String>,
     /// The progress token it sent.
     pub progress_token: Option<Value>,
-    /// The rendered action as written in the scenario (`{message, images}`, `{tool,
-    /// arguments}`, `{body, headers, with_session}`…); kept out of reports (it may hold secrets).
+    /// The step as run, templates rendered; kept out of reports (it may hold secrets).
     #[serde(skip)]
-    pub request: Value,
+    pub spec: StepSpec,
+}
+
+impl StepRecord {
+    /// The step's action, typed.
+    pub fn action(&self) -> Option<StepAction<'_>> {
+        self.spec.action()
+    }
+
+    /// Whether the step's action is one of `kinds`.
+    pub fn is(&self, kinds: &[ActionKind]) -> bool {
+        self.action().is_some_and(|a| kinds.contains(&a.kind()))
+    }
+
+    /// The rendered action as written in the scenario (`{message, images}`, `{tool,
+    /// arguments}`, `{body, headers, with_session}`…), for evidence.
+    pub fn request_json(&self) -> Value {
+        serde_json::to_value(&self.spec)
+            .ok()
+            .and_then(|v| v.get(&self.action).cloned())
+            .unwrap_or(Value::Null)
+    }
 }
 
 /// Everything a scenario run observed.
@@ -410,7 +437,7 @@ fn transcript(
         .into_iter()
         .take(3)
         .map(|s| {
-            let request = redactor.json(&s.request);
+            let request = redactor.json(&s.request_json());
             let output = redactor.json(&s.output);
             let mut line = format!(
                 "{} ({}, {:.0} ms): → {} ← {}",
@@ -477,9 +504,13 @@ mod tests {
             steps: vec![StepRecord {
                 name: "s".into(),
                 action: "send".into(),
+                spec: scenario.spec.steps[0].clone(),
                 elapsed_ms: 5.0,
                 progress_token: Some(json!("t")),
-                output: json!({"progress": [late.clone()], "after_response": [late]}),
+                observation: super::family_tests::typed(
+                    "send",
+                    &json!({"progress": [late.clone()], "after_response": [late]}),
+                ),
                 ..StepRecord::default()
             }],
             ..Observed::default()

@@ -1,18 +1,12 @@
 //! Premises: the observations a check needs before it can say anything. A check whose premise
 //! did not occur is `inconclusive` — a bridge that does nothing must not pass it.
 
-use serde_json::Value;
-
 use super::Observed;
 
 fn registry_entries(o: &Observed) -> bool {
-    o.steps.iter().any(|s| {
-        s.action == "registry"
-            && s.output
-                .pointer("/body/servers")
-                .and_then(Value::as_array)
-                .is_some_and(|a| !a.is_empty())
-    })
+    o.steps
+        .iter()
+        .any(|s| super::registry::servers_of(s).is_some_and(|a| !a.is_empty()))
 }
 
 fn llm_requests(o: &Observed) -> bool {
@@ -27,28 +21,21 @@ fn downstream(o: &Observed, method: &str) -> bool {
 }
 
 fn progress_count(o: &Observed) -> usize {
-    o.steps
-        .iter()
-        .filter_map(|s| s.output.get("progress").and_then(Value::as_array))
-        .map(Vec::len)
-        .sum()
+    o.steps.iter().map(|s| s.observation.progress().len()).sum()
 }
 
 fn sse_answer(o: &Observed) -> bool {
     o.steps.iter().any(|s| {
-        s.output
-            .get("content_type")
-            .and_then(Value::as_str)
+        s.observation
+            .content_type()
             .is_some_and(|c| c.starts_with("text/event-stream"))
     })
 }
 
 fn cancelled(o: &Observed) -> bool {
-    o.steps.iter().any(|s| {
-        s.output
-            .get("cancelled_at_ms")
-            .is_some_and(|v| !v.is_null())
-    })
+    o.steps
+        .iter()
+        .any(|s| s.observation.cancelled_at_ms().is_some())
 }
 
 /// Why the premise of check `id` did not occur in `o` (`None`: it did, or the check needs

@@ -5,7 +5,8 @@ use serde_json::{Value, json};
 
 use super::common::*;
 use super::{Evidence, Observed, Outcome, StepRecord, excerpt};
-use crate::scenario::CheckSpec;
+use crate::client::TimedMessage;
+use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
 /// The evaluators of this family, by check ID.
 pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
@@ -23,7 +24,7 @@ pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
 
 #[allow(clippy::collapsible_match)]
 pub(super) fn progress(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, &["send", "call"]);
+    let steps = steps_of(o, c, &[ActionKind::Send, ActionKind::Call]);
     if steps.is_empty() {
         return na("send or call");
     }
@@ -42,7 +43,7 @@ pub(super) fn progress(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
                             s.name,
                             p.len()
                         ),
-                        vec![Evidence::new(&s.name, "no progress", excerpt(&p[0], 200))],
+                        vec![Evidence::new(&s.name, "no progress", excerpt(p[0], 200))],
                     );
                 }
             }
@@ -152,12 +153,13 @@ pub(super) fn progress(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
                     return fail(format!("started but never completed: {started:?}"), vec![]);
                 }
                 if id == "PROG-007" {
-                    let after = s
-                        .output
-                        .get("after_response")
-                        .and_then(Value::as_array)
-                        .cloned()
-                        .unwrap_or_default();
+                    let after: Vec<&Value> = s
+                        .observation
+                        .exchange()
+                        .into_iter()
+                        .flat_map(|x| x.after_response())
+                        .map(|m| &m.message)
+                        .collect();
                     if let Some(first) = after.first() {
                         return fail(
                             format!("{} message(s) after the result", after.len()),
@@ -198,7 +200,7 @@ pub(super) fn names_tool(msg_server: &str, msg_tool: &str, server: &str, tool: &
 
 /// The `send` and `call` steps in scope that carried a progress token.
 fn token_steps<'a>(o: &'a Observed, c: &CheckSpec) -> Vec<&'a StepRecord> {
-    steps_of(o, c, &["send", "call"])
+    steps_of(o, c, &[ActionKind::Send, ActionKind::Call])
         .into_iter()
         .filter(|s| s.progress_token.is_some())
         .collect()
@@ -245,7 +247,9 @@ pub(super) fn prog_coverage(c: &CheckSpec, o: &Observed) -> Outcome {
     for s in steps {
         let invoked: Vec<(Vec<String>, String)> = if listed.is_empty() {
             if o.steps.iter().any(|x| {
-                x.name != s.name && ["send", "call"].contains(&x.action.as_str()) && overlap(x, s)
+                x.name != s.name
+                    && matches!(x.action(), Some(StepAction::Send(_) | StepAction::Call(_)))
+                    && overlap(x, s)
             }) {
                 continue; // downstream calls cannot be attributed to one of overlapping steps
             }
@@ -417,14 +421,9 @@ pub(super) fn prog_totals(c: &CheckSpec, o: &Observed) -> Outcome {
 /// PROG-010: after `notifications/cancelled`, no further progress (beyond `grace_ms`, default
 /// 250, for notifications already in flight).
 pub(super) fn prog_cancel(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps: Vec<&StepRecord> = steps_of(o, c, &["send"])
+    let steps: Vec<&StepRecord> = steps_of(o, c, &[ActionKind::Send])
         .into_iter()
-        .filter(|s| {
-            s.request
-                .get("cancel_after_progress")
-                .is_some_and(|v| !v.is_null())
-                || s.output.get("cancelled_at_ms").is_some()
-        })
+        .filter(|s| cancelled(s))
         .collect();
     if steps.is_empty() {
         return na("send with `cancel_after_progress`");
@@ -433,25 +432,19 @@ pub(super) fn prog_cancel(c: &CheckSpec, o: &Observed) -> Outcome {
         .and_then(Value::as_f64)
         .unwrap_or(250.0);
     for s in steps {
-        let Some(at) = s.output.get("cancelled_at_ms").and_then(Value::as_f64) else {
+        let Some(at) = s.observation.cancelled_at_ms() else {
             return Outcome::Error(format!(
                 "`{}` never sent its cancellation ({} progress notification(s) arrived)",
                 s.name,
                 progress_of(s).len()
             ));
         };
-        let late: Vec<&Value> = s
-            .output
-            .get("messages")
-            .and_then(Value::as_array)
+        let late: Vec<&TimedMessage> = s
+            .observation
+            .exchange()
             .into_iter()
-            .flatten()
-            .filter(|m| m.pointer("/message/method") == Some(&json!("notifications/progress")))
-            .filter(|m| {
-                m.get("at_ms")
-                    .and_then(Value::as_f64)
-                    .is_some_and(|t| t > at + grace)
-            })
+            .flat_map(|x| x.progress())
+            .filter(|m| m.at_ms > at + grace)
             .collect();
         if let Some(first) = late.first() {
             return fail(
@@ -463,7 +456,7 @@ pub(super) fn prog_cancel(c: &CheckSpec, o: &Observed) -> Outcome {
                 vec![Evidence::new(
                     &s.name,
                     "no progress after notifications/cancelled",
-                    excerpt(first, 240),
+                    excerpt(&json!(first), 240),
                 )],
             );
         }

@@ -6,7 +6,9 @@ use serde_json::{Value, json};
 
 use super::common::*;
 use super::{Evidence, Observed, Outcome, StepRecord, excerpt, wire};
-use crate::scenario::CheckSpec;
+use crate::client::RegistryFetch;
+use crate::observation::Observation;
+use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
 /// The evaluators of this family, by check ID.
 pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
@@ -19,14 +21,27 @@ pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
     ("REG-007", |c, o| reg_vs_deployment("REG-007", c, o)),
 ];
 
+/// The registry document a `registry` step fetched.
+fn fetched(s: &StepRecord) -> Option<&RegistryFetch> {
+    match &s.observation {
+        Observation::RegistryFetched(f) => Some(f),
+        _ => None,
+    }
+}
+
+/// The `servers` array of the fetched registry document.
+pub(super) fn servers_of(s: &StepRecord) -> Option<&Vec<Value>> {
+    fetched(s)?.body.as_ref()?.get("servers")?.as_array()
+}
+
 pub(super) fn reg_schema(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, &["registry"]);
+    let steps = steps_of(o, c, &[ActionKind::Registry]);
     if steps.is_empty() {
         return na("registry");
     }
     let mut ev = Vec::new();
     for s in steps {
-        let Some(servers) = s.output.pointer("/body/servers").and_then(Value::as_array) else {
+        let Some(servers) = servers_of(s) else {
             continue;
         };
         for (i, entry) in servers.iter().enumerate() {
@@ -50,7 +65,7 @@ pub(super) fn reg_schema(c: &CheckSpec, o: &Observed) -> Outcome {
 }
 
 pub(super) fn reg_http(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, &["registry"]);
+    let steps = steps_of(o, c, &[ActionKind::Registry]);
     if steps.is_empty() {
         return na("registry");
     }
@@ -58,12 +73,8 @@ pub(super) fn reg_http(c: &CheckSpec, o: &Observed) -> Outcome {
         if let Some(e) = &s.error {
             return fail(format!("registry fetch failed: {e}"), vec![]);
         }
-        let status = s.output.get("status").and_then(Value::as_u64).unwrap_or(0);
-        let ct = s
-            .output
-            .get("content_type")
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let status = status(s);
+        let ct = s.observation.content_type().unwrap_or("");
         if status != 200 {
             return fail(
                 format!("registry answered HTTP {status}"),
@@ -76,17 +87,13 @@ pub(super) fn reg_http(c: &CheckSpec, o: &Observed) -> Outcome {
                 vec![Evidence::new(&s.name, "application/json", ct)],
             );
         }
-        if !s
-            .output
-            .pointer("/body/servers")
-            .is_some_and(Value::is_array)
-        {
+        if servers_of(s).is_none() {
             return fail(
                 "no `servers` array",
                 vec![Evidence::new(
                     &s.name,
                     "{\"servers\": [...]}",
-                    excerpt(s.output.get("text").unwrap_or(&Value::Null), 200),
+                    excerpt(&json!(fetched(s).map(|f| f.text.as_str())), 200),
                 )],
             );
         }
@@ -95,14 +102,14 @@ pub(super) fn reg_http(c: &CheckSpec, o: &Observed) -> Outcome {
 }
 
 pub(super) fn reg_vs_deployment(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, &["registry"]);
+    let steps = steps_of(o, c, &[ActionKind::Registry]);
     let Some(s) = steps.last() else {
         return na("registry");
     };
     let Some(d) = &o.deployment else {
         return Outcome::NotApplicable("no deployment (attach mode)".into());
     };
-    let Some(servers) = s.output.pointer("/body/servers").and_then(Value::as_array) else {
+    let Some(servers) = servers_of(s) else {
         return fail("the registry body has no `servers` array", vec![]);
     };
     let ns = d.namespace.clone().unwrap_or_default();
@@ -215,12 +222,12 @@ pub(super) fn reg_vs_deployment(id: &str, c: &CheckSpec, o: &Observed) -> Outcom
 
 /// REG-004: every entry has a `streamable-http` remote pointing at a deployed, live endpoint.
 pub(super) fn reg_remotes(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, &["registry"]);
+    let steps = steps_of(o, c, &[ActionKind::Registry]);
     if steps.is_empty() {
         return na("registry");
     }
     for s in steps {
-        let Some(servers) = s.output.pointer("/body/servers").and_then(Value::as_array) else {
+        let Some(servers) = servers_of(s) else {
             continue; // REG-002 reports the missing array
         };
         for (i, e) in servers.iter().enumerate() {
@@ -286,7 +293,16 @@ pub(super) fn reg_remotes(c: &CheckSpec, o: &Observed) -> Outcome {
                 .iter()
                 .filter(|x| x.agent.as_deref() == Some(agent.as_str()))
                 .filter(|x| {
-                    ["connect", "list_tools", "health", "send", "call"].contains(&x.action.as_str())
+                    matches!(
+                        x.action(),
+                        Some(
+                            StepAction::Connect(_)
+                                | StepAction::ListTools(_)
+                                | StepAction::Health(_)
+                                | StepAction::Send(_)
+                                | StepAction::Call(_)
+                        )
+                    )
                 })
                 .collect();
             if !talks.is_empty() && !talks.iter().any(|x| x.error.is_none() && status(x) == 200) {
@@ -329,14 +345,14 @@ pub fn python_title(s: &str) -> String {
 
 /// REG-006: title, description and version follow the configuration and its defaults.
 pub(super) fn reg_defaults(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, &["registry"]);
+    let steps = steps_of(o, c, &[ActionKind::Registry]);
     let Some(s) = steps.last() else {
         return na("registry");
     };
     let Some(d) = &o.deployment else {
         return Outcome::NotApplicable("no deployment (attach mode)".into());
     };
-    let Some(servers) = s.output.pointer("/body/servers").and_then(Value::as_array) else {
+    let Some(servers) = servers_of(s) else {
         return fail("the registry body has no `servers` array", vec![]);
     };
     let version = d.version.clone().unwrap_or_else(|| "1.0.0".into());

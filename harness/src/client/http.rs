@@ -45,8 +45,59 @@ pub fn sse_events(text: &str) -> (Vec<Value>, bool) {
     (events, done)
 }
 
+/// The answer to an `http:` step's request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpAnswer {
+    /// The URL requested.
+    pub url: String,
+    /// HTTP status.
+    pub status: u16,
+    /// `Content-Type` (empty when absent).
+    pub content_type: String,
+    /// Response headers (lower-case names).
+    pub headers: Map<String, Value>,
+    /// The body as text.
+    pub text: String,
+    /// Milliseconds until the body was read.
+    pub elapsed_ms: f64,
+}
+
+impl HttpAnswer {
+    /// The step output: `{url, status, content_type, headers, body, text, events, done,
+    /// result_json, elapsed_ms}`.
+    pub fn to_json(&self) -> Value {
+        let (events, done) = if self.content_type.starts_with("text/event-stream") {
+            sse_events(&self.text)
+        } else {
+            (Vec::new(), false)
+        };
+        let body = serde_json::from_str::<Value>(&self.text).unwrap_or(Value::Null);
+        let result_json = body
+            .pointer("/result/content/0/text")
+            .and_then(Value::as_str)
+            .and_then(|t| serde_json::from_str::<Value>(t).ok())
+            .unwrap_or(Value::Null);
+        json!({
+            "url": self.url,
+            "status": self.status,
+            "content_type": self.content_type,
+            "headers": self.headers,
+            "body": body,
+            "text": self.text,
+            "events": events,
+            "done": done,
+            "result_json": result_json,
+            "elapsed_ms": self.elapsed_ms,
+        })
+    }
+}
+
 /// Sends the request; `Err((message, timed_out))` when no answer was read.
-pub async fn send(step: &HttpStep, url: &str, timeout: Duration) -> Result<Value, (String, bool)> {
+pub async fn send(
+    step: &HttpStep,
+    url: &str,
+    timeout: Duration,
+) -> Result<HttpAnswer, (String, bool)> {
     let client = reqwest::Client::builder()
         .timeout(timeout)
         .build()
@@ -91,29 +142,14 @@ pub async fn send(step: &HttpStep, url: &str, timeout: Duration) -> Result<Value
         .text()
         .await
         .map_err(|e| (format!("reading the answer of {url}: {e}"), e.is_timeout()))?;
-    let (events, done) = if content_type.starts_with("text/event-stream") {
-        sse_events(&text)
-    } else {
-        (Vec::new(), false)
-    };
-    let body = serde_json::from_str::<Value>(&text).unwrap_or(Value::Null);
-    let result_json = body
-        .pointer("/result/content/0/text")
-        .and_then(Value::as_str)
-        .and_then(|t| serde_json::from_str::<Value>(t).ok())
-        .unwrap_or(Value::Null);
-    Ok(json!({
-        "url": url,
-        "status": status,
-        "content_type": content_type,
-        "headers": headers,
-        "body": body,
-        "text": text,
-        "events": events,
-        "done": done,
-        "result_json": result_json,
-        "elapsed_ms": t0.elapsed().as_secs_f64() * 1000.0,
-    }))
+    Ok(HttpAnswer {
+        url: url.to_owned(),
+        status,
+        content_type,
+        headers,
+        text,
+        elapsed_ms: t0.elapsed().as_secs_f64() * 1000.0,
+    })
 }
 
 #[cfg(test)]

@@ -6,12 +6,12 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{ClientError, WireClient};
 
 /// One sample line.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
     /// The sample name (`pallas_send_message_duration_seconds_bucket`).
     pub name: String,
@@ -22,7 +22,7 @@ pub struct Sample {
 }
 
 /// A metric family: the samples sharing one base name.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricFamily {
     /// Base name (`pallas_send_message_duration_seconds`).
     pub name: String,

@@ -5,7 +5,8 @@ use crate::client::{
     CallOptions, McpConnection, chat_gate, metrics::scrape_metrics_with_timeout, parse_health,
     registry::fetch_registry_with_timeout,
 };
-use crate::process::ImplProcess;
+use crate::observation::{Connected, HealthAnswered, MessageSent, Observation};
+use crate::process::{FileRead, ImplProcess};
 use crate::scenario::template::render;
 use crate::scenario::{EraSpec, StepAction, StepSpec};
 use crate::target::{ReloadMode, render_deployment};
@@ -23,11 +24,7 @@ impl Exec {
             timeout: Some(timeout),
             ..CallOptions::default()
         };
-        let err = |e: String| ActionOutput {
-            output: Value::Null,
-            error: Some(e),
-            timed_out: false,
-        };
+        let err = |e: String| ActionOutput::failed(e, false);
         macro_rules! conn {
             ($agent:expr) => {
                 match self.connection($agent).await {
@@ -50,16 +47,8 @@ impl Exec {
                     Err(e) => return err(e),
                 };
                 return match crate::client::http::send(h, &url, timeout).await {
-                    Ok(output) => ActionOutput {
-                        output,
-                        error: None,
-                        timed_out: false,
-                    },
-                    Err((e, timed_out)) => ActionOutput {
-                        output: Value::Null,
-                        error: Some(e),
-                        timed_out,
-                    },
+                    Ok(answer) => ActionOutput::observed(Observation::HttpAnswered(answer)),
+                    Err((e, timed_out)) => ActionOutput::failed(e, timed_out),
                 };
             }
             StepAction::Registry(_) => {
@@ -68,7 +57,7 @@ impl Exec {
                 };
                 return from_fetch(
                     fetch_registry_with_timeout(&self.0.client, url, Some(timeout)).await,
-                    |f| json!({"url": f.url, "status": f.status, "content_type": f.content_type, "body": f.body, "text": f.text, "elapsed_ms": f.elapsed_ms}),
+                    Observation::RegistryFetched,
                 );
             }
             StepAction::Connect(c) => {
@@ -90,11 +79,13 @@ impl Exec {
                 )
                 .await
                 {
-                    Ok((conn, x)) => {
-                        let mut o = exchange_json(&x);
-                        o["session_id"] = json!(conn.session_id());
-                        o["protocol_version"] = json!(conn.protocol_version());
-                        o["era"] = json!(era.as_str());
+                    Ok((conn, exchange)) => {
+                        let connected = Connected {
+                            exchange,
+                            session_id: conn.session_id().map(str::to_owned),
+                            protocol_version: conn.protocol_version().to_owned(),
+                            era: era.as_str(),
+                        };
                         self.0
                             .versions
                             .lock()
@@ -106,18 +97,17 @@ impl Exec {
                             .await
                             .insert(alias.clone(), c.agent.clone());
                         self.0.conns.lock().await.insert(alias, conn);
-                        ActionOutput {
-                            output: o,
-                            error: None,
-                            timed_out: false,
-                        }
+                        ActionOutput::observed(Observation::Connected(connected))
                     }
                     Err(e) => err(e.to_string()),
                 };
             }
             StepAction::ListTools(a) => {
                 let c = conn!(&a.agent);
-                return from_client(c.list_tools(&opts(&a.bearer, &None)).await);
+                return from_client(
+                    c.list_tools(&opts(&a.bearer, &None)).await,
+                    Observation::Exchanged,
+                );
             }
             StepAction::Health(h) => {
                 let c = conn!(&h.agent);
@@ -146,16 +136,26 @@ impl Exec {
                     crate::client::ChatGate::AllowedWithWarning(w) => format!("warning: {w}"),
                     crate::client::ChatGate::Blocked503(w) => format!("blocked: {w}"),
                 };
-                let mut out = from_client(r);
-                if out.output.is_null() {
-                    out.output = json!({});
+                let (exchange, error, timed_out) = match r {
+                    Ok(x) => {
+                        let t = x.timed_out;
+                        (Some(x), None, t)
+                    }
+                    Err(e) => (
+                        None,
+                        Some(e.to_string()),
+                        matches!(e, crate::client::ClientError::Timeout { .. }),
+                    ),
+                };
+                ActionOutput {
+                    observation: Observation::HealthAnswered(HealthAnswered {
+                        exchange,
+                        health,
+                        gate,
+                    }),
+                    error,
+                    timed_out,
                 }
-                match health {
-                    Ok(h) => out.output["health"] = serde_json::to_value(h).unwrap_or_default(),
-                    Err(e) => out.output["health_error"] = json!(e),
-                }
-                out.output["gate"] = json!(gate);
-                out
             }
             StepAction::Send(m) => {
                 let c = conn!(&m.agent);
@@ -166,8 +166,16 @@ impl Exec {
                 let agent = agent_of_alias(&*self.0.alias_agents.lock().await, &m.agent).to_owned();
                 let tool = self.0.target.message_tool(&agent);
                 let o = opts(&m.bearer, &m.progress_token);
+                let sent = |cancellation| {
+                    move |exchange| {
+                        Observation::MessageSent(MessageSent {
+                            exchange: Some(exchange),
+                            cancellation,
+                        })
+                    }
+                };
                 let Some(after) = m.cancel_after_progress else {
-                    return from_client(c.call_tool(&tool, args, &o).await);
+                    return from_client(c.call_tool(&tool, args, &o).await, sent(None));
                 };
                 // Cancel mid-call: stream, count progress, send notifications/cancelled.
                 let id = c.next_id();
@@ -203,33 +211,14 @@ impl Exec {
                     }
                 }
                 let mut out = match call.await {
-                    Ok(r) => from_client(r),
+                    Ok(r) => from_client(r, sent(Some(cancelled_at))),
                     Err(e) => err(e.to_string()),
                 };
-                if out.output.is_null() {
-                    out.output = json!({});
-                }
-                out.output["cancelled_at_ms"] = json!(cancelled_at);
-                if let Some(at) = cancelled_at
-                    && let Some(msgs) = out
-                        .output
-                        .get("messages")
-                        .and_then(Value::as_array)
-                        .cloned()
-                {
-                    let after: Vec<Value> = msgs
-                        .into_iter()
-                        .filter(|m| {
-                            m.get("at_ms")
-                                .and_then(Value::as_f64)
-                                .is_some_and(|t| t > at)
-                        })
-                        .filter(|m| {
-                            m.pointer("/message/method") == Some(&json!("notifications/progress"))
-                        })
-                        .map(|m| m["message"].clone())
-                        .collect();
-                    out.output["progress_after_cancel"] = json!(after);
+                if out.observation == Observation::Nothing {
+                    out.observation = Observation::MessageSent(MessageSent {
+                        exchange: None,
+                        cancellation: Some(cancelled_at),
+                    });
                 }
                 if out.timed_out {
                     // A cancelled request may legitimately never answer (MCP cancellation).
@@ -246,6 +235,7 @@ impl Exec {
                         &opts(&t.bearer, &t.progress_token),
                     )
                     .await,
+                    Observation::Exchanged,
                 );
             }
             StepAction::History(a) => {
@@ -257,17 +247,19 @@ impl Exec {
                         &opts(&a.bearer, &None),
                     )
                     .await,
+                    Observation::Exchanged,
                 );
             }
             StepAction::Request(r) => {
                 let c = conn!(&r.agent);
                 let params = r.params.clone().unwrap_or(json!({}));
                 let o = opts(&r.bearer, &None);
-                return from_client(if r.notification {
+                let x = if r.notification {
                     c.notify(&r.method, params, &o).await
                 } else {
                     c.request(&r.method, params, &o).await
-                });
+                };
+                from_client(x, Observation::Exchanged)
             }
             StepAction::Raw(r) => {
                 let c = conn!(&r.agent);
@@ -284,11 +276,15 @@ impl Exec {
                         &opts(&None, &None),
                     )
                     .await,
+                    Observation::Exchanged,
                 );
             }
             StepAction::Delete(a) => {
                 let c = conn!(&a.agent);
-                return from_client(c.delete(&opts(&a.bearer, &None)).await);
+                return from_client(
+                    c.delete(&opts(&a.bearer, &None)).await,
+                    Observation::Exchanged,
+                );
             }
             StepAction::Metrics(m) => {
                 let vars = self.0.vars.lock().await.clone();
@@ -319,7 +315,7 @@ impl Exec {
                 };
                 return from_fetch(
                     scrape_metrics_with_timeout(&self.0.client, &url, Some(timeout)).await,
-                    |sc| serde_json::to_value(&sc).unwrap_or_default(),
+                    Observation::MetricsScraped,
                 );
             }
             StepAction::Reload(r) => {
@@ -333,11 +329,7 @@ impl Exec {
                 if let Some(within) = p.wait_exit {
                     proc.wait_exit(within).await;
                 }
-                ActionOutput {
-                    output: crate::process::output_json(&proc.output_so_far()),
-                    error: None,
-                    timed_out: false,
-                }
+                ActionOutput::observed(Observation::ProcessRead(proc.output_so_far()))
             }
             StepAction::File(f) => {
                 let vars = self.0.vars.lock().await.clone();
@@ -345,19 +337,13 @@ impl Exec {
                     Ok(r) => r,
                     Err(e) => return err(e.to_string()),
                 };
-                ActionOutput {
-                    output: crate::process::file_json(&self.0.run_dir.join(rel)),
-                    error: None,
-                    timed_out: false,
-                }
+                ActionOutput::observed(Observation::FileRead(FileRead::read(
+                    &self.0.run_dir.join(rel),
+                )))
             }
             StepAction::Wait(d) => {
                 tokio::time::sleep(d).await;
-                ActionOutput {
-                    output: json!({"waited_ms": d.as_millis() as u64}),
-                    error: None,
-                    timed_out: false,
-                }
+                ActionOutput::observed(Observation::Waited(d))
             }
             StepAction::Repeat(_) | StepAction::Parallel(_) => err(format!(
                 "step `{name}`: `{}` groups steps and is run by the step runner",
@@ -448,10 +434,6 @@ impl Exec {
         let files = rendered.files.clone();
         *self.0.rendered.lock().await = Some(rendered);
         *self.0.deployment.lock().await = Some(dep);
-        Ok(ActionOutput {
-            output: json!({"files": files}),
-            error: None,
-            timed_out: false,
-        })
+        Ok(ActionOutput::observed(Observation::Reloaded(files)))
     }
 }

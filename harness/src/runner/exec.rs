@@ -15,6 +15,7 @@ use tokio::sync::Mutex;
 
 use crate::checks::StepRecord;
 use crate::client::{CallOptions, ClientError, Era, Exchange, McpConnection, WireClient};
+use crate::observation::Observation;
 use crate::process::ImplProcess;
 use crate::redact::Redactor;
 use crate::scenario::template::{Vars, render_json};
@@ -100,78 +101,59 @@ type BoxFut<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub struct Exec(pub Arc<Shared>);
 
 pub(super) struct ActionOutput {
-    pub(super) output: Value,
+    pub(super) observation: Observation,
     pub(super) error: Option<String>,
     pub(super) timed_out: bool,
+}
+
+impl ActionOutput {
+    /// A step that observed `observation`.
+    pub(super) fn observed(observation: Observation) -> Self {
+        Self {
+            observation,
+            error: None,
+            timed_out: false,
+        }
+    }
+
+    /// A step that could not run.
+    pub(super) fn failed(error: String, timed_out: bool) -> Self {
+        Self {
+            observation: Observation::Nothing,
+            error: Some(error),
+            timed_out,
+        }
+    }
 }
 
 pub(super) fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
 }
 
-pub(super) fn exchange_json(x: &Exchange) -> Value {
-    let headers: serde_json::Map<String, Value> = x
-        .headers
-        .iter()
-        .map(|(k, v)| (k.to_ascii_lowercase(), Value::String(v.clone())))
-        .collect();
-    let text = x
-        .result()
-        .and_then(|r| r.get("content"))
-        .and_then(Value::as_array)
-        .and_then(|c| c.iter().find(|b| b.get("type") == Some(&json!("text"))))
-        .and_then(|b| b.get("text"))
-        .cloned();
-    json!({
-        "status": x.status,
-        "content_type": x.content_type,
-        "headers": headers,
-        "elapsed_ms": x.elapsed_ms,
-        "timed_out": x.timed_out,
-        "response": x.response,
-        "result": x.result(),
-        "error": x.error(),
-        "text": text,
-        "messages": x.messages.iter().map(|m| json!({"at_ms": m.at_ms, "message": m.message, "sse_event_id": m.sse_event_id})).collect::<Vec<_>>(),
-        "notifications": x.notifications().map(|m| m.message.clone()).collect::<Vec<_>>(),
-        "progress": x.progress().map(|m| m.message.clone()).collect::<Vec<_>>(),
-        "after_response": x.after_response().map(|m| m.message.clone()).collect::<Vec<_>>(),
-        "body_text": x.body_text,
-    })
-}
-
-/// A plain HTTP fetch (registry, metrics) as an action output: its value, or its error (a
-/// timeout marked as one).
+/// A plain HTTP fetch (registry, metrics) as an action output: what it observed, or its error
+/// (a timeout marked as one).
 pub(super) fn from_fetch<T>(
     r: Result<T, ClientError>,
-    output: impl FnOnce(T) -> Value,
+    observation: impl FnOnce(T) -> Observation,
 ) -> ActionOutput {
     match r {
-        Ok(v) => ActionOutput {
-            output: output(v),
-            error: None,
-            timed_out: false,
-        },
-        Err(e) => ActionOutput {
-            timed_out: matches!(e, ClientError::Timeout { .. }),
-            output: Value::Null,
-            error: Some(e.to_string()),
-        },
+        Ok(v) => ActionOutput::observed(observation(v)),
+        Err(e) => ActionOutput::failed(e.to_string(), matches!(e, ClientError::Timeout { .. })),
     }
 }
 
-pub(super) fn from_client(r: Result<Exchange, ClientError>) -> ActionOutput {
+/// An MCP exchange as an action output, observed as `observation` of it.
+pub(super) fn from_client(
+    r: Result<Exchange, ClientError>,
+    observation: impl FnOnce(Exchange) -> Observation,
+) -> ActionOutput {
     match r {
         Ok(x) => ActionOutput {
             timed_out: x.timed_out,
-            output: exchange_json(&x),
+            observation: observation(x),
             error: None,
         },
-        Err(e) => ActionOutput {
-            timed_out: matches!(e, ClientError::Timeout { .. }),
-            output: Value::Null,
-            error: Some(e.to_string()),
-        },
+        Err(e) => ActionOutput::failed(e.to_string(), matches!(e, ClientError::Timeout { .. })),
     }
 }
 
@@ -266,17 +248,16 @@ impl Exec {
                 .await
                 {
                     Ok(o) => o,
-                    Err(_) => ActionOutput {
-                        output: Value::Null,
-                        error: Some(format!(
+                    Err(_) => ActionOutput::failed(
+                        format!(
                             "step `{name}` exceeded its {} ms timeout",
                             timeout.as_millis()
-                        )),
-                        timed_out: true,
-                    },
+                        ),
+                        true,
+                    ),
                 };
                 let Some(u) = &rendered.until else { break };
-                if crate::checks::assert_predicate(&u.that, &out.output).is_ok() {
+                if crate::checks::assert_predicate(&u.that, &out.observation.to_json()).is_ok() {
                     break;
                 }
                 if t0.elapsed() >= u.within {
@@ -288,11 +269,12 @@ impl Exec {
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
+            let mut output = out.observation.to_json();
             // Captures.
             for (cap, path) in &rendered.capture {
                 let value = JsonPath::parse(path)
                     .ok()
-                    .and_then(|p| p.query(&out.output).first().cloned());
+                    .and_then(|p| p.query(&output).first().cloned());
                 if let Some(v) = value {
                     let text = match v {
                         Value::String(s) => s,
@@ -310,49 +292,23 @@ impl Exec {
             if rendered.expect_error {
                 // The failure is what the scenario observes: it becomes part of the output.
                 let e = out.error.take();
-                let mut o = match std::mem::take(&mut out.output) {
+                output = match output {
                     Value::Object(m) => Value::Object(m),
                     Value::Null => json!({}),
                     other => json!({"value": other}),
                 };
                 if let Some(e) = e {
-                    o["error"] = json!(e);
+                    output["error"] = json!(e);
                 }
-                out.output = o;
             }
-            let bearer = [
-                rendered.send.as_ref().and_then(|s| s.bearer.clone()),
-                rendered.call.as_ref().and_then(|s| s.bearer.clone()),
-                rendered.health.as_ref().and_then(|s| s.bearer.clone()),
-                rendered.connect.as_ref().and_then(|s| s.bearer.clone()),
-                rendered.request.as_ref().and_then(|s| s.bearer.clone()),
-                rendered.list_tools.as_ref().and_then(|s| s.bearer.clone()),
-            ]
-            .into_iter()
-            .flatten()
-            .next();
+            let typed = rendered.action();
+            let bearer = typed.and_then(StepAction::bearer).map(str::to_owned);
             if let Some(b) = &bearer {
                 self.0.redactor.lock().await.add(b.clone());
             }
-            let progress_token = rendered
-                .send
-                .as_ref()
-                .and_then(|s| s.progress_token.clone())
-                .or(rendered
-                    .call
-                    .as_ref()
-                    .and_then(|s| s.progress_token.clone()))
-                .or(rendered
-                    .health
-                    .as_ref()
-                    .and_then(|s| s.progress_token.clone()));
-            let request = serde_json::to_value(&rendered)
-                .ok()
-                .and_then(|v| v.get(action).cloned())
-                .unwrap_or(Value::Null);
+            let progress_token = typed.and_then(StepAction::progress_token).cloned();
             let record = StepRecord {
                 name,
-                request,
                 action: action.to_owned(),
                 agent: rendered.agent().map(str::to_owned),
                 started_ms,
@@ -360,11 +316,13 @@ impl Exec {
                 started_at,
                 ended_at: now_rfc3339(),
                 elapsed_ms: t0.elapsed().as_secs_f64() * 1000.0,
-                output: out.output,
+                observation: out.observation,
+                output,
                 error: out.error,
                 timed_out: out.timed_out,
                 bearer,
                 progress_token,
+                spec: rendered,
             };
             let stalled_agent = record.timed_out.then(|| record.agent.clone()).flatten();
             self.0.records.lock().await.push(record);

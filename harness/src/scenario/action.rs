@@ -2,6 +2,7 @@
 //! The runner dispatches on it with an exhaustive `match`, so a new action cannot be forgotten.
 
 use super::*;
+use serde_json::Value;
 use std::time::Duration;
 
 /// What a step does. Borrowed from its [`StepSpec`] (the YAML form, validated at load).
@@ -81,27 +82,56 @@ impl<'a> StepAction<'a> {
         "delete",
     ];
 
+    /// Which action this is.
+    pub fn kind(&self) -> ActionKind {
+        match self {
+            Self::Registry(_) => ActionKind::Registry,
+            Self::Connect(_) => ActionKind::Connect,
+            Self::ListTools(_) => ActionKind::ListTools,
+            Self::Health(_) => ActionKind::Health,
+            Self::Send(_) => ActionKind::Send,
+            Self::Call(_) => ActionKind::Call,
+            Self::History(_) => ActionKind::History,
+            Self::Request(_) => ActionKind::Request,
+            Self::Raw(_) => ActionKind::Raw,
+            Self::Delete(_) => ActionKind::Delete,
+            Self::Metrics(_) => ActionKind::Metrics,
+            Self::Reload(_) => ActionKind::Reload,
+            Self::Repeat(_) => ActionKind::Repeat,
+            Self::Parallel(_) => ActionKind::Parallel,
+            Self::Http(_) => ActionKind::Http,
+            Self::Process(_) => ActionKind::Process,
+            Self::File(_) => ActionKind::File,
+            Self::Wait(_) => ActionKind::Wait,
+        }
+    }
+
     /// The YAML key of this action.
     pub fn key(&self) -> &'static str {
+        self.kind().key()
+    }
+
+    /// The bearer the action sends to an agent: of `send`, `call`, `health`, `connect`,
+    /// `request` and `list_tools` steps.
+    pub fn bearer(self) -> Option<&'a str> {
         match self {
-            Self::Registry(_) => "registry",
-            Self::Connect(_) => "connect",
-            Self::ListTools(_) => "list_tools",
-            Self::Health(_) => "health",
-            Self::Send(_) => "send",
-            Self::Call(_) => "call",
-            Self::History(_) => "history",
-            Self::Request(_) => "request",
-            Self::Raw(_) => "raw",
-            Self::Delete(_) => "delete",
-            Self::Metrics(_) => "metrics",
-            Self::Reload(_) => "reload",
-            Self::Repeat(_) => "repeat",
-            Self::Parallel(_) => "parallel",
-            Self::Http(_) => "http",
-            Self::Process(_) => "process",
-            Self::File(_) => "file",
-            Self::Wait(_) => "wait",
+            Self::Send(s) => s.bearer.as_deref(),
+            Self::Call(c) => c.bearer.as_deref(),
+            Self::Health(h) => h.bearer.as_deref(),
+            Self::Connect(c) => c.bearer.as_deref(),
+            Self::Request(r) => r.bearer.as_deref(),
+            Self::ListTools(a) => a.bearer.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The progress token the action sends, if any.
+    pub fn progress_token(self) -> Option<&'a Value> {
+        match self {
+            Self::Send(s) => s.progress_token.as_ref(),
+            Self::Call(c) => c.progress_token.as_ref(),
+            Self::Health(h) => h.progress_token.as_ref(),
+            _ => None,
         }
     }
 
@@ -128,11 +158,97 @@ impl<'a> StepAction<'a> {
     }
 }
 
+/// The kind of a step's action, without its options: what checks select steps by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ActionKind {
+    /// `registry:`
+    Registry,
+    /// `connect:`
+    Connect,
+    /// `list_tools:`
+    ListTools,
+    /// `health:`
+    Health,
+    /// `send:`
+    Send,
+    /// `call:`
+    Call,
+    /// `history:`
+    History,
+    /// `request:`
+    Request,
+    /// `raw:`
+    Raw,
+    /// `delete:`
+    Delete,
+    /// `metrics:`
+    Metrics,
+    /// `reload:`
+    Reload,
+    /// `repeat:`
+    Repeat,
+    /// `parallel:`
+    Parallel,
+    /// `http:`
+    Http,
+    /// `process:`
+    Process,
+    /// `file:`
+    File,
+    /// `wait:`
+    Wait,
+}
+
+impl ActionKind {
+    /// The actions that talk MCP to an agent.
+    pub const MCP: [ActionKind; 9] = [
+        ActionKind::Connect,
+        ActionKind::ListTools,
+        ActionKind::Health,
+        ActionKind::Send,
+        ActionKind::Call,
+        ActionKind::History,
+        ActionKind::Request,
+        ActionKind::Raw,
+        ActionKind::Delete,
+    ];
+
+    /// The YAML key of this kind of action.
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::Registry => "registry",
+            Self::Connect => "connect",
+            Self::ListTools => "list_tools",
+            Self::Health => "health",
+            Self::Send => "send",
+            Self::Call => "call",
+            Self::History => "history",
+            Self::Request => "request",
+            Self::Raw => "raw",
+            Self::Delete => "delete",
+            Self::Metrics => "metrics",
+            Self::Reload => "reload",
+            Self::Repeat => "repeat",
+            Self::Parallel => "parallel",
+            Self::Http => "http",
+            Self::Process => "process",
+            Self::File => "file",
+            Self::Wait => "wait",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// Each key of the YAML form yields its own variant, and `KEYS` lists them all in order.
+    #[test]
+    fn the_mcp_kinds_are_the_mcp_keys() {
+        let keys: Vec<&str> = ActionKind::MCP.iter().map(|k| k.key()).collect();
+        assert_eq!(keys, StepAction::MCP_KEYS);
+    }
+
     #[test]
     fn every_action_key_has_its_variant() {
         let mut seen = Vec::new();

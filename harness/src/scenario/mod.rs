@@ -18,7 +18,7 @@ use serde_saphyr::Spanned;
 
 pub use crate::diag::{SpecError, did_you_mean, from_yaml};
 pub use crate::vocab::{Capability, Level};
-pub use action::StepAction;
+pub use action::{ActionKind, StepAction};
 pub use asserts::*;
 pub use http::HttpStep;
 pub use schema::{json_schema, json_schema_pretty};

@@ -1,21 +1,24 @@
 //! Tests across families on hand-made progress, health and wire observations.
 
+use super::Fixture;
 use serde_json::{Value, json};
 
 use crate::checks::run_builtin as run;
 use crate::checks::{CheckSpec, Observed, Outcome, StepRecord};
 
 fn step(name: &str, token: Option<Value>, progress: Vec<Value>, after: Vec<Value>) -> StepRecord {
-    StepRecord {
+    let mut s = StepRecord {
         name: name.into(),
         action: "send".into(),
         agent: Some("research".into()),
         started_at: "2026-01-01T00:00:00.000000Z".into(),
         ended_at: "2026-01-01T00:00:01.000000Z".into(),
-        output: json!({"progress": progress, "after_response": after}),
         progress_token: token,
         ..StepRecord::default()
-    }
+    };
+    s.set_request(json!({}));
+    s.set_output(json!({"progress": progress, "after_response": after}));
+    s
 }
 
 fn note(token: Value, progress: f64, total: Option<f64>, message: &str) -> Value {
@@ -229,7 +232,8 @@ fn a_bearer_reaching_a_plain_server_fails_auth_002() {
 fn an_unhealthy_answer_fails_the_status_expectation_and_the_message_rule() {
     let mut s = step("h", None, vec![], vec![]);
     s.action = "health".into();
-    s.output = json!({"health": {"status": "degraded"}, "gate": "warning: "});
+    s.set_request(json!({}));
+    s.set_output(json!({"health": {"status": "degraded"}, "gate": "warning: "}));
     let o = observed(vec![s]);
     assert!(matches!(verdict("HEALTH-003", &o), Outcome::Fail(..)));
     let c = CheckSpec {

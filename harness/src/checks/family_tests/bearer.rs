@@ -35,14 +35,14 @@ fn auth_003_wants_the_configured_header_not_the_inbound_bearer() {
 fn auth_004_catches_a_bearer_lent_to_a_concurrent_call() {
     let mut a = bearer_step("call[0]", 0, 3, Some("tok-0"));
     let b = bearer_step("call[1]", 1, 4, Some("tok-1"));
-    a.output = json!({"text": "headers: Authorization: Bearer tok-0"});
+    a.set_output(json!({"text": "headers: Authorization: Bearer tok-0"}));
     let mut o = obs(vec![a, b]);
     assert_eq!(run("AUTH-004", &CheckSpec::default(), &o), Outcome::Pass);
     // The echoed headers of call[0] show call[1]'s bearer (tok-1 is not a prefix match of tok-10).
-    o.steps[0].output = json!({"text": "Authorization: Bearer tok-1"});
+    o.steps[0].set_output(json!({"text": "Authorization: Bearer tok-1"}));
     assert!(fails(&run("AUTH-004", &CheckSpec::default(), &o)));
     // A stale bearer downstream: tok-9 belongs to a call that had ended.
-    o.steps[0].output = json!({});
+    o.steps[0].set_output(json!({}));
     o.steps.push(bearer_step("old", 10, 11, Some("tok-9")));
     o.mcp_journals.insert(
         "m".into(),

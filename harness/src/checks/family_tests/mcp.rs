@@ -10,14 +10,14 @@ use crate::checks::{CheckSpec, Outcome};
 fn mcp_003_wants_404_for_the_deleted_session() {
     let del = step("delete", "delete", 0, 1, json!({"status": 200}));
     let mut after = step("after", "raw", 2, 3, json!({"status": 404}));
-    after.request = json!({"body": "{}", "with_session": true});
+    after.set_request(json!({"body": "{}", "with_session": true}));
     let mut o = obs(vec![del, after]);
     assert_eq!(run("MCP-003", &CheckSpec::default(), &o), Outcome::Pass);
-    o.steps[1].output = json!({"status": 200});
+    o.steps[1].set_output(json!({"status": 200}));
     assert!(fails(&run("MCP-003", &CheckSpec::default(), &o)));
-    o.steps[0].output = json!({"status": 405});
+    o.steps[0].set_output(json!({"status": 405}));
     assert!(skipped(&run("MCP-003", &CheckSpec::default(), &o)));
-    o.steps[0].output = json!({"status": 500});
+    o.steps[0].set_output(json!({"status": 500}));
     assert!(fails(&run("MCP-003", &CheckSpec::default(), &o)));
 }
 
@@ -25,7 +25,7 @@ fn mcp_003_wants_404_for_the_deleted_session() {
 fn mcp_005_and_006_judge_raw_posts_by_their_headers() {
     let raw = |status: u64, request: Value| {
         let mut s = step("raw", "raw", 0, 1, json!({"status": status}));
-        s.request = request;
+        s.set_request(request);
         s
     };
     let accept =
@@ -84,7 +84,7 @@ fn mcp_007_classifies_calls_against_the_listed_tools() {
     );
     let call = |tool: &str, args: Value, out: Value| {
         let mut s = step("call", "call", 2, 3, out);
-        s.request = json!({"tool": tool, "arguments": args});
+        s.set_request(json!({"tool": tool, "arguments": args}));
         s
     };
     let err = json!({"status": 200, "error": {"code": -32602, "message": "unknown tool"}});

@@ -9,16 +9,16 @@ use crate::checks::{CheckSpec, Outcome};
 #[test]
 fn msg_002_wants_a_text_result_produced_by_the_model() {
     let send = |out: Value| step("send", "send", 0, 2, out);
-    let mut o = obs(vec![send(
-        json!({"status": 200, "text": "hello back", "result": {"content": []}}),
-    )]);
+    let mut o = obs(vec![send(json!({"status": 200, "text": "hello back"}))]);
     o.llm_journals
         .insert("openai".into(), vec![llm(at(1, 0), json!({}), 200)]);
     assert_eq!(
         run("MSG-002", &with(json!({"contains": "hello"})), &o),
         Outcome::Pass
     );
-    o.steps[0] = send(json!({"status": 200, "text": "boom", "result": {"isError": true}}));
+    o.steps[0] = send(
+        json!({"status": 200, "result": {"isError": true, "content": [{"type": "text", "text": "boom"}]}}),
+    );
     assert!(fails(&run("MSG-002", &CheckSpec::default(), &o)));
     o.steps[0] = send(json!({"status": 200, "text": "hello back"}));
     assert_eq!(
@@ -48,7 +48,7 @@ fn msg_003_wants_images_at_the_model_with_vision_and_a_clear_refusal_without() {
         2,
         json!({"status": 200, "text": "a cat", "result": {"content": []}}),
     );
-    s.request = json!({"message": "what is this", "images": [{"data": "iVBORw0KGgoAAAANSUhEUg==", "mime_type": "image/png"}]});
+    s.set_request(json!({"message": "what is this", "images": [{"data": "iVBORw0KGgoAAAANSUhEUg==", "mime_type": "image/png"}]}));
     let mut o = obs(vec![s]);
     o.llm_journals.insert(
         "openai".into(),
@@ -63,7 +63,7 @@ fn msg_003_wants_images_at_the_model_with_vision_and_a_clear_refusal_without() {
         Outcome::Pass
     );
     assert!(fails(&run("MSG-003", &with(json!({"vision": false})), &o)));
-    o.steps[0].output = json!({"status": 200, "result": {"isError": true, "content": [{"type": "text", "text": "this model has no vision: images refused"}]}});
+    o.steps[0].set_output(json!({"status": 200, "result": {"isError": true, "content": [{"type": "text", "text": "this model has no vision: images refused"}]}}));
     o.llm_journals.insert("openai".into(), vec![]);
     assert_eq!(
         run("MSG-003", &with(json!({"vision": false})), &o),
@@ -99,7 +99,7 @@ fn msg_004_wants_is_error_on_a_provider_failure_and_a_live_agent_after() {
     o.steps[1].error = Some("connection refused".into());
     assert!(fails(&run("MSG-004", &CheckSpec::default(), &o)));
     o.steps[1].error = None;
-    o.steps[0].output = json!({"status": 200, "error": {"code": -32603, "message": "provider"}});
+    o.steps[0].set_output(json!({"status": 200, "error": {"code": -32603, "message": "provider"}}));
     assert!(fails(&run("MSG-004", &CheckSpec::default(), &o)));
     o.llm_journals.clear();
     assert!(skipped(&run("MSG-004", &CheckSpec::default(), &o)));
@@ -114,7 +114,7 @@ fn msg_005_wants_every_earlier_message_and_reply_in_the_history() {
         1,
         json!({"status": 200, "text": "hi there"}),
     );
-    s.request = json!({"message": "hello"});
+    s.set_request(json!({"message": "hello"}));
     let h = |text: &str| {
         step(
             "history",
@@ -142,21 +142,23 @@ fn msg_003_wants_invalid_images_refused_even_with_vision() {
         json!({"status": 200, "result": {"isError": true,
         "content": [{"type": "text", "text": "images[0] is not valid base64"}]}}),
     );
-    s.request =
-        json!({"message": "look", "images": [{"data": "not *base64*!", "mime_type": "image/png"}]});
+    s.set_request(
+        json!({"message": "look", "images": [{"data": "not *base64*!", "mime_type": "image/png"}]}),
+    );
     let mut o = obs(vec![s]);
     o.llm_journals.insert("openai".into(), vec![]);
     assert_eq!(
         run("MSG-003", &with(json!({"vision": true})), &o),
         Outcome::Pass
     );
-    o.steps[0].request =
-        json!({"message": "look", "images": [{"data": "aGVsbG8=", "mime_type": "text/plain"}]});
+    o.steps[0].set_request(
+        json!({"message": "look", "images": [{"data": "aGVsbG8=", "mime_type": "text/plain"}]}),
+    );
     assert_eq!(
         run("MSG-003", &with(json!({"vision": true})), &o),
         Outcome::Pass
     );
-    o.steps[0].output = json!({"status": 200, "text": "a picture", "result": {"content": []}});
+    o.steps[0].set_output(json!({"status": 200, "text": "a picture", "result": {"content": []}}));
     assert!(fails(&run("MSG-003", &with(json!({"vision": true})), &o)));
 }
 
@@ -164,7 +166,7 @@ fn msg_003_wants_invalid_images_refused_even_with_vision() {
 fn msg_005_reads_a_history_shared_by_two_connections_through_prompts_get() {
     let mut connect = step("c", "connect", 0, 1, json!({"status": 200}));
     connect.agent = Some("bob".into());
-    connect.request = json!({"agent": "research", "alias": "bob"});
+    connect.set_request(json!({"agent": "research", "as": "bob"}));
     let mut alice = step(
         "a",
         "send",
@@ -172,7 +174,7 @@ fn msg_005_reads_a_history_shared_by_two_connections_through_prompts_get() {
         2,
         json!({"status": 200, "text": "hi alice"}),
     );
-    alice.request = json!({"agent": "research", "message": "first from alice"});
+    alice.set_request(json!({"agent": "research", "message": "first from alice"}));
     let mut h = step(
         "h",
         "request",
@@ -183,11 +185,12 @@ fn msg_005_reads_a_history_shared_by_two_connections_through_prompts_get() {
         {"role": "assistant", "content": {"type": "text", "text": "hi alice"}}]}}),
     );
     h.agent = Some("bob".into());
-    h.request =
-        json!({"agent": "bob", "method": "prompts/get", "params": {"name": "research_history"}});
+    h.set_request(
+        json!({"agent": "bob", "method": "prompts/get", "params": {"name": "research_history"}}),
+    );
     let o = obs(vec![connect.clone(), alice.clone(), h.clone()]);
     assert_eq!(run("MSG-005", &CheckSpec::default(), &o), Outcome::Pass);
-    h.output = json!({"status": 200, "result": {"messages": []}});
+    h.set_output(json!({"status": 200, "result": {"messages": []}}));
     let o = obs(vec![connect, alice, h]);
     assert!(fails(&run("MSG-005", &CheckSpec::default(), &o)));
 }
@@ -201,12 +204,12 @@ fn msg_005_wants_no_stored_conversation_for_a_request_scoped_agent() {
         4,
         json!({"status": 200, "error": {"code": -32602}}),
     );
-    h.request = json!({"agent": "research"});
+    h.set_request(json!({"agent": "research"}));
     let mut o = obs(vec![h]);
     o.deployment = Some(deployment(
         json!({"agents": {"research": {"instance_scope": "request"}}}),
     ));
     assert_eq!(run("MSG-005", &CheckSpec::default(), &o), Outcome::Pass);
-    o.steps[0].output = json!({"status": 200, "result": {"messages": [{"role": "user"}]}});
+    o.steps[0].set_output(json!({"status": 200, "result": {"messages": [{"role": "user"}]}}));
     assert!(fails(&run("MSG-005", &CheckSpec::default(), &o)));
 }

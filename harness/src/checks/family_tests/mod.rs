@@ -4,6 +4,8 @@
 use serde_json::{Value, json};
 
 use crate::checks::{CheckSpec, Observed, Outcome, StepRecord};
+use crate::client::{Exchange, HealthReport, MetricsScrape, RegistryFetch, TimedMessage};
+use crate::observation::{Connected, HealthAnswered, MessageSent, Observation};
 use crate::scenario::DeploymentSpec;
 use pallas_mocks::{LlmJournalEntry, McpJournalEntry};
 
@@ -20,14 +22,185 @@ pub(super) fn at(sec: u32, frac: u32) -> String {
 }
 
 pub(super) fn step(name: &str, action: &str, from: u32, to: u32, output: Value) -> StepRecord {
-    StepRecord {
+    let mut s = StepRecord {
         name: name.into(),
         action: action.into(),
         agent: Some("research".into()),
         started_at: at(from, 0),
         ended_at: at(to, 0),
-        output,
         ..StepRecord::default()
+    };
+    s.set_request(json!({}));
+    s.set_output(output);
+    s
+}
+
+/// Fixtures write a step's output and request in their JSON form; these set the typed
+/// observation and step those stand for.
+pub(super) trait Fixture {
+    /// Sets the observation whose JSON form `output` abbreviates.
+    fn set_output(&mut self, output: Value);
+    /// Sets the step's action options (`agent` defaults to the step's agent).
+    fn set_request(&mut self, request: Value);
+}
+
+impl Fixture for StepRecord {
+    fn set_output(&mut self, output: Value) {
+        self.observation = typed(&self.action, &output);
+        self.output = output;
+    }
+
+    fn set_request(&mut self, mut request: Value) {
+        let action = self.action.clone();
+        if action == "registry" || action == "metrics" {
+            self.spec = serde_json::from_value(json!({ action: request })).unwrap();
+            return;
+        }
+        if request.get("agent").is_none() {
+            request["agent"] = json!(self.agent.clone().unwrap_or_default());
+        }
+        match action.as_str() {
+            "send" if request.get("message").is_none() => request["message"] = json!("m"),
+            "raw" if request.get("body").is_none() => request["body"] = json!("{}"),
+            "call" if request.get("tool").is_none() => request["tool"] = json!("t"),
+            "request" if request.get("method").is_none() => request["method"] = json!("ping"),
+            _ => {}
+        }
+        self.spec = serde_json::from_value(json!({ action.clone(): request.clone() }))
+            .unwrap_or_else(|e| panic!("{action}: {request}: {e}"));
+    }
+}
+
+/// The observation a step of `action` records, from its JSON form (absent keys: no status,
+/// no response).
+pub(super) fn typed(action: &str, out: &Value) -> Observation {
+    let status = out.get("status").and_then(Value::as_u64).unwrap_or(0) as u16;
+    let content_type = out
+        .get("content_type")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    match action {
+        "registry" => Observation::RegistryFetched(RegistryFetch {
+            url: String::new(),
+            status,
+            content_type,
+            body: out.get("body").cloned(),
+            text: out
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            elapsed_ms: 0.0,
+        }),
+        "metrics" => Observation::MetricsScraped(MetricsScrape {
+            url: String::new(),
+            status,
+            content_type,
+            text: String::new(),
+            families: serde_json::from_value(out.get("families").cloned().unwrap_or(json!([])))
+                .unwrap(),
+            parse_errors: Vec::new(),
+        }),
+        _ => {
+            let result = out.get("result").cloned().or_else(|| {
+                out.get("text")
+                    .map(|t| json!({"content": [{"type": "text", "text": t}]}))
+            });
+            let after: Vec<Value> = out
+                .get("after_response")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let response = match (result, out.get("error")) {
+                (Some(r), _) => Some(json!({"jsonrpc": "2.0", "id": 1, "result": r})),
+                (None, Some(e)) => Some(json!({"jsonrpc": "2.0", "id": 1, "error": e})),
+                // Messages after the response need one to come after.
+                (None, None) if !after.is_empty() => {
+                    Some(json!({"jsonrpc": "2.0", "id": 1, "result": {}}))
+                }
+                (None, None) => None,
+            };
+            let mut messages: Vec<TimedMessage> = match out.get("messages") {
+                Some(m) => serde_json::from_value::<Vec<Value>>(m.clone())
+                    .unwrap()
+                    .into_iter()
+                    .map(|m| TimedMessage {
+                        at_ms: m["at_ms"].as_f64().unwrap_or(0.0),
+                        message: m["message"].clone(),
+                        sse_event_id: m["sse_event_id"].as_str().map(str::to_owned),
+                    })
+                    .collect(),
+                None => out
+                    .get("progress")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .enumerate()
+                    .map(|(i, p)| TimedMessage {
+                        at_ms: i as f64,
+                        message: p.clone(),
+                        sse_event_id: None,
+                    })
+                    .collect(),
+            };
+            for m in response.iter().chain(&after) {
+                messages.push(TimedMessage {
+                    at_ms: messages.len() as f64,
+                    message: m.clone(),
+                    sse_event_id: None,
+                });
+            }
+            let exchange = Exchange {
+                status,
+                headers: Vec::new(),
+                content_type,
+                elapsed_ms: 0.0,
+                messages,
+                response,
+                body_text: None,
+                timed_out: false,
+            };
+            let has_exchange = out.as_object().is_some_and(|m| {
+                m.keys().any(|k| {
+                    !["health", "health_error", "gate", "cancelled_at_ms"].contains(&k.as_str())
+                })
+            });
+            let exchange = has_exchange.then_some(exchange);
+            match action {
+                "health" => Observation::HealthAnswered(HealthAnswered {
+                    exchange,
+                    health: match out.get("health") {
+                        Some(h) => Ok(HealthReport {
+                            status: h["status"].as_str().unwrap_or_default().to_owned(),
+                            timestamp: h["timestamp"].as_str().map(str::to_owned),
+                            message: h["message"].as_str().map(str::to_owned),
+                        }),
+                        None => Err(out["health_error"]
+                            .as_str()
+                            .unwrap_or("no result")
+                            .to_owned()),
+                    },
+                    gate: out["gate"].as_str().unwrap_or_default().to_owned(),
+                }),
+                "send" => Observation::MessageSent(MessageSent {
+                    exchange,
+                    cancellation: out.get("cancelled_at_ms").map(Value::as_f64),
+                }),
+                "connect" => match exchange {
+                    Some(exchange) => Observation::Connected(Connected {
+                        exchange,
+                        session_id: out["session_id"].as_str().map(str::to_owned),
+                        protocol_version: out["protocol_version"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_owned(),
+                        era: "2025-11-25",
+                    }),
+                    None => Observation::Nothing,
+                },
+                _ => exchange.map_or(Observation::Nothing, Observation::Exchanged),
+            }
+        }
     }
 }
 

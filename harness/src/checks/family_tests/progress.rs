@@ -1,6 +1,6 @@
 //! Tests of the progress checks.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::*;
 use crate::checks::run_builtin as run;
@@ -97,12 +97,12 @@ fn prog_010_fails_on_progress_well_after_the_cancellation() {
         2,
         json!({"cancelled_at_ms": 100.0, "messages": [msg(90.0), msg(150.0)]}),
     );
-    s.request = json!({"message": "m", "cancel_after_progress": 1});
+    s.set_request(json!({"message": "m", "cancel_after_progress": 1}));
     let mut o = obs(vec![s]);
     assert_eq!(run("PROG-010", &CheckSpec::default(), &o), Outcome::Pass);
-    o.steps[0].output["messages"] = json!([msg(90.0), msg(900.0)]);
+    o.steps[0].set_output(json!({"cancelled_at_ms": 100.0, "messages": [msg(90.0), msg(900.0)]}));
     assert!(fails(&run("PROG-010", &CheckSpec::default(), &o)));
-    o.steps[0].output["cancelled_at_ms"] = Value::Null;
+    o.steps[0].set_output(json!({"cancelled_at_ms": null, "messages": [msg(90.0), msg(900.0)]}));
     assert!(matches!(
         run("PROG-010", &CheckSpec::default(), &o),
         Outcome::Error(_)

@@ -23,7 +23,7 @@ fn reg_004_wants_a_streamable_http_remote_at_a_deployed_live_endpoint() {
     );
     assert!(fails(&run("REG-004", &CheckSpec::default(), &o)));
     o.steps[0] = registry(entry("http://localhost:8301/mcp"));
-    o.steps[1].output = json!({"status": 502});
+    o.steps[1].set_output(json!({"status": 502}));
     assert!(fails(&run("REG-004", &CheckSpec::default(), &o)));
     assert!(skipped(&run(
         "REG-004",

@@ -1,0 +1,334 @@
+//! What a step observed, typed by action. The runner records one [`Observation`] per step and
+//! the checks match on it; its JSON form ([`Observation::to_json`]) is the step output that
+//! `output:` assertions, `capture:` and `until:` query and that reports show.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::client::http::HttpAnswer;
+use crate::client::{Exchange, HealthReport, MetricsScrape, RegistryFetch};
+use crate::process::{FileRead, ProcessOutput};
+
+/// What one step observed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Observation {
+    /// Nothing: the step could not run (its error says why), or ran into its deadline.
+    #[default]
+    Nothing,
+    /// `registry:` the registry document as fetched.
+    RegistryFetched(RegistryFetch),
+    /// `connect:` the `initialize` exchange and the session it opened.
+    Connected(Connected),
+    /// `list_tools:`, `call:`, `history:`, `request:`, `raw:`, `delete:` one MCP exchange.
+    Exchanged(Exchange),
+    /// `health:` the `get_health` call and how Daedalus reads its answer.
+    HealthAnswered(HealthAnswered),
+    /// `send:` the message tool's call, and its cancellation when the step asked for one.
+    MessageSent(MessageSent),
+    /// `metrics:` the scraped exposition.
+    MetricsScraped(MetricsScrape),
+    /// `http:` one plain HTTP request's answer.
+    HttpAnswered(HttpAnswer),
+    /// `process:` the implementation's exit state and output so far.
+    ProcessRead(ProcessOutput),
+    /// `file:` a file the implementation wrote.
+    FileRead(FileRead),
+    /// `wait:` the pause taken.
+    Waited(Duration),
+    /// `reload:` the files rewritten for the new deployment.
+    Reloaded(Vec<String>),
+}
+
+/// The `initialize` exchange of a `connect:` step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Connected {
+    /// The `initialize` exchange.
+    pub exchange: Exchange,
+    /// The `Mcp-Session-Id` the server issued, if any.
+    pub session_id: Option<String>,
+    /// The negotiated protocol revision.
+    pub protocol_version: String,
+    /// The wire era the client spoke.
+    pub era: &'static str,
+}
+
+/// A `get_health` call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HealthAnswered {
+    /// The call's exchange (none when the request could not be made).
+    pub exchange: Option<Exchange>,
+    /// The answer read as a health report, or why it is not one.
+    pub health: Result<HealthReport, String>,
+    /// How Daedalus gates chat on it: `allowed`, `warning: …` or `blocked: …`.
+    pub gate: String,
+}
+
+/// A message-tool call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageSent {
+    /// The call's exchange (none when the request could not be made).
+    pub exchange: Option<Exchange>,
+    /// Present when the step cancels the call after some progress: when the cancellation was
+    /// sent (ms on the recorder's clock), if it was.
+    pub cancellation: Option<Option<f64>>,
+}
+
+impl Observation {
+    /// The MCP exchange the step made, if it made one.
+    pub fn exchange(&self) -> Option<&Exchange> {
+        match self {
+            Self::Exchanged(x) => Some(x),
+            Self::Connected(c) => Some(&c.exchange),
+            Self::HealthAnswered(h) => h.exchange.as_ref(),
+            Self::MessageSent(m) => m.exchange.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// The HTTP status of the answer (0 when there was none).
+    pub fn status(&self) -> u16 {
+        match self {
+            Self::RegistryFetched(f) => f.status,
+            Self::MetricsScraped(m) => m.status,
+            Self::HttpAnswered(h) => h.status,
+            other => other.exchange().map_or(0, |x| x.status),
+        }
+    }
+
+    /// The answer's `Content-Type`, if any.
+    pub fn content_type(&self) -> Option<&str> {
+        match self {
+            Self::RegistryFetched(f) => f.content_type.as_deref(),
+            Self::MetricsScraped(m) => m.content_type.as_deref(),
+            Self::HttpAnswered(h) => Some(h.content_type.as_str()),
+            other => other.exchange().and_then(|x| x.content_type.as_deref()),
+        }
+    }
+
+    /// The JSON-RPC `result` of the MCP exchange.
+    pub fn result(&self) -> Option<&Value> {
+        self.exchange().and_then(Exchange::result)
+    }
+
+    /// The JSON-RPC `error` of the MCP exchange.
+    pub fn jsonrpc_error(&self) -> Option<&Value> {
+        self.exchange()
+            .and_then(Exchange::error)
+            .filter(|e| !e.is_null())
+    }
+
+    /// The first text block of a tool result.
+    pub fn text(&self) -> Option<&str> {
+        self.exchange().and_then(first_text)
+    }
+
+    /// The `notifications/progress` messages received during the exchange.
+    pub fn progress(&self) -> Vec<&Value> {
+        self.exchange()
+            .into_iter()
+            .flat_map(Exchange::progress)
+            .map(|m| &m.message)
+            .collect()
+    }
+
+    /// The health report of a `get_health` answer that is one.
+    pub fn health(&self) -> Option<&HealthReport> {
+        match self {
+            Self::HealthAnswered(h) => h.health.as_ref().ok(),
+            _ => None,
+        }
+    }
+
+    /// When a cancelled call's cancellation was sent.
+    pub fn cancelled_at_ms(&self) -> Option<f64> {
+        match self {
+            Self::MessageSent(m) => m.cancellation.flatten(),
+            _ => None,
+        }
+    }
+
+    /// The step's output as JSON: what `output:` assertions, captures and reports read.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Self::Nothing => Value::Null,
+            Self::RegistryFetched(f) => json!({
+                "url": f.url, "status": f.status, "content_type": f.content_type,
+                "body": f.body, "text": f.text, "elapsed_ms": f.elapsed_ms,
+            }),
+            Self::Connected(c) => {
+                let mut o = exchange_json(&c.exchange);
+                o["session_id"] = json!(c.session_id);
+                o["protocol_version"] = json!(c.protocol_version);
+                o["era"] = json!(c.era);
+                o
+            }
+            Self::Exchanged(x) => exchange_json(x),
+            Self::HealthAnswered(h) => {
+                let mut o = h.exchange.as_ref().map_or_else(|| json!({}), exchange_json);
+                match &h.health {
+                    Ok(r) => o["health"] = serde_json::to_value(r).unwrap_or_default(),
+                    Err(e) => o["health_error"] = json!(e),
+                }
+                o["gate"] = json!(h.gate);
+                o
+            }
+            Self::MessageSent(m) => {
+                let Some(at) = m.cancellation else {
+                    return m.exchange.as_ref().map_or(Value::Null, exchange_json);
+                };
+                let mut o = m.exchange.as_ref().map_or_else(|| json!({}), exchange_json);
+                o["cancelled_at_ms"] = json!(at);
+                if let (Some(at), Some(x)) = (at, &m.exchange) {
+                    let after: Vec<&Value> = x
+                        .progress()
+                        .filter(|p| p.at_ms > at)
+                        .map(|p| &p.message)
+                        .collect();
+                    o["progress_after_cancel"] = json!(after);
+                }
+                o
+            }
+            Self::MetricsScraped(m) => serde_json::to_value(m).unwrap_or_default(),
+            Self::HttpAnswered(h) => h.to_json(),
+            Self::ProcessRead(p) => crate::process::output_json(p),
+            Self::FileRead(f) => f.to_json(),
+            Self::Waited(d) => json!({"waited_ms": d.as_millis() as u64}),
+            Self::Reloaded(files) => json!({"files": files}),
+        }
+    }
+}
+
+/// The first `text` content block of the exchange's tool result.
+fn first_text(x: &Exchange) -> Option<&str> {
+    x.result()?
+        .get("content")?
+        .as_array()?
+        .iter()
+        .find(|b| b.get("type").and_then(Value::as_str) == Some("text"))?
+        .get("text")?
+        .as_str()
+}
+
+/// An MCP exchange as step output.
+fn exchange_json(x: &Exchange) -> Value {
+    let headers: serde_json::Map<String, Value> = x
+        .headers
+        .iter()
+        .map(|(k, v)| (k.to_ascii_lowercase(), Value::String(v.clone())))
+        .collect();
+    json!({
+        "status": x.status,
+        "content_type": x.content_type,
+        "headers": headers,
+        "elapsed_ms": x.elapsed_ms,
+        "timed_out": x.timed_out,
+        "response": x.response,
+        "result": x.result(),
+        "error": x.error(),
+        "text": first_text(x),
+        "messages": x.messages.iter().map(|m| json!({"at_ms": m.at_ms, "message": m.message, "sse_event_id": m.sse_event_id})).collect::<Vec<_>>(),
+        "notifications": x.notifications().map(|m| &m.message).collect::<Vec<_>>(),
+        "progress": x.progress().map(|m| &m.message).collect::<Vec<_>>(),
+        "after_response": x.after_response().map(|m| &m.message).collect::<Vec<_>>(),
+        "body_text": x.body_text,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::TimedMessage;
+
+    fn exchange(messages: Vec<(f64, Value)>, response: Value) -> Exchange {
+        Exchange {
+            status: 200,
+            headers: vec![("Content-Type".into(), "text/event-stream".into())],
+            content_type: Some("text/event-stream".into()),
+            elapsed_ms: 5.0,
+            messages: messages
+                .into_iter()
+                .map(|(at_ms, message)| TimedMessage {
+                    at_ms,
+                    message,
+                    sse_event_id: Some("1".into()),
+                })
+                .collect(),
+            response: Some(response),
+            body_text: None,
+            timed_out: false,
+        }
+    }
+
+    fn progress(p: u64) -> Value {
+        json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": p}})
+    }
+
+    #[test]
+    fn typed_readers_and_the_json_form_agree() {
+        let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "image"}, {"type": "text", "text": "done"}]}});
+        let x = exchange(
+            vec![
+                (1.0, progress(0)),
+                (2.0, progress(1)),
+                (3.0, answer.clone()),
+            ],
+            answer,
+        );
+        let o = Observation::Exchanged(x);
+        let j = o.to_json();
+        assert_eq!(o.status(), 200);
+        assert_eq!(j["status"], 200);
+        assert_eq!(o.text(), Some("done"));
+        assert_eq!(j["text"], "done");
+        assert_eq!(o.progress().len(), 2);
+        assert_eq!(j["progress"].as_array().map(Vec::len), Some(2));
+        assert_eq!(j["headers"]["content-type"], "text/event-stream");
+        assert_eq!(o.content_type(), Some("text/event-stream"));
+        assert!(o.jsonrpc_error().is_none());
+        assert!(j["after_response"].as_array().is_some_and(Vec::is_empty));
+    }
+
+    #[test]
+    fn a_cancelled_send_lists_the_progress_that_came_after_the_cancellation() {
+        let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": []}});
+        let x = exchange(vec![(1.0, progress(0)), (9.0, progress(1))], answer);
+        let sent = |cancellation| {
+            Observation::MessageSent(MessageSent {
+                exchange: Some(x.clone()),
+                cancellation,
+            })
+        };
+        let j = sent(Some(Some(5.0))).to_json();
+        assert_eq!(j["cancelled_at_ms"], 5.0);
+        assert_eq!(j["progress_after_cancel"], json!([progress(1)]));
+        assert_eq!(sent(Some(Some(5.0))).cancelled_at_ms(), Some(5.0));
+        // Asked for but never sent: the key is there, null, and nothing is "after" it.
+        let j = sent(Some(None)).to_json();
+        assert!(j.get("cancelled_at_ms").is_some_and(Value::is_null));
+        assert!(j.get("progress_after_cancel").is_none());
+        // No cancellation asked: the plain exchange.
+        assert!(sent(None).to_json().get("cancelled_at_ms").is_none());
+        let failed = Observation::MessageSent(MessageSent {
+            exchange: None,
+            cancellation: None,
+        });
+        assert_eq!(failed.to_json(), Value::Null);
+    }
+
+    #[test]
+    fn a_health_answer_that_is_not_one_keeps_why() {
+        let h = Observation::HealthAnswered(HealthAnswered {
+            exchange: None,
+            health: Err("no result".into()),
+            gate: "blocked: no result".into(),
+        });
+        let j = h.to_json();
+        assert_eq!(
+            j,
+            json!({"health_error": "no result", "gate": "blocked: no result"})
+        );
+        assert!(h.health().is_none());
+        assert_eq!(h.status(), 0);
+    }
+}
