@@ -28,6 +28,7 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// A generated CA and the server certificate it signed, ready to serve HTTPS.
 pub struct MockTls {
     ca_pem: String,
+    ca_der: CertificateDer<'static>,
     acceptor: TlsAcceptor,
 }
 
@@ -88,6 +89,7 @@ impl MockTls {
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(Arc::new(MockTls {
             ca_pem: ca_cert.pem(),
+            ca_der: ca_cert.der().clone(),
             acceptor: TlsAcceptor::from(Arc::new(config)),
         }))
     }
@@ -95,6 +97,11 @@ impl MockTls {
     /// The CA certificate, PEM: what a client must trust.
     pub fn ca_pem(&self) -> &str {
         &self.ca_pem
+    }
+
+    /// The CA certificate, DER.
+    pub fn ca_der(&self) -> &[u8] {
+        self.ca_der.as_ref()
     }
 
     /// Writes the CA certificate (PEM) to `path`, atomically.

@@ -119,6 +119,57 @@ async fn a_deployed_target_stops_after_the_fixed_call_count_and_counts_its_own_m
     assert!(j["server"]["rss_after_kib"].as_u64().unwrap_or(0) > 0);
 }
 
+/// Open loop: the calls are paced by the schedule (`--rate`), not by the answers. The reference
+/// answers in well under a millisecond, so a closed loop would make thousands of calls; at 40
+/// calls/s over 0.5 s of warm-up and 2 s measured, the schedule has 20 warm-up slots and 80
+/// measured ones (±1 for a slot on a boundary).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_loop_run_makes_the_calls_its_rate_schedules() {
+    let target = suite::reference_target(&root(), REFERENCE_BIN.as_ref(), &[]).expect("profile");
+    let opts = DeployOptions {
+        instance_scope: Some("request".into()),
+        ..DeployOptions::default()
+    };
+    let deployed = deploy::deploy(&target, &opts)
+        .await
+        .expect("the reference starts");
+    let endpoint = Endpoint::Url {
+        url: deployed.url.clone(),
+        tool: deployed.tool.clone(),
+        pid: deployed.pid,
+    };
+    let mut o = options(endpoint, 4, Stop::Duration(Duration::from_secs(2)));
+    o.rate = Some(40.0);
+    o.warmup = Duration::from_millis(500);
+    let result = load::run(&o).await;
+    let journaled = chat_completions(&deployed.llm);
+    deployed.stop().await;
+    let j = reparsed(&result.expect("the run completes"));
+
+    assert_eq!(j["rate"], 40.0, "{j:#}");
+    assert_eq!(j["errors"], serde_json::json!({}), "{j:#}");
+    let ok = j["calls_ok"].as_u64().expect("calls_ok");
+    let warmup = j["warmup_calls"].as_u64().expect("warmup_calls");
+    assert!(
+        (79..=81).contains(&ok),
+        "80 scheduled calls, {ok} made: {j:#}"
+    );
+    assert!(
+        (19..=21).contains(&warmup),
+        "20 warm-up slots, {warmup} made"
+    );
+    assert_eq!(ok + warmup, journaled, "every call is one model turn");
+    // Each second of the window holds its share of the schedule, not a burst (a call answered
+    // late on a busy machine may count in the next second).
+    for s in j["series"].as_array().expect("series").iter().take(2) {
+        let n = s["ok"].as_u64().unwrap_or(0);
+        assert!(
+            (30..=50).contains(&n),
+            "a second of 40 scheduled calls made {n}: {s}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn load_with_bad_arguments_is_invalid_input_before_anything_starts() {
     use clap::Parser;

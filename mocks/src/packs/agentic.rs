@@ -204,7 +204,7 @@ pub(crate) fn router(spec: &PackSpec, defects: Defects) -> Result<Router, String
     let b = Arc::new(Bridge {
         defects,
         llm: spec.llm.clone(),
-        http: http_client(),
+        http: http_client(spec.upstream_ca.as_deref()),
         sessions: Sessions::default(),
         in_process,
         workers,

@@ -97,6 +97,11 @@ pub struct PackSpec {
     /// Defect variants, each breaking one rule.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub defects: Vec<String>,
+    /// The CA (DER) the pack trusts when it calls HTTPS mocks: set by the ecosystem when its
+    /// mocks serve HTTPS, never read from a file.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub upstream_ca: Option<Vec<u8>>,
 }
 
 impl PackSpec {

@@ -62,7 +62,7 @@ pub(crate) fn router(spec: &PackSpec, defects: Defects) -> Router {
     let p = Arc::new(Percolate {
         defects,
         llm: spec.llm.clone(),
-        http: http_client(),
+        http: http_client(spec.upstream_ca.as_deref()),
         sessions: Sessions::default(),
         state: Mutex::new(PercState::default()),
     });

@@ -23,12 +23,14 @@ pub(crate) struct LlmReply {
     pub tool_calls: Vec<ToolCall>,
 }
 
-/// A loopback HTTP client for the packs.
-pub(crate) fn http_client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(UPSTREAM_TIMEOUT)
-        .build()
-        .unwrap_or_default()
+/// A loopback HTTP client for the packs; for HTTPS it also trusts `ca` (DER), the CA of the
+/// ecosystem's HTTPS mocks.
+pub(crate) fn http_client(ca: Option<&[u8]>) -> reqwest::Client {
+    let mut builder = reqwest::Client::builder().timeout(UPSTREAM_TIMEOUT);
+    if let Some(cert) = ca.and_then(|der| reqwest::Certificate::from_der(der).ok()) {
+        builder = builder.tls_certs_merge([cert]);
+    }
+    builder.build().unwrap_or_default()
 }
 
 /// `POST {base}/chat/completions` with `body` (non-streaming); the first choice's text or tool calls.

@@ -165,3 +165,48 @@ proptest::proptest! {
         }
     }
 }
+
+/// A pack mock of an HTTPS ecosystem calls the HTTPS mock LLM trusting the ecosystem's own CA:
+/// nothing to configure, and no certificate error.
+#[tokio::test]
+async fn a_pack_mock_calls_the_https_mock_llm_of_its_ecosystem() {
+    let yaml = "tls: true\nllms:\n  openai: {dialect: openai}\nmcp_servers:\n  percolate:\n    pack: {kind: percolate, llm: openai}\n";
+    let spec = parse_ecosystem("ecosystem.yaml", yaml).unwrap();
+    let eco = Ecosystem::start(&spec).await.unwrap();
+    let urls = eco.urls();
+    assert!(urls["openai"].starts_with("https://"), "{urls:?}");
+    assert!(urls["percolate"].starts_with("https://"), "{urls:?}");
+    let ca = reqwest::Certificate::from_pem(eco.tls().unwrap().ca_pem().as_bytes()).unwrap();
+    let client = reqwest::Client::builder()
+        .tls_certs_only([ca])
+        .build()
+        .unwrap();
+    let answer: serde_json::Value = client
+        .post(&urls["percolate"])
+        .header("accept", "application/json, text/event-stream")
+        .json(&serde_json::json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "ask_agent", "arguments": {
+                "agent_uri": "percolate-researcher", "tenant_id": "acme", "prompt": "hello"}}
+        }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(answer.get("error").is_none(), "{answer}");
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("");
+    assert!(text.contains(r#""status":"success""#), "{answer}");
+    let asked = eco
+        .llm("openai")
+        .unwrap()
+        .journal()
+        .iter()
+        .filter(|e| e.path.ends_with("/chat/completions"))
+        .count();
+    assert_eq!(asked, 1, "the pack reached the mock LLM over HTTPS");
+    eco.shutdown().await;
+}

@@ -234,7 +234,7 @@ pub(crate) fn router(spec: &PackSpec, defects: Defects) -> Router {
     let m = Arc::new(Mcpd {
         defects,
         llm: spec.llm.clone(),
-        http: http_client(),
+        http: http_client(spec.upstream_ca.as_deref()),
         project: spec.project.clone().unwrap_or_else(|| "dev".to_owned()),
         servers: spec.servers.clone(),
         sessions: Sessions::default(),
