@@ -35,13 +35,8 @@ fn chat_completions(llm: &pallas_mocks::LlmMock) -> u64 {
         .count() as u64
 }
 
-/// The JSON document as a script reads it.
-fn reparsed(report: &LoadReport) -> serde_json::Value {
-    serde_json::from_str(&output::json(report)).expect("the JSON report parses")
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn calls_in_the_json_report_equal_the_model_requests_journaled_by_the_mock() {
+/// The reference deployed with `instance_scope: request`, and its endpoint for the load tool.
+async fn deploy_request_scoped() -> (deploy::Deployed, Endpoint) {
     let target = suite::reference_target(&root(), REFERENCE_BIN.as_ref(), &[]).expect("profile");
     let opts = DeployOptions {
         instance_scope: Some("request".into()),
@@ -55,6 +50,17 @@ async fn calls_in_the_json_report_equal_the_model_requests_journaled_by_the_mock
         tool: deployed.tool.clone(),
         pid: deployed.pid,
     };
+    (deployed, endpoint)
+}
+
+/// The JSON document as a script reads it.
+fn reparsed(report: &LoadReport) -> serde_json::Value {
+    serde_json::from_str(&output::json(report)).expect("the JSON report parses")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_in_the_json_report_equal_the_model_requests_journaled_by_the_mock() {
+    let (deployed, endpoint) = deploy_request_scoped().await;
     let result = load::run(&options(
         endpoint,
         4,
@@ -125,19 +131,7 @@ async fn a_deployed_target_stops_after_the_fixed_call_count_and_counts_its_own_m
 /// measured ones (±1 for a slot on a boundary).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_open_loop_run_makes_the_calls_its_rate_schedules() {
-    let target = suite::reference_target(&root(), REFERENCE_BIN.as_ref(), &[]).expect("profile");
-    let opts = DeployOptions {
-        instance_scope: Some("request".into()),
-        ..DeployOptions::default()
-    };
-    let deployed = deploy::deploy(&target, &opts)
-        .await
-        .expect("the reference starts");
-    let endpoint = Endpoint::Url {
-        url: deployed.url.clone(),
-        tool: deployed.tool.clone(),
-        pid: deployed.pid,
-    };
+    let (deployed, endpoint) = deploy_request_scoped().await;
     let mut o = options(endpoint, 4, Stop::Duration(Duration::from_secs(2)));
     o.rate = Some(40.0);
     o.warmup = Duration::from_millis(500);

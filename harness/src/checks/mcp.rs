@@ -20,6 +20,25 @@ pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
     ("MCP-009", responses),
 ];
 
+/// The actions that send an MCP request and expect its response.
+const REQUESTS: &[ActionKind] = &[
+    ActionKind::ListTools,
+    ActionKind::Health,
+    ActionKind::Send,
+    ActionKind::Call,
+    ActionKind::History,
+];
+
+/// [`REQUESTS`] and `connect`'s `initialize`.
+const REQUESTS_AND_CONNECT: &[ActionKind] = &[
+    ActionKind::ListTools,
+    ActionKind::Health,
+    ActionKind::Send,
+    ActionKind::Call,
+    ActionKind::History,
+    ActionKind::Connect,
+];
+
 pub(super) fn wire_valid(o: &Observed) -> Outcome {
     if o.received.is_empty() {
         return Outcome::NotApplicable("no JSON-RPC message received".into());
@@ -117,18 +136,7 @@ pub(super) fn handshake(c: &CheckSpec, o: &Observed) -> Outcome {
 }
 
 pub(super) fn content_types(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(
-        o,
-        c,
-        &[
-            ActionKind::ListTools,
-            ActionKind::Health,
-            ActionKind::Send,
-            ActionKind::Call,
-            ActionKind::History,
-            ActionKind::Connect,
-        ],
-    );
+    let steps = steps_of(o, c, REQUESTS_AND_CONNECT);
     if steps.is_empty() {
         return na("MCP request");
     }
@@ -156,17 +164,7 @@ pub(super) fn content_types(c: &CheckSpec, o: &Observed) -> Outcome {
 }
 
 pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(
-        o,
-        c,
-        &[
-            ActionKind::ListTools,
-            ActionKind::Health,
-            ActionKind::Send,
-            ActionKind::Call,
-            ActionKind::History,
-        ],
-    );
+    let steps = steps_of(o, c, REQUESTS);
     if steps.is_empty() {
         return na("MCP request");
     }

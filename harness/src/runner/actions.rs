@@ -136,26 +136,19 @@ impl Exec {
                     crate::client::ChatGate::AllowedWithWarning(w) => format!("warning: {w}"),
                     crate::client::ChatGate::Blocked503(w) => format!("blocked: {w}"),
                 };
-                let (exchange, error, timed_out) = match r {
-                    Ok(x) => {
-                        let t = x.timed_out;
-                        (Some(x), None, t)
-                    }
-                    Err(e) => (
-                        None,
-                        Some(e.to_string()),
-                        matches!(e, crate::client::ClientError::Timeout { .. }),
-                    ),
-                };
-                ActionOutput {
-                    observation: Observation::HealthAnswered(HealthAnswered {
+                let answered = |exchange| {
+                    Observation::HealthAnswered(HealthAnswered {
                         exchange,
-                        health,
-                        gate,
-                    }),
-                    error,
-                    timed_out,
+                        health: health.clone(),
+                        gate: gate.clone(),
+                    })
+                };
+                let mut out = from_client(r, |x| answered(Some(x)));
+                if matches!(out.observation, Observation::Nothing) {
+                    // No answer: Daedalus still reads it (as blocked), so the reading is kept.
+                    out.observation = answered(None);
                 }
+                out
             }
             StepAction::Send(m) => {
                 let c = conn!(&m.agent);
@@ -214,7 +207,7 @@ impl Exec {
                     Ok(r) => from_client(r, sent(Some(cancelled_at))),
                     Err(e) => err(e.to_string()),
                 };
-                if out.observation == Observation::Nothing {
+                if matches!(out.observation, Observation::Nothing) {
                     out.observation = Observation::MessageSent(MessageSent {
                         exchange: None,
                         cancellation: Some(cancelled_at),
