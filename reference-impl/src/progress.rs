@@ -74,11 +74,6 @@ impl Progress {
         }
     }
 
-    /// Whether notifications are sent at all.
-    pub fn is_enabled(&self) -> bool {
-        self.target.is_some()
-    }
-
     /// A step of the running loop: `total` absent.
     pub async fn step(&self, message: String) {
         self.emit(message, false).await;
