@@ -269,6 +269,10 @@ pub struct McpMockSpec {
     )]
     #[schemars(with = "Option<String>")]
     pub initialize_delay: Option<Duration>,
+    /// Answer `initialize` (and `server/discover`) with this JSON-RPC error message (code
+    /// -32603, HTTP 200): a server that is up but refuses the handshake.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initialize_error: Option<String>,
     /// Require `Authorization: Bearer <token>`; otherwise 401 with `WWW-Authenticate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub require_bearer: Option<String>,

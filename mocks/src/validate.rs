@@ -153,6 +153,7 @@ pub fn validate_ecosystem(spec: &EcosystemSpec) -> Vec<SpecIssue> {
                 ("require_bearer", mcp.require_bearer.is_some()),
                 ("http_status", mcp.http_status.is_some()),
                 ("initialize_delay", mcp.initialize_delay.is_some()),
+                ("initialize_error", mcp.initialize_error.is_some()),
             ] {
                 if set {
                     issues.push(SpecIssue::new(

@@ -252,6 +252,10 @@ pub const KNOWN: &[(&str, &str)] = &[
         "third-party libraries log at Pallas's own level (debug) by default",
     ),
     (
+        "probe-any-reply-ok",
+        "`get_health` counts a server whose `initialize` answer is a JSON-RPC error as reachable",
+    ),
+    (
         "probe-skips-last-server",
         "`get_health` probes every downstream server but the last one configured",
     ),

@@ -146,7 +146,9 @@ async fn probe_inner(
         }
     }
     match reply {
-        Some(reply) if reply.get("result").is_some() => return Ok(()),
+        Some(reply) if reply.get("result").is_some() || crate::defect!("probe-any-reply-ok") => {
+            return Ok(());
+        }
         _ if status.is_server_error() => return Err(format!("HTTP {}", status.as_u16())),
         _ if status == reqwest::StatusCode::UNAUTHORIZED
             || status == reqwest::StatusCode::FORBIDDEN =>

@@ -329,6 +329,7 @@ async fn observe(State(shared): State<Arc<McpShared>>, req: Request, next: Next)
         .and_then(|m| m.get("method"))
         .and_then(Value::as_str)
         .map(str::to_owned);
+    let request_id = msg.and_then(|m| m.get("id")).cloned();
     let (tool, arguments) = if jsonrpc_method.as_deref() == Some("tools/call") {
         let params = msg.and_then(|m| m.get("params"));
         (
@@ -383,6 +384,15 @@ async fn observe(State(shared): State<Arc<McpShared>>, req: Request, next: Next)
             HeaderValue::from_static("Bearer realm=\"pallas-mocks\", error=\"invalid_token\""),
         );
         r
+    } else if let Some(message) = shared.spec.initialize_error.as_deref()
+        && matches!(
+            jsonrpc_method.as_deref(),
+            Some("initialize" | "server/discover")
+        )
+    {
+        axum::Json(json!({"jsonrpc": "2.0", "id": request_id,
+            "error": {"code": -32603, "message": message}}))
+        .into_response()
     } else {
         if jsonrpc_method.as_deref() == Some("initialize")
             && let Some(d) = shared.spec.initialize_delay

@@ -210,3 +210,32 @@ async fn a_pack_mock_calls_the_https_mock_llm_of_its_ecosystem() {
     assert_eq!(asked, 1, "the pack reached the mock LLM over HTTPS");
     eco.shutdown().await;
 }
+
+/// `initialize_error`: the server is up, but `initialize` gets a JSON-RPC error in an HTTP 200
+/// JSON answer, echoing the request id; other requests are served as usual.
+#[tokio::test]
+async fn initialize_error_refuses_the_handshake_with_a_jsonrpc_error() {
+    let yaml =
+        "mcp_servers:\n  refusing: {initialize_error: maintenance, tools: [{name: search}]}\n";
+    let spec = parse_ecosystem("ecosystem.yaml", yaml).unwrap();
+    let eco = Ecosystem::start(&spec).await.unwrap();
+    let url = eco.urls()["refusing"].clone();
+    let r = client()
+        .post(&url)
+        .header("accept", "application/json, text/event-stream")
+        .json(
+            &serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["id"], 7);
+    assert_eq!(body["error"]["code"], -32603);
+    assert_eq!(body["error"]["message"], "maintenance");
+    assert!(body.get("result").is_none());
+    eco.shutdown().await;
+}
