@@ -6,7 +6,6 @@ use regex::Regex;
 use serde_json::{Value, json};
 
 use super::{Evidence, Observed, Outcome, StepRecord, select_steps};
-use crate::observation::Observation;
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
 /// The steps in the check's scope whose action is one of `kinds`.
@@ -144,13 +143,10 @@ pub(super) fn bearer_tokens(text: &str) -> Vec<String> {
 
 // ---------------------------------------------------------------- messages
 
-/// A `send` step that cancels its call after some progress.
+/// A `send` step that cancels its call after some progress (only such a step records a
+/// cancellation in its observation).
 pub(super) fn cancelled(s: &StepRecord) -> bool {
     matches!(s.action(), Some(StepAction::Send(m)) if m.cancel_after_progress.is_some())
-        || matches!(
-            &s.observation,
-            Observation::MessageSent(m) if m.cancellation.is_some()
-        )
 }
 
 pub(super) fn llm_requests_during(o: &Observed, s: &StepRecord) -> Vec<String> {
