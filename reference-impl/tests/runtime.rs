@@ -31,3 +31,6 @@ mod example;
 
 #[path = "runtime/tls.rs"]
 mod tls;
+
+#[path = "runtime/exposition.rs"]
+mod exposition;

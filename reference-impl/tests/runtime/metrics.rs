@@ -1,10 +1,11 @@
-//! `/metrics` on the registry port and on every agent port; `promtool check metrics` accepts it.
+//! `/metrics` on the registry port and on every agent port; the exposition parses and passes the
+//! lints of `promtool check metrics` (in-process, and with promtool itself when it is on `PATH`).
 
 use std::io::Write;
-use std::process::{Command, Stdio};
 
 use serde_json::json;
 
+use crate::exposition;
 use crate::support::{McpSession, Project, client, ecosystem, start};
 
 async fn scrape(addr: std::net::SocketAddr) -> (String, String) {
@@ -81,7 +82,7 @@ async fn every_port_serves_the_seed_metrics_after_traffic() {
 }
 
 #[tokio::test]
-async fn promtool_accepts_the_metrics() {
+async fn the_metrics_are_a_valid_exposition() {
     let eco = ecosystem().await;
     let project = Project::standard(&eco);
     let pallas = start(&project).await;
@@ -98,26 +99,29 @@ async fn promtool_accepts_the_metrics() {
     let (_, body) = scrape(pallas.registry_addr.unwrap()).await;
     pallas.shutdown().await;
 
-    let mut child = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect(
-            "promtool is required (Debian package `prometheus`: apt-get install -y prometheus)",
-        );
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(body.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let problems = exposition::lint(&body);
     assert!(
-        out.status.success(),
-        "promtool rejected the metrics:\n{}{}\n---\n{body}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+        problems.is_empty(),
+        "the exposition has problems:\n{}\n---\n{body}",
+        problems.join("\n")
     );
+    match exposition::promtool_check(&body) {
+        exposition::Promtool::Accepted => {}
+        exposition::Promtool::Rejected(why) => {
+            panic!("promtool rejected the metrics:\n{why}\n---\n{body}")
+        }
+        exposition::Promtool::Missing => {
+            assert!(
+                std::env::var_os("PALLAS_REQUIRE_PROMTOOL").is_none(),
+                "PALLAS_REQUIRE_PROMTOOL is set but promtool is not on PATH \
+                 (Debian package `prometheus`: apt-get install -y prometheus)"
+            );
+            // Written past the test harness's capture, so that a passing run shows it too.
+            let _ = writeln!(
+                std::io::stderr(),
+                "skipped: `promtool check metrics` (promtool not on PATH; the in-process \
+                 exposition checks ran; set PALLAS_REQUIRE_PROMTOOL=1 to require it)"
+            );
+        }
+    }
 }
