@@ -45,14 +45,14 @@ pub(super) fn card_path(
             p.set_extension("md");
             Ok(p)
         }
-        (None, None) => Err(ConfigError::at(
-            src,
-            find_key(src, key),
-            format!("agent `{key}` has neither `module` nor `card`"),
-        )
-        .with_hint(format!(
-            "add `module: agents.{key}` (reads agents/{key}.md) or `card: path/to/{key}.md`"
-        ))),
+        (None, None) => Err(src
+            .error_at(
+                find_key(src, key),
+                format!("agent `{key}` has neither `module` nor `card`"),
+            )
+            .with_hint(format!(
+                "add `module: agents.{key}` (reads agents/{key}.md) or `card: path/to/{key}.md`"
+            ))),
     }
 }
 
@@ -61,8 +61,7 @@ pub(super) fn split_card(mut src: SourceFile) -> Result<(SourceFile, Card), Conf
     let mut lines = text.split_inclusive('\n');
     let first = lines.next().unwrap_or("");
     if first.trim_end() != "---" {
-        return Err(ConfigError::at(
-            &src,
+        return Err(src.error_at(
             Some(Position { line: 1, column: 1 }),
             "an AgentCard must open with a `---` line (YAML front matter)",
         )
@@ -79,12 +78,12 @@ pub(super) fn split_card(mut src: SourceFile) -> Result<(SourceFile, Card), Conf
         front.push_str(line);
     }
     if !closed {
-        return Err(ConfigError::at(
-            &src,
-            Some(Position { line: 1, column: 1 }),
-            "the card's front matter is not closed",
-        )
-        .with_hint("end the front matter with a `---` line before the instruction"));
+        return Err(src
+            .error_at(
+                Some(Position { line: 1, column: 1 }),
+                "the card's front matter is not closed",
+            )
+            .with_hint("end the front matter with a `---` line before the instruction"));
     }
     for line in lines {
         body.push_str(line);

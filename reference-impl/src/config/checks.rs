@@ -55,12 +55,12 @@ pub(super) fn check_slugs(src: &SourceFile, spec: &AgentsFileSpec) -> Result<(),
     for name in spec.agents.keys() {
         let slug = name.replace('_', "-");
         if let Some(other) = seen.insert(slug.clone(), name) {
-            return Err(ConfigError::at(
-                src,
-                find_key(src, name),
-                format!("agents `{other}` and `{name}` would both be published as `…/{slug}`"),
-            )
-            .with_hint("registry names replace `_` with `-`; rename one of the agents"));
+            return Err(src
+                .error_at(
+                    find_key(src, name),
+                    format!("agents `{other}` and `{name}` would both be published as `…/{slug}`"),
+                )
+                .with_hint("registry names replace `_` with `-`; rename one of the agents"));
         }
     }
     Ok(())

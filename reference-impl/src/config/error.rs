@@ -6,8 +6,6 @@ use std::path::{Path, PathBuf};
 
 use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
 
-use super::source::SourceFile;
-
 /// A position in a configuration file (1-based line and column).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Position {
@@ -38,21 +36,22 @@ pub struct ConfigErrorDetails {
 }
 
 impl ConfigError {
-    /// An error at `position` of `file`.
-    pub(crate) fn at(
-        file: &SourceFile,
+    /// An error at `position` of the file at `path` whose text is `text`; `offset` is the
+    /// position's byte span in `text`.
+    pub(crate) fn located(
+        path: &Path,
+        text: &str,
         position: Option<Position>,
+        offset: Option<(usize, usize)>,
         message: impl Into<String>,
     ) -> Self {
-        let offset = position.map(|p| file.span_at(p));
         Self(Box::new(ConfigErrorDetails {
-            path: file.path.clone(),
+            path: path.to_path_buf(),
             position,
             message: message.into(),
             hint: None,
             source: Some(
-                NamedSource::new(file.path.display().to_string(), file.text.clone())
-                    .with_language("yaml"),
+                NamedSource::new(path.display().to_string(), text.to_owned()).with_language("yaml"),
             ),
             offset,
         }))

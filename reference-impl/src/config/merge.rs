@@ -171,12 +171,9 @@ impl<'a> Merged<'a> {
             .with_hint("use `transport: http` with a `url:` (Streamable HTTP)"));
         }
         let Some((u, usrc)) = url else {
-            return Err(ConfigError::at(
-                src,
-                find_key(src, name),
-                format!("server `{name}` has no `url`"),
-            )
-            .with_hint("add `url: http://host:port/mcp` (Streamable HTTP endpoint)"));
+            return Err(src
+                .error_at(find_key(src, name), format!("server `{name}` has no `url`"))
+                .with_hint("add `url: http://host:port/mcp` (Streamable HTTP endpoint)"));
         };
         let url = self.env_expand(usrc, u, true)?;
         if !(url.starts_with("http://") || url.starts_with("https://")) {

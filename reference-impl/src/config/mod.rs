@@ -282,12 +282,12 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         {
-            return Err(ConfigError::at(
-                &agents_src,
-                find_key(&agents_src, key),
-                format!("agent name `{key}` has characters a registry name cannot carry"),
-            )
-            .with_hint("use letters, digits, `_` and `-` only"));
+            return Err(agents_src
+                .error_at(
+                    find_key(&agents_src, key),
+                    format!("agent name `{key}` has characters a registry name cannot carry"),
+                )
+                .with_hint("use letters, digits, `_` and `-` only"));
         }
         let card_path = card_path(dir, &agents_src, key, entry)?;
         let card_src = SourceFile::read(
@@ -298,8 +298,7 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
         .map_err(|_| {
             let span = entry.card.as_ref().or(entry.module.as_ref());
             let pos = span.and_then(|s| agents_src.position(&s.referenced));
-            ConfigError::at(
-                &agents_src,
+            agents_src.error_at(
                 pos,
                 format!(
                     "the card of agent `{key}` is missing: {} does not exist",
@@ -323,8 +322,7 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
             None => match &default_model {
                 Some(m) => m.clone(),
                 None => {
-                    return Err(ConfigError::at(
-                        &card_src,
+                    return Err(card_src.error_at(
                         Some(Position { line: 1, column: 1 }),
                         format!("agent `{key}` has no model"),
                     )
@@ -452,7 +450,7 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
 }
 
 fn at<T>(src: &SourceFile, spanned: &Spanned<T>, message: impl Into<String>) -> ConfigError {
-    ConfigError::at(src, src.position(&spanned.referenced), message)
+    src.error_at(src.position(&spanned.referenced), message)
 }
 
 /// A card split into its YAML front matter and its body.

@@ -31,6 +31,16 @@ impl SourceFile {
         }
     }
 
+    /// An error at `position` of this file.
+    pub(crate) fn error_at(
+        &self,
+        position: Option<Position>,
+        message: impl Into<String>,
+    ) -> ConfigError {
+        let offset = position.map(|p| self.span_at(p));
+        ConfigError::located(&self.path, &self.text, position, offset, message)
+    }
+
     /// Byte offset and length of the token at `pos` (the rest of the word on that line).
     pub fn span_at(&self, pos: Position) -> (usize, usize) {
         let mut offset = 0;
@@ -83,7 +93,7 @@ impl SourceFile {
             message.truncate(i);
         }
         let hint = unknown_field_hint(&message).unwrap_or_else(|| hint.to_owned());
-        ConfigError::at(self, position, message).with_hint(hint)
+        self.error_at(position, message).with_hint(hint)
     }
 }
 
