@@ -2,10 +2,9 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::Value;
-
 use super::common::*;
 use super::{Evidence, Observed, Outcome, StepRecord};
+use crate::catalog::params;
 use crate::scenario::template::render;
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
@@ -26,7 +25,11 @@ pub(super) fn bearers(o: &Observed) -> Vec<String> {
 }
 
 pub(super) fn auth_forwarded(c: &CheckSpec, o: &Observed) -> Outcome {
-    let Some(server) = param(c, "server").and_then(Value::as_str) else {
+    let p: params::AuthForwarded = match params(c) {
+        Ok(p) => p,
+        Err(o) => return o,
+    };
+    let Some(server) = p.server.as_deref() else {
         return Outcome::Error("AUTH-001 needs `with: {server: NAME}`".into());
     };
     let Some(entries) = o.mcp_journals.get(server) else {
@@ -86,7 +89,11 @@ pub(super) fn auth_not_leaked(c: &CheckSpec, o: &Observed) -> Outcome {
     if tokens.is_empty() {
         return na("bearer-carrying");
     }
-    let servers: Vec<String> = match param(c, "server").and_then(Value::as_str) {
+    let p: params::AuthNotLeaked = match params(c) {
+        Ok(p) => p,
+        Err(o) => return o,
+    };
+    let servers: Vec<String> = match p.server.as_deref() {
         Some(s) => vec![s.to_owned()],
         None => {
             let Some(d) = &o.deployment else {
@@ -238,10 +245,15 @@ pub(super) fn auth_explicit(c: &CheckSpec, o: &Observed) -> Outcome {
             .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
             .map(|(_, v)| render(v, &o.vars).unwrap_or_else(|_| v.clone()))
     };
-    let targets: Vec<(String, String)> = match param(c, "server").and_then(Value::as_str) {
+    let p: params::AuthExplicit = match params(c) {
+        Ok(p) => p,
+        Err(o) => return o,
+    };
+    let targets: Vec<(String, String)> = match p.server.as_deref() {
         Some(server) => {
-            let Some(h) = param(c, "header")
-                .and_then(Value::as_str)
+            let Some(h) = p
+                .header
+                .as_deref()
                 .map(|h| render(h, &o.vars).unwrap_or_else(|_| h.to_owned()))
                 .or_else(|| explicit_of(server))
             else {
@@ -378,7 +390,11 @@ pub(super) fn auth_isolation(c: &CheckSpec, o: &Observed) -> Outcome {
 /// AUTH-005: a call without a bearer forwards none, even after calls that had one
 /// (`with: {step, server}`; default: every bearer-less send and every opted-in server).
 pub(super) fn auth_none(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps: Vec<&StepRecord> = named_steps(o, c, "step")
+    let p: params::AuthNone = match params(c) {
+        Ok(p) => p,
+        Err(o) => return o,
+    };
+    let steps: Vec<&StepRecord> = named_steps(o, p.step.as_ref())
         .unwrap_or_else(|| steps_of(o, c, &[ActionKind::Send, ActionKind::Call]))
         .into_iter()
         .filter(|s| {
@@ -389,7 +405,7 @@ pub(super) fn auth_none(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return na("send without a bearer");
     }
-    let servers: Vec<(String, bool)> = match param(c, "server").and_then(Value::as_str) {
+    let servers: Vec<(String, bool)> = match p.server.as_deref() {
         Some(s) => {
             let explicit = o
                 .deployment

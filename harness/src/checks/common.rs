@@ -28,8 +28,12 @@ pub(super) fn fail(reason: impl Into<String>, ev: Vec<Evidence>) -> Outcome {
     Outcome::Fail(reason.into(), ev)
 }
 
-pub(super) fn param<'a>(c: &'a CheckSpec, key: &str) -> Option<&'a Value> {
-    c.with.as_ref().and_then(|w| w.get(key))
+/// The check's typed `with:` parameters (validated when the scenario was loaded; a value that
+/// does not fit is an error outcome, never a silently weaker check).
+pub(super) fn params<T: serde::de::DeserializeOwned + Default>(
+    c: &CheckSpec,
+) -> Result<T, Outcome> {
+    crate::catalog::params::read(c.with.as_ref()).map_err(Outcome::Error)
 }
 
 pub(super) fn progress_of(s: &StepRecord) -> Vec<&Value> {
@@ -43,26 +47,12 @@ pub(super) fn within(time: &str, s: &StepRecord) -> bool {
 /// Step actions that talk MCP to an agent.
 pub(super) const MCP_ACTIONS: &[ActionKind] = &ActionKind::MCP;
 
-/// A parameter that may be one string or a list of strings.
-pub(super) fn param_strs(c: &CheckSpec, key: &str) -> Vec<String> {
-    match param(c, key) {
-        Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(a)) => a
-            .iter()
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// Steps named by `with: {key: …}` (globs), when the key is present.
+/// Steps named by a `with:` step parameter (names or globs), when it is present.
 pub(super) fn named_steps<'a>(
     o: &'a Observed,
-    c: &CheckSpec,
-    key: &str,
+    names: Option<&crate::catalog::params::OneOrMany>,
 ) -> Option<Vec<&'a StepRecord>> {
-    let names = param_strs(c, key);
+    let names = crate::catalog::params::strings(names);
     (!names.is_empty()).then(|| select_steps(&o.steps, &names))
 }
 

@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 
 use super::common::*;
 use super::{Evidence, Observed, Outcome, StepRecord, excerpt};
+use crate::catalog::params;
 use crate::observation::{HealthAnswered, Observation};
 use crate::scenario::{ActionKind, CheckSpec};
 
@@ -79,6 +80,21 @@ pub(super) fn health_listed(c: &CheckSpec, o: &Observed) -> Outcome {
 }
 
 pub(super) fn health_body(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
+    // HEALTH-009 takes the gate, HEALTH-004 the status and mentions (catalog::params).
+    let gate_param: params::HealthGate = match id {
+        "HEALTH-009" => match params(c) {
+            Ok(p) => p,
+            Err(o) => return o,
+        },
+        _ => Default::default(),
+    };
+    let status_param: params::HealthStatus = match id {
+        "HEALTH-004" => match params(c) {
+            Ok(p) => p,
+            Err(o) => return o,
+        },
+        _ => Default::default(),
+    };
     let steps = steps_of(o, c, &[ActionKind::Health]);
     if steps.is_empty() {
         return na("health");
@@ -89,7 +105,7 @@ pub(super) fn health_body(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
                 Observation::HealthAnswered(h) => h.gate.as_str(),
                 _ => "",
             };
-            if let Some(want) = param(c, "gate").and_then(Value::as_str)
+            if let Some(want) = gate_param.gate.as_deref()
                 && !gate.starts_with(want)
             {
                 return fail(
@@ -145,7 +161,7 @@ pub(super) fn health_body(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
                 }
             }
             _ => {
-                if let Some(want) = param(c, "status").and_then(Value::as_str)
+                if let Some(want) = status_param.status.as_deref()
                     && status != want
                 {
                     return fail(
@@ -154,12 +170,7 @@ pub(super) fn health_body(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
                     );
                 }
                 let msg = h.message.as_deref().unwrap_or("");
-                for m in param(c, "mentions")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                {
+                for m in &status_param.mentions {
                     if !msg.contains(m) {
                         return fail(
                             format!("the message does not name `{m}`"),
@@ -207,7 +218,11 @@ pub(super) fn health_fast(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return na("health");
     }
-    let max = param(c, "max_ms").and_then(Value::as_f64).unwrap_or(1000.0);
+    let p: params::HealthFast = match params(c) {
+        Ok(p) => p,
+        Err(o) => return o,
+    };
+    let max = p.max_ms.unwrap_or(1000.0);
     for s in steps {
         if s.elapsed_ms > max || s.timed_out {
             return fail(

@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 
 use super::common::*;
 use super::{Evidence, Observed, Outcome, StepRecord, excerpt, wire};
+use crate::catalog::params;
 use crate::observation::Observation;
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
@@ -279,7 +280,11 @@ pub(super) fn mcp_accept(c: &CheckSpec, o: &Observed) -> Outcome {
 /// (`with: {missing_session: [steps], unknown_session: [steps]}`; default: raw steps with
 /// `with_session: false`, and raw steps sending their own `Mcp-Session-Id`).
 pub(super) fn mcp_sessions(c: &CheckSpec, o: &Observed) -> Outcome {
-    let missing = named_steps(o, c, "missing_session").unwrap_or_else(|| {
+    let p: params::McpSessions = match params(c) {
+        Ok(p) => p,
+        Err(o) => return o,
+    };
+    let missing = named_steps(o, p.missing_session.as_ref()).unwrap_or_else(|| {
         steps_of(o, c, &[ActionKind::Raw])
             .into_iter()
             .filter(|s| {
@@ -289,7 +294,7 @@ pub(super) fn mcp_sessions(c: &CheckSpec, o: &Observed) -> Outcome {
             })
             .collect()
     });
-    let unknown = named_steps(o, c, "unknown_session").unwrap_or_else(|| {
+    let unknown = named_steps(o, p.unknown_session.as_ref()).unwrap_or_else(|| {
         steps_of(o, c, &[ActionKind::Raw])
             .into_iter()
             .filter(|s| raw_header(s, "mcp-session-id").is_some())
@@ -333,8 +338,12 @@ pub(super) fn mcp_tool_errors(c: &CheckSpec, o: &Observed) -> Outcome {
                 .collect::<Vec<_>>()
         })
         .collect();
-    let named_unknown = named_steps(o, c, "unknown_tool");
-    let named_invalid = named_steps(o, c, "invalid_arguments");
+    let p: params::McpToolErrors = match params(c) {
+        Ok(p) => p,
+        Err(o) => return o,
+    };
+    let named_unknown = named_steps(o, p.unknown_tool.as_ref());
+    let named_invalid = named_steps(o, p.invalid_arguments.as_ref());
     let (mut unknown, mut invalid) = (Vec::new(), Vec::new());
     if named_unknown.is_none() && named_invalid.is_none() {
         for s in steps_of(o, c, &[ActionKind::Call, ActionKind::Raw]) {

@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 
 use super::common::*;
 use super::{Evidence, Observed, Outcome, StepRecord, excerpt};
+use crate::catalog::params;
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
 /// The evaluators of this family, by check ID.
@@ -86,8 +87,12 @@ pub(super) fn msg_round_trip(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return na("send");
     }
-    let contains = param(c, "contains").and_then(Value::as_str);
-    let via_model = param(c, "via_model").and_then(Value::as_bool) == Some(true);
+    let p: params::MessageRoundTrip = match params(c) {
+        Ok(p) => p,
+        Err(o) => return o,
+    };
+    let contains = p.contains.as_deref();
+    let via_model = p.via_model;
     if via_model && o.llm_journals.is_empty() {
         return Outcome::Error("`via_model: true` needs a mock LLM in the ecosystem".into());
     }
@@ -149,7 +154,11 @@ pub(super) fn msg_images(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return na("send with images");
     }
-    let vision = param(c, "vision").and_then(Value::as_bool).or_else(|| {
+    let p: params::MessageImages = match params(c) {
+        Ok(p) => p,
+        Err(o) => return o,
+    };
+    let vision = p.vision.or_else(|| {
         o.deployment
             .as_ref()
             .and_then(|d| d.model_capabilities.as_ref())
@@ -254,7 +263,11 @@ pub(super) fn image_is_valid(i: &Value) -> bool {
 /// MSG-004: a provider failure gives an `isError` result and the agent stays healthy
 /// (`with: {step}`; default: sends during which a mock LLM answered an error status).
 pub(super) fn msg_provider_failure(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps: Vec<&StepRecord> = named_steps(o, c, "step").unwrap_or_else(|| {
+    let p: params::MessageProviderFailure = match params(c) {
+        Ok(p) => p,
+        Err(o) => return o,
+    };
+    let steps: Vec<&StepRecord> = named_steps(o, p.step.as_ref()).unwrap_or_else(|| {
         steps_of(o, c, &[ActionKind::Send])
             .into_iter()
             .filter(|s| {

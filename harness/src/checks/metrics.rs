@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 
 use super::common::*;
 use super::{Evidence, Observed, Outcome, StepRecord, excerpt};
+use crate::catalog::params;
 use crate::client::MetricsScrape;
 use crate::observation::Observation;
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
@@ -199,20 +200,26 @@ fn scraped_value(
 
 /// MET-003: counters and histograms move after calls (`with: {metric, before, after, labels}`).
 pub(super) fn met_moves(c: &CheckSpec, o: &Observed) -> Outcome {
-    let mut metrics = param_strs(c, "metric");
+    let p: params::MetricsMove = match params(c) {
+        Ok(p) => p,
+        Err(o) => return o,
+    };
+    let mut metrics = params::strings(p.metric.as_ref());
     if metrics.is_empty() {
         metrics = vec![
             "pallas_send_message_total".into(),
             "pallas_send_message_duration_seconds".into(),
         ];
     }
-    let labels = param(c, "labels")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
+    let labels: serde_json::Map<String, Value> = p
+        .labels
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
     let scrapes = steps_of(o, c, &[ActionKind::Metrics]);
     let find = |key: &str| -> Result<Option<&StepRecord>, Outcome> {
-        match param(c, key).and_then(Value::as_str) {
+        let named = if key == "before" { &p.before } else { &p.after };
+        match named.as_deref() {
             None => Ok(None),
             Some(n) => o
                 .steps

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::common::*;
 use super::{Evidence, Observed, Outcome, StepRecord, excerpt};
+use crate::catalog::params;
 use crate::client::TimedMessage;
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
@@ -219,7 +220,11 @@ pub(super) fn prog_coverage(c: &CheckSpec, o: &Observed) -> Outcome {
         return Outcome::Error("progress message pattern did not compile".into());
     };
     let mut wording = None;
-    let listed: Vec<(String, String)> = param_strs(c, "tools")
+    let p: params::ProgressTools = match params(c) {
+        Ok(p) => p,
+        Err(o) => return o,
+    };
+    let listed: Vec<(String, String)> = params::strings(p.tools.as_ref())
         .iter()
         .filter_map(|t| t.split_once('/'))
         .map(|(s, t)| (s.to_owned(), t.to_owned()))
@@ -428,9 +433,11 @@ pub(super) fn prog_cancel(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return na("send with `cancel_after_progress`");
     }
-    let grace = param(c, "grace_ms")
-        .and_then(Value::as_f64)
-        .unwrap_or(250.0);
+    let p: params::ProgressCancel = match params(c) {
+        Ok(p) => p,
+        Err(o) => return o,
+    };
+    let grace = p.grace_ms.unwrap_or(250.0);
     for s in steps {
         let Some(at) = s.observation.cancelled_at_ms() else {
             return Outcome::Error(format!(

@@ -204,6 +204,16 @@ pub(crate) fn validate(
                             Some("drop `check:`".into()),
                         );
                     }
+                    if let Some(with) = &check.with
+                        && def.evaluation != Evaluation::Assertion
+                        && let Err(e) = catalog::params::validate(id, with)
+                    {
+                        let (l, c) = match &e.key {
+                            Some(k) => cx.find(k, line),
+                            None => cx.find("with:", line),
+                        };
+                        cx.err(l, c, e.message, Some(e.hint));
+                    }
                 }
             }
         } else if check.assert.is_some() && check.level.is_none() && !check.premise {

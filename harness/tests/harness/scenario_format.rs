@@ -216,3 +216,39 @@ fn the_catalog_page_is_current() {
         );
     }
 }
+
+#[test]
+fn the_with_table_of_the_format_docs_is_generated_from_the_parameter_structs() {
+    let path = workspace().join("harness/docs/scenario-format.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let start = doc
+        .find("<!-- with-table:start")
+        .expect("with-table start marker");
+    let body = start + doc[start..].find("-->\n").expect("end of the start marker") + 4;
+    let end = doc
+        .find("<!-- with-table:end -->")
+        .expect("with-table end marker");
+    let generated = pallas_conformance::catalog::params::to_markdown_table();
+    if std::env::var_os("PALLAS_UPDATE_DOCS").is_some() {
+        std::fs::write(&path, format!("{}{generated}{}", &doc[..body], &doc[end..])).unwrap();
+        return;
+    }
+    assert_eq!(
+        &doc[body..end],
+        generated,
+        "harness/docs/scenario-format.md's `with:` table is stale: rerun with PALLAS_UPDATE_DOCS=1"
+    );
+}
+
+#[test]
+fn a_with_typo_fails_validation_at_its_line_with_a_hint() {
+    let text = "id: typo\ntitle: t\nrequires: [health]\ndeployment:\n  agents:\n    research: {description: d, instruction: i}\nsteps:\n  - name: h\n    health: {agent: research}\nchecks:\n  - check: HEALTH-004\n    with: {stauts: degraded}\n";
+    let err = scenario::parse_str("typo.yaml", text).expect_err("a typo in `with:` must not load");
+    let plain = err.render_plain();
+    assert!(
+        plain.contains("unknown parameter `stauts` of `HEALTH-004`"),
+        "{plain}"
+    );
+    assert!(plain.contains("did you mean `status`?"), "{plain}");
+    assert!(plain.contains("typo.yaml:12:"), "{plain}");
+}
