@@ -1,7 +1,8 @@
-//! The shape of the workspace, held by a test: no source file over 600 lines, no import circle
-//! between a crate's top-level modules, and the dependency direction of ARCHITECTURE.md
-//! (`mocks` depends on no workspace crate, `reference-impl` on none outside its dev-dependencies,
-//! `harness` never on the reference).
+//! The shape of the workspace, held by a test: no Rust file over 600 lines (sources, tests,
+//! benches and test support alike), no import circle between modules at any depth (two files
+//! of one folder, or two top-level modules, naming each other), and the dependency direction of
+//! ARCHITECTURE.md (`mocks` depends on no workspace crate, `reference-impl` on none outside its
+//! dev-dependencies, `harness` never on the reference).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -23,6 +24,11 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
+            if p.file_name()
+                .is_some_and(|n| n == "target" || n == "node_modules")
+            {
+                continue;
+            }
             rust_files(&p, out);
         } else if p.extension().is_some_and(|x| x == "rs") {
             out.push(p);
@@ -31,12 +37,17 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 #[test]
-fn no_source_file_exceeds_600_lines() {
+fn no_rust_file_exceeds_600_lines() {
     let mut too_long = Vec::new();
     for krate in CRATES {
         let mut files = Vec::new();
-        rust_files(&root().join(krate).join("src"), &mut files);
-        assert!(!files.is_empty(), "{krate}/src has no Rust file");
+        rust_files(&root().join(krate), &mut files);
+        assert!(
+            files
+                .iter()
+                .any(|f| f.starts_with(root().join(krate).join("src"))),
+            "{krate}/src has no Rust file"
+        );
         for f in files {
             let lines = std::fs::read_to_string(&f).map_or(0, |t| t.lines().count());
             if lines > MAX_LINES {
@@ -51,59 +62,145 @@ fn no_source_file_exceeds_600_lines() {
     );
 }
 
-/// Top-level module → the top-level modules its non-test code names through `crate::`.
+/// A module path (`["config", "error"]`) for a file under `src`: `a/b.rs` and `a/b/mod.rs` are
+/// `a::b`; `lib.rs`, `main.rs` are the crate root.
+fn module_of(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if let Some(last) = parts.pop() {
+        let stem = last.trim_end_matches(".rs");
+        if !matches!(stem, "mod" | "lib" | "main") {
+            parts.push(stem.to_owned());
+        }
+    }
+    parts
+}
+
+/// Every path a text names through `crate::`, `super::` or `self::`, resolved against the file's
+/// module `here`, with `{a, b::c}` groups expanded; each as its segments.
+fn named_paths(text: &str, here: &[String], is_mod_file: bool) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let rest = &text[i..];
+        let (prefix, base): (&str, Vec<String>) = if rest.starts_with("crate::") {
+            ("crate::", Vec::new())
+        } else if rest.starts_with("super::") {
+            // `super` of `a/b.rs` (a::b) is `a`; of `a/b/mod.rs` (a::b) it is `a` too.
+            let _ = is_mod_file;
+            ("super::", here[..here.len().saturating_sub(1)].to_vec())
+        } else if rest.starts_with("self::") {
+            (
+                "self::",
+                if is_mod_file {
+                    here.to_vec()
+                } else {
+                    here[..here.len().saturating_sub(1)].to_vec()
+                },
+            )
+        } else {
+            i += rest.chars().next().map_or(1, char::len_utf8);
+            continue;
+        };
+        let standalone = !text[..i]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':');
+        i += prefix.len();
+        if standalone {
+            let mut paths = Vec::new();
+            i += parse_tree(&text[i..], base, &mut paths);
+            out.extend(paths);
+        }
+    }
+    out
+}
+
+/// Parses `a::b::{c, d::e}` at the start of `s` into full paths; returns the bytes read.
+fn parse_tree(s: &str, base: Vec<String>, out: &mut Vec<Vec<String>>) -> usize {
+    let mut path = base;
+    let mut i = 0;
+    loop {
+        let ident: String = s[i..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if !ident.is_empty() {
+            path.push(ident.clone());
+            i += ident.len();
+        }
+        if s[i..].starts_with("::{") {
+            i += 3;
+            loop {
+                let ws = s[i..].len() - s[i..].trim_start().len();
+                i += ws;
+                if s[i..].starts_with('}') {
+                    return i + 1;
+                }
+                i += parse_tree(&s[i..], path.clone(), out);
+                let ws = s[i..].len() - s[i..].trim_start().len();
+                i += ws;
+                if s[i..].starts_with(',') {
+                    i += 1;
+                } else if s[i..].starts_with('}') {
+                    return i + 1;
+                } else {
+                    return i;
+                }
+            }
+        }
+        if s[i..].starts_with("::") && !ident.is_empty() {
+            i += 2;
+            continue;
+        }
+        out.push(path);
+        return i;
+    }
+}
+
+/// Module → the sibling modules its non-test code names, at every depth: a reference from
+/// `a::b::x` to `a::c::y` is an edge `a::b → a::c` (two top-level modules are siblings under the
+/// crate root). References between a module and its own ancestors are not edges.
 fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let mut files = Vec::new();
     rust_files(src, &mut files);
+    let modules: BTreeSet<Vec<String>> = files
+        .iter()
+        .filter_map(|f| f.strip_prefix(src).ok())
+        .map(module_of)
+        .collect();
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for f in files {
+    for f in &files {
         let Ok(rel) = f.strip_prefix(src) else {
             continue;
         };
-        let top = rel
-            .components()
-            .next()
-            .map(|c| {
-                c.as_os_str()
-                    .to_string_lossy()
-                    .trim_end_matches(".rs")
-                    .to_owned()
-            })
-            .unwrap_or_default();
-        if top == "lib" || top == "main" || top == "bin" {
+        if rel.starts_with("bin") {
             continue;
         }
-        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        let here = module_of(rel);
+        let is_mod_file = rel
+            .file_name()
+            .is_some_and(|n| n == "mod.rs" || n == "lib.rs" || n == "main.rs");
+        let text = std::fs::read_to_string(f).unwrap_or_default();
         let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-        for target in crate_paths(code) {
-            if target != top {
-                graph.entry(top.clone()).or_default().insert(target);
+        for mut target in named_paths(code, &here, is_mod_file) {
+            // The longest prefix that is a module file.
+            while !target.is_empty() && !modules.contains(&target) {
+                target.pop();
             }
+            let common = here.iter().zip(&target).take_while(|(a, b)| a == b).count();
+            if common >= here.len() || common >= target.len() {
+                continue; // the module itself, a descendant or an ancestor
+            }
+            let from = here[..=common].join("::");
+            let to = target[..=common].join("::");
+            graph.entry(from).or_default().insert(to);
         }
     }
     graph
-}
-
-/// The first path segment after every `crate::` in `text`.
-fn crate_paths(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(i) = rest.find("crate::") {
-        let after = &rest[i + "crate::".len()..];
-        let name: String = after
-            .chars()
-            .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
-            .collect();
-        let standalone = !rest[..i]
-            .chars()
-            .next_back()
-            .is_some_and(|c| c.is_alphanumeric() || c == '_');
-        if standalone && !name.is_empty() {
-            out.push(name);
-        }
-        rest = after;
-    }
-    out
 }
 
 fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
@@ -141,7 +238,7 @@ fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>>
 }
 
 #[test]
-fn no_crate_has_an_import_circle_between_its_modules() {
+fn no_crate_has_an_import_circle_between_its_modules_at_any_depth() {
     for krate in CRATES {
         let graph = module_graph(&root().join(krate).join("src"));
         if let Some(cycle) = find_cycle(&graph) {
@@ -161,6 +258,47 @@ fn the_cycle_finder_finds_a_circle() {
     assert_eq!(find_cycle(&g), None);
     g.entry("c".into()).or_default().insert("a".into());
     assert!(find_cycle(&g).is_some());
+}
+
+#[test]
+fn paths_resolve_through_groups_super_and_self() {
+    let here = vec!["config".to_owned(), "error".to_owned()];
+    let paths = named_paths(
+        "use super::source::{SourceFile, Span};\nuse crate::net::{proxy, tls::Ca};\nx = self::y;",
+        &here,
+        false,
+    );
+    let joined: Vec<String> = paths.iter().map(|p| p.join("::")).collect();
+    assert!(
+        joined.contains(&"config::source::SourceFile".to_owned()),
+        "{joined:?}"
+    );
+    assert!(joined.contains(&"net::tls::Ca".to_owned()), "{joined:?}");
+    assert!(joined.contains(&"net::proxy".to_owned()), "{joined:?}");
+    assert!(joined.contains(&"config::y".to_owned()), "{joined:?}");
+}
+
+#[test]
+fn a_circle_between_two_files_of_one_folder_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    std::fs::create_dir_all(src.join("config")).unwrap();
+    std::fs::write(src.join("lib.rs"), "pub mod config;").unwrap();
+    std::fs::write(src.join("config/mod.rs"), "mod error; mod source;").unwrap();
+    std::fs::write(
+        src.join("config/error.rs"),
+        "use super::source::SourceFile;",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("config/source.rs"),
+        "use super::error::{ConfigError, Position};",
+    )
+    .unwrap();
+    let cycle = find_cycle(&module_graph(src)).expect("error.rs and source.rs name each other");
+    assert!(cycle.contains(&"config::error".to_owned()), "{cycle:?}");
+    std::fs::write(src.join("config/error.rs"), "use std::fmt;").unwrap();
+    assert_eq!(find_cycle(&module_graph(src)), None);
 }
 
 /// The names of a manifest's `[dependencies]` (not dev- or build-dependencies).
