@@ -14,10 +14,10 @@ use serde_json::json;
 
 use super::LoadError;
 use super::session::Session;
-use crate::process::ImplProcess;
+use crate::deploy::{Deployment, RunDir};
 use crate::redact::Redactor;
 use crate::scenario::DeploymentSpec;
-use crate::target::{Target, render_deployment};
+use crate::target::Target;
 
 /// The agent every load deployment serves.
 pub const AGENT: &str = "loadagent";
@@ -49,14 +49,13 @@ pub struct Deployed {
     pub startup: Duration,
     /// The mock model.
     pub llm: Arc<LlmMock>,
-    process: ImplProcess,
-    _dir: Option<tempfile::TempDir>,
+    deployment: Deployment,
 }
 
 impl Deployed {
-    /// Stops the target (SIGTERM, then SIGKILL after 5 s) and the mock.
-    pub async fn stop(self) {
-        self.process.stop(Duration::from_secs(5)).await;
+    /// Stops the target (SIGTERM, then SIGKILL after the deployment's grace) and the mock.
+    pub async fn stop(mut self) {
+        self.deployment.stop().await;
         if let Ok(llm) = Arc::try_unwrap(self.llm) {
             llm.shutdown().await;
         }
@@ -101,30 +100,19 @@ pub async fn deploy(target: &Target, opts: &DeployOptions) -> Result<Deployed, L
         .await
         .map_err(|e| LoadError::Setup(format!("mock model did not start: {e}")))?;
     let mocks: BTreeMap<String, String> = [("llm".to_owned(), llm.url())].into();
-    let (run_dir, dir) = match &opts.keep {
-        Some(p) => {
-            let _ = std::fs::remove_dir_all(p);
-            (p.clone(), None)
-        }
-        None => {
-            let t = tempfile::Builder::new()
-                .prefix("pallas-load-")
-                .tempdir()
-                .map_err(|e| LoadError::Setup(format!("cannot create a run directory: {e}")))?;
-            (t.path().to_path_buf(), Some(t))
-        }
-    };
+    let run_dir = RunDir::create(opts.keep.as_deref(), "pallas-load-")
+        .map_err(|e| LoadError::Setup(e.message))?;
     let d = deployment(opts)?;
-    let mut ports = BTreeMap::new();
     let mut redactor = Redactor::new();
-    let rendered = render_deployment(target, &d, &mocks, &run_dir, &mut ports, &mut redactor)
-        .map_err(|e| LoadError::Setup(e.to_string()))?;
-    let url = rendered
+    let mut deployment = Deployment::render(target, &d, &mocks, run_dir, &mut redactor)
+        .map_err(|e| LoadError::Setup(e.message))?;
+    let url = deployment
+        .rendered()
         .agent_urls
         .get(AGENT)
         .cloned()
         .ok_or_else(|| LoadError::Setup("the profile rendered no agent URL".into()))?;
-    let mut launch = rendered.launch.clone();
+    let mut launch = deployment.rendered().launch.clone();
     if let Some(cpus) = &opts.pin_cpus {
         let mut args = vec!["-c".to_owned(), cpus.clone(), launch.program.clone()];
         args.append(&mut launch.args);
@@ -132,55 +120,50 @@ pub async fn deploy(target: &Target, opts: &DeployOptions) -> Result<Deployed, L
         launch.args = args;
     }
     let spawned = Instant::now();
-    let mut process = ImplProcess::spawn(&launch)
+    deployment
+        .spawn_with(&launch)
         .await
-        .map_err(|e| LoadError::Setup(format!("the target did not start: {e}")))?;
-    let deadline = target
-        .spec
-        .startup_timeout
-        .unwrap_or(Duration::from_secs(30));
+        .map_err(|e| LoadError::Setup(e.message))?;
+    let deadline = deployment.startup_timeout();
     let http = reqwest::Client::builder()
         .no_proxy()
         .build()
         .map_err(|e| LoadError::Setup(e.to_string()))?;
+    // Startup is measured to the first answered `initialize`, polled tightly; the profile's
+    // readiness probes must pass too.
     let startup = loop {
         if let Ok(s) = Session::open(http.clone(), &url, Duration::from_secs(2)).await {
             let startup = spawned.elapsed();
             let _ = s.close().await;
             break startup;
         }
-        if process.exited().is_some() || spawned.elapsed() > deadline {
-            let e = process
-                .wait_ready(&rendered.probes, Duration::ZERO)
+        let exited = deployment
+            .process_mut()
+            .is_none_or(|p| p.exited().is_some());
+        if exited || spawned.elapsed() > deadline {
+            let e = deployment
+                .wait_ready(Duration::ZERO)
                 .await
                 .err()
-                .map_or_else(|| "not ready".to_owned(), |e| e.to_string());
-            process.stop(Duration::from_secs(2)).await;
-            return Err(LoadError::Setup(format!(
-                "the target did not become ready: {}",
-                redactor.text(&e)
-            )));
+                .map_or_else(|| "not ready".to_owned(), |e| e.message);
+            deployment.stop().await;
+            return Err(LoadError::Setup(redactor.text(&e)));
         }
         tokio::time::sleep(STARTUP_POLL).await;
     };
-    if let Err(e) = process
-        .wait_ready(&rendered.probes, deadline.saturating_sub(spawned.elapsed()))
+    if let Err(e) = deployment
+        .wait_ready(deadline.saturating_sub(spawned.elapsed()))
         .await
     {
-        process.stop(Duration::from_secs(2)).await;
-        return Err(LoadError::Setup(format!(
-            "the target did not become ready: {}",
-            redactor.text(&e.to_string())
-        )));
+        return Err(LoadError::Setup(redactor.text(&e.message)));
     }
     Ok(Deployed {
         url,
         tool: target.message_tool(AGENT),
-        pid: process.pid(),
+        pid: deployment.pid(),
         startup,
         llm: Arc::new(llm),
-        process,
-        _dir: dir,
+        deployment,
     })
 }
 

@@ -15,30 +15,29 @@ use tokio::sync::Mutex;
 
 use crate::checks::StepRecord;
 use crate::client::{CallOptions, ClientError, Era, Exchange, McpConnection, WireClient};
+use crate::deploy::Deployment;
 use crate::observation::Observation;
-use crate::process::ImplProcess;
 use crate::redact::Redactor;
 use crate::scenario::template::{Vars, render_json};
-use crate::scenario::{DeploymentSpec, EraSpec, ScenarioSpec, StepAction, StepSpec};
-use crate::target::{Rendered, Target};
+use crate::scenario::{EraSpec, ScenarioSpec, StepAction, StepSpec};
+use crate::target::Target;
 
-/// State shared by the steps of one scenario.
+/// What the steps of one scenario share: the scenario's fixed context, then the state the steps
+/// change, each behind its own lock (the deployment behind one).
 pub struct Shared {
     pub client: WireClient,
-    pub vars: Mutex<Vars>,
-    pub conns: Mutex<BTreeMap<String, McpConnection>>,
-    pub agent_urls: Mutex<BTreeMap<String, String>>,
     pub registry_url: Option<String>,
-    pub redactor: Mutex<Redactor>,
     pub target: Target,
     pub spec: ScenarioSpec,
     pub step_timeout: Duration,
-    pub process: Mutex<Option<ImplProcess>>,
-    pub rendered: Mutex<Option<Rendered>>,
-    pub ports: Mutex<BTreeMap<String, u16>>,
-    pub mock_urls: BTreeMap<String, String>,
+    /// Where the deployment's files are (an empty directory in attach mode).
     pub run_dir: PathBuf,
-    pub deployment: Mutex<Option<DeploymentSpec>>,
+    pub vars: Mutex<Vars>,
+    pub redactor: Mutex<Redactor>,
+    pub conns: Mutex<BTreeMap<String, McpConnection>>,
+    pub agent_urls: Mutex<BTreeMap<String, String>>,
+    /// The deployed implementation (none in attach mode).
+    pub deployment: Mutex<Option<Deployment>>,
     pub records: Mutex<Vec<StepRecord>>,
     pub versions: Mutex<BTreeMap<String, String>>,
     /// Connection alias → the agent it is connected to.
@@ -46,39 +45,33 @@ pub struct Shared {
     pub(super) counter: AtomicUsize,
 }
 
+/// The fixed context a scenario's steps start from.
+pub struct ScenarioContext {
+    pub client: WireClient,
+    pub registry_url: Option<String>,
+    pub target: Target,
+    pub spec: ScenarioSpec,
+    pub step_timeout: Duration,
+    pub run_dir: PathBuf,
+    pub vars: Vars,
+    pub redactor: Redactor,
+    pub agent_urls: BTreeMap<String, String>,
+}
+
 impl Shared {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        client: WireClient,
-        vars: Vars,
-        agent_urls: BTreeMap<String, String>,
-        registry_url: Option<String>,
-        redactor: Redactor,
-        target: Target,
-        spec: ScenarioSpec,
-        step_timeout: Duration,
-        process: Option<ImplProcess>,
-        rendered: Option<Rendered>,
-        ports: BTreeMap<String, u16>,
-        mock_urls: BTreeMap<String, String>,
-        run_dir: PathBuf,
-    ) -> Self {
-        let deployment = spec.deployment.clone();
+    /// The shared state of a scenario about to run its steps on `deployment`.
+    pub fn new(cx: ScenarioContext, deployment: Option<Deployment>) -> Self {
         Self {
-            client,
-            vars: Mutex::new(vars),
+            client: cx.client,
+            registry_url: cx.registry_url,
+            target: cx.target,
+            spec: cx.spec,
+            step_timeout: cx.step_timeout,
+            run_dir: cx.run_dir,
+            vars: Mutex::new(cx.vars),
+            redactor: Mutex::new(cx.redactor),
             conns: Mutex::new(BTreeMap::new()),
-            agent_urls: Mutex::new(agent_urls),
-            registry_url,
-            redactor: Mutex::new(redactor),
-            target,
-            spec,
-            step_timeout,
-            process: Mutex::new(process),
-            rendered: Mutex::new(rendered),
-            ports: Mutex::new(ports),
-            mock_urls,
-            run_dir,
+            agent_urls: Mutex::new(cx.agent_urls),
             deployment: Mutex::new(deployment),
             records: Mutex::new(Vec::new()),
             versions: Mutex::new(BTreeMap::new()),

@@ -5,17 +5,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pallas_mocks::Ecosystem;
-use tokio::sync::Mutex;
 
-use super::exec::{Exec, Shared};
+use super::exec::{Exec, ScenarioContext, Shared};
 use super::{RunOptions, ScenarioResult, StepSummary, ms, overall};
 use crate::checks::{self, CheckResult, Observed, ReceivedMessage, Verdict};
 use crate::client::observe::{ObservationKind, Recorder};
 use crate::client::{WireClient, fetch_registry, server_id, streamable_http_url};
-use crate::process::ImplProcess;
+use crate::deploy::{DeployError, Deployment, RunDir};
 use crate::redact::Redactor;
 use crate::scenario::{Scenario, template::Vars};
-use crate::target::{Target, render_deployment};
+use crate::target::Target;
 
 fn skipped(s: &Scenario, reason: String) -> ScenarioResult {
     let none = |_| true;
@@ -77,57 +76,47 @@ fn errored(s: &Scenario, started: Instant, error: String, tail: Option<String>) 
     }
 }
 
-/// Runs one scenario; never panics, never hangs past its deadline.
-pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> ScenarioResult {
-    let started = Instant::now();
+/// Why a scenario is skipped before it starts, if it is.
+fn skip_reason(s: &Scenario, target: &Target, opts: &RunOptions) -> Option<String> {
     if let Some(cap) = s.spec.requires.iter().find(|c| !target.claims(**c)) {
-        return skipped(s, format!("the target does not claim `{}`", cap.as_str()));
+        return Some(format!("the target does not claim `{}`", cap.as_str()));
     }
     if opts.registry_url.is_some() && s.spec.deployment.is_some() {
-        return skipped(s, "needs a deployment of its own (attach mode)".into());
+        return Some("needs a deployment of its own (attach mode)".into());
     }
     if opts.registry_url.is_none() && s.spec.deployment.is_none() {
-        return skipped(
-            s,
-            "declares no deployment; run it in attach mode (--registry-url)".into(),
-        );
+        return Some("declares no deployment; run it in attach mode (--registry-url)".into());
     }
-    // Each message may be retried by the target for as long as its documented back-off.
+    None
+}
+
+/// The scenario deadline and the step timeout, with the target's documented retry back-off:
+/// each message may be retried for that long.
+fn budgets(s: &Scenario, target: &Target, opts: &RunOptions) -> (Duration, Duration) {
+    let backoff = target.spec.retry_backoff.unwrap_or_default();
     let deadline = s.spec.timeouts.scenario.unwrap_or(opts.scenario_deadline)
-        + target.spec.retry_backoff.unwrap_or_default() * messages_sent(&s.spec.steps);
-    let step_timeout = s
+        + backoff * messages_sent(&s.spec.steps);
+    let step = s
         .spec
         .timeouts
         .step
         .or(target.spec.step_timeout)
         .unwrap_or(opts.step_timeout)
-        + target.spec.retry_backoff.unwrap_or_default();
+        + backoff;
+    (deadline, step)
+}
 
-    // Mocks.
-    let eco =
-        match tokio::time::timeout(Duration::from_secs(10), Ecosystem::start(&s.spec.ecosystem))
-            .await
-        {
-            Ok(Ok(e)) => Arc::new(e),
-            Ok(Err(e)) => {
-                return errored(
-                    s,
-                    started,
-                    format!("mock ecosystem did not start: {e}"),
-                    None,
-                );
-            }
-            Err(_) => {
-                return errored(
-                    s,
-                    started,
-                    "mock ecosystem did not start within 10s".into(),
-                    None,
-                );
-            }
-        };
-    let mock_urls = eco.urls();
+/// Starts the scenario's mock ecosystem within 10 s.
+async fn start_mocks(s: &Scenario) -> Result<Arc<Ecosystem>, String> {
+    match tokio::time::timeout(Duration::from_secs(10), Ecosystem::start(&s.spec.ecosystem)).await {
+        Ok(Ok(e)) => Ok(Arc::new(e)),
+        Ok(Err(e)) => Err(format!("mock ecosystem did not start: {e}")),
+        Err(_) => Err("mock ecosystem did not start within 10s".into()),
+    }
+}
 
+/// The secrets the scenario declares or configures its mocks with.
+fn scenario_redactor(s: &Scenario) -> Redactor {
     let mut redactor = Redactor::new();
     for sec in &s.spec.secrets {
         redactor.add(sec.clone());
@@ -142,92 +131,60 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
             redactor.add(k.clone());
         }
     }
+    redactor
+}
 
-    // Deployment and launch.
-    let dir = match &opts.keep_dir {
-        Some(root) => {
-            let p = root.join(&s.spec.id);
-            let _ = std::fs::remove_dir_all(&p);
-            Ok((p, None))
-        }
-        None => tempfile::Builder::new()
-            .prefix("pallas-conformance-")
-            .tempdir()
-            .map(|t| (t.path().to_path_buf(), Some(t))),
-    };
-    let (run_dir, _guard) = match dir {
-        Ok(d) => d,
-        Err(e) => {
-            return finish_error(
-                s,
-                started,
-                eco,
-                format!("cannot create a run directory: {e}"),
-            )
-            .await;
-        }
-    };
+/// Where the steps reach the implementation, and the implementation when the scenario deploys
+/// one.
+struct Reach {
+    deployment: Option<Deployment>,
+    /// The run directory of an attach-mode scenario (a deployment owns its own).
+    _attach_dir: Option<RunDir>,
+    run_dir: std::path::PathBuf,
+    vars: Vars,
+    agent_urls: BTreeMap<String, String>,
+    registry_url: Option<String>,
+}
+
+/// Deploys the scenario's deployment and waits for readiness, or attaches to `--registry-url`
+/// (agent endpoints from its registry). A failure is the scenario's error, with the
+/// implementation's output when it ran.
+async fn deploy_or_attach(
+    s: &Scenario,
+    target: &Target,
+    opts: &RunOptions,
+    client: &WireClient,
+    mock_urls: &BTreeMap<String, String>,
+    redactor: &mut Redactor,
+) -> Result<Reach, DeployError> {
+    let keep = opts.keep_dir.as_ref().map(|root| root.join(&s.spec.id));
+    let run_dir = RunDir::create(keep.as_deref(), "pallas-conformance-")?;
     let mut vars = Vars::new();
-    for (n, u) in &mock_urls {
+    for (n, u) in mock_urls {
         vars.insert(format!("mocks.{n}.url"), u.clone());
     }
-    let mut ports = BTreeMap::new();
-    let mut agent_urls = BTreeMap::new();
-    let mut registry_url = opts.registry_url.clone();
-    let mut process: Option<ImplProcess> = None;
-    let mut log_files = Vec::new();
-    let mut rendered_launch = None;
-    let recorder = Recorder::new();
-    let client = match WireClient::new(recorder.clone(), step_timeout) {
-        Ok(c) => c,
-        Err(e) => return finish_error(s, started, eco, e.to_string()).await,
-    };
     if let Some(d) = &s.spec.deployment {
-        let r = match render_deployment(target, d, &mock_urls, &run_dir, &mut ports, &mut redactor)
-        {
-            Ok(r) => r,
-            Err(e) => return finish_error(s, started, eco, e.to_string()).await,
-        };
+        let mut dep = Deployment::render(target, d, mock_urls, run_dir, redactor)?;
+        let r = dep.rendered();
         vars.extend(r.vars.clone());
-        agent_urls = r.agent_urls.clone();
-        registry_url = r.registry_url.clone();
-        log_files = r.log_files.clone();
-        let mut p = match ImplProcess::spawn(&r.launch).await {
-            Ok(p) => p,
-            Err(e) => {
-                return finish_error(
-                    s,
-                    started,
-                    eco,
-                    format!("the implementation did not start: {e}"),
-                )
-                .await;
-            }
-        };
-        let startup = target
-            .spec
-            .startup_timeout
-            .unwrap_or(Duration::from_secs(30));
-        let wait = d.ready != crate::scenario::Readiness::None;
-        if wait && let Err(e) = p.wait_ready(&r.probes, startup).await {
-            let out = p.stop(Duration::from_secs(2)).await;
-            eco_shutdown(eco).await;
-            let tail = redactor.text(&format!(
-                "--- stdout\n{}\n--- stderr\n{}",
-                out.stdout, out.stderr
-            ));
-            return errored(
-                s,
-                started,
-                redactor.text(&format!("the implementation did not become ready: {e}")),
-                Some(tail),
-            );
+        let (agent_urls, registry_url) = (r.agent_urls.clone(), r.registry_url.clone());
+        dep.spawn().await?;
+        if d.ready != crate::scenario::Readiness::None {
+            let within = dep.startup_timeout();
+            dep.wait_ready(within).await?;
         }
-        rendered_launch = Some(r);
-        process = Some(p);
-    } else if let Some(reg) = &registry_url {
-        // Attach mode: agent endpoints come from the registry.
-        if let Ok(f) = fetch_registry(&client, reg).await
+        return Ok(Reach {
+            run_dir: dep.run_dir().to_path_buf(),
+            deployment: Some(dep),
+            _attach_dir: None,
+            vars,
+            agent_urls,
+            registry_url,
+        });
+    }
+    let mut agent_urls = BTreeMap::new();
+    if let Some(reg) = &opts.registry_url {
+        if let Ok(f) = fetch_registry(client, reg).await
             && let Some(servers) = f
                 .body
                 .as_ref()
@@ -246,62 +203,114 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
         }
         vars.insert("registry.url".into(), reg.clone());
     }
-    for (n, u) in &agent_urls {
+    Ok(Reach {
+        run_dir: run_dir.path().to_path_buf(),
+        deployment: None,
+        _attach_dir: Some(run_dir),
+        vars,
+        agent_urls,
+        registry_url: opts.registry_url.clone(),
+    })
+}
+
+/// Runs one scenario; never panics, never hangs past its deadline. The eight steps of
+/// ARCHITECTURE.md: validated scenario in, mocks, deployment, launch, steps, observations,
+/// judging, stop.
+pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> ScenarioResult {
+    let started = Instant::now();
+    if let Some(reason) = skip_reason(s, target, opts) {
+        return skipped(s, reason);
+    }
+    let (deadline, step_timeout) = budgets(s, target, opts);
+    let eco = match start_mocks(s).await {
+        Ok(e) => e,
+        Err(e) => return errored(s, started, e, None),
+    };
+    let mock_urls = eco.urls();
+    let mut redactor = scenario_redactor(s);
+    let recorder = Recorder::new();
+    let client = match WireClient::new(recorder.clone(), step_timeout) {
+        Ok(c) => c,
+        Err(e) => return finish_error(s, started, eco, e.to_string()).await,
+    };
+    let reach = match deploy_or_attach(s, target, opts, &client, &mock_urls, &mut redactor).await {
+        Ok(r) => r,
+        Err(e) => {
+            eco_shutdown(eco).await;
+            let tail = e.output.as_deref().map(|o| redactor.text(o));
+            return errored(s, started, redactor.text(&e.message), tail);
+        }
+    };
+    let mut vars = reach.vars;
+    for (n, u) in &reach.agent_urls {
         vars.insert(format!("agents.{n}.url"), u.clone());
     }
-    let agent_names: Vec<String> = agent_urls
-        .keys()
-        .cloned()
-        .chain(
-            s.spec
-                .deployment
-                .iter()
-                .flat_map(|d| d.agents.keys().cloned()),
-        )
-        .collect();
-    for n in agent_names {
-        vars.insert(format!("agents.{n}.message_tool"), target.message_tool(&n));
+    let deployed_agents = s.spec.deployment.iter().flat_map(|d| d.agents.keys());
+    for n in reach.agent_urls.keys().chain(deployed_agents) {
+        vars.insert(format!("agents.{n}.message_tool"), target.message_tool(n));
     }
-
-    // Steps, under the scenario deadline.
+    let agent_urls = reach.agent_urls.clone();
     let shared = Arc::new(Shared::new(
-        client,
-        vars,
-        agent_urls.clone(),
-        registry_url.clone(),
-        redactor.clone(),
-        target.clone(),
-        s.spec.clone(),
-        step_timeout,
-        process,
-        rendered_launch,
-        ports,
-        mock_urls.clone(),
-        run_dir.clone(),
+        ScenarioContext {
+            client,
+            registry_url: reach.registry_url,
+            target: target.clone(),
+            spec: s.spec.clone(),
+            step_timeout,
+            run_dir: reach.run_dir,
+            vars,
+            redactor,
+            agent_urls: agent_urls.clone(),
+        },
+        reach.deployment,
     ));
-    let exec = Exec(shared.clone());
-    let steps = s.spec.steps.clone();
-    let mut harness_error: Option<String> = None;
-    match tokio::time::timeout(deadline, exec.run_steps(&steps, None, "")).await {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => harness_error = Some(e),
-        Err(_) => {
-            harness_error = Some(format!(
-                "scenario deadline of {} exceeded; results below cover what was seen until then",
-                humantime::format_duration(deadline)
-            ))
-        }
-    }
+    let harness_error = run_steps(&shared, s, deadline).await;
+    let (observed, redactor, tail) = observe(s, &shared, &eco, &recorder, agent_urls).await;
+    drop(reach._attach_dir);
+    eco_shutdown(eco).await;
+    judge(
+        s,
+        target,
+        opts,
+        &observed,
+        &redactor,
+        harness_error,
+        tail,
+        started,
+    )
+}
 
-    // Observations.
-    let mut observed = Observed::default();
-    {
-        let records = shared.records.lock().await;
-        observed.steps = records.clone();
+/// The steps, under the scenario deadline; the harness error that stopped them, if any.
+async fn run_steps(shared: &Arc<Shared>, s: &Scenario, deadline: Duration) -> Option<String> {
+    let exec = Exec(shared.clone());
+    match tokio::time::timeout(deadline, exec.run_steps(&s.spec.steps, None, "")).await {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(e),
+        Err(_) => Some(format!(
+            "scenario deadline of {} exceeded; results below cover what was seen until then",
+            humantime::format_duration(deadline)
+        )),
     }
-    observed.deployment = shared.deployment.lock().await.clone();
-    observed.agent_urls = agent_urls;
-    observed.health_tool = target.spec.health_tool.clone();
+}
+
+/// Collects what the scenario observed (steps, messages, journals, logs) and stops the
+/// implementation; returns the observations, the final redactor and the output tail.
+async fn observe(
+    s: &Scenario,
+    shared: &Shared,
+    eco: &Ecosystem,
+    recorder: &Recorder,
+    agent_urls: BTreeMap<String, String>,
+) -> (Observed, Redactor, Option<String>) {
+    let target = &shared.target;
+    let mut deployment = shared.deployment.lock().await.take();
+    let mut observed = Observed {
+        steps: shared.records.lock().await.clone(),
+        deployment: deployment.as_ref().map(|d| d.spec().clone()),
+        agent_urls,
+        health_tool: target.spec.health_tool.clone(),
+        ..Observed::default()
+    };
     if let Some(d) = &observed.deployment {
         observed.message_tools = d
             .agents
@@ -320,9 +329,43 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
             observed.llm_journals.insert(name.clone(), m.journal());
         }
     }
-    // Received messages, with their negotiated version and the method they answer.
     let versions = shared.versions.lock().await.clone();
+    observed.received = received_messages(recorder, &versions);
+    let mut redactor = shared.redactor.lock().await.clone();
+    // Bearers sent by steps are secrets too.
+    for r in &observed.steps {
+        if let Some(b) = &r.bearer {
+            redactor.add(b.clone());
+        }
+    }
+    let mut vars = shared.vars.lock().await.clone();
+    for (i, sec) in redactor.secrets().iter().enumerate() {
+        vars.insert(format!("secret.{i}"), sec.clone());
+    }
+    observed.vars = vars;
+    // Stop the implementation and read its output.
+    let mut tail = None;
+    if let Some(d) = deployment.as_mut()
+        && let Some(out) = d.stop().await
+    {
+        observed.logs = d.logs(&out);
+        observed.logs_available = true;
+        tail = Some(redactor.text(&format!(
+            "--- stdout\n{}\n--- stderr\n{}",
+            last_lines(&out.stdout, 40),
+            last_lines(&out.stderr, 40)
+        )));
+    }
+    (observed, redactor, tail)
+}
+
+/// Every JSON-RPC message received, with its negotiated version and the method it answers.
+fn received_messages(
+    recorder: &Recorder,
+    versions: &BTreeMap<String, String>,
+) -> Vec<ReceivedMessage> {
     let mut sent_methods: BTreeMap<(String, String), String> = BTreeMap::new();
+    let mut received = Vec::new();
     for o in recorder.snapshot() {
         match o.kind {
             ObservationKind::Sent(v) => {
@@ -340,7 +383,7 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
                     .get(&o.label)
                     .cloned()
                     .unwrap_or_else(|| "2025-11-25".into());
-                observed.received.push(ReceivedMessage {
+                received.push(ReceivedMessage {
                     label: o.label,
                     version,
                     message,
@@ -350,43 +393,23 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
             _ => {}
         }
     }
-    let mut redactor = shared.redactor.lock().await.clone();
-    // Bearers sent by steps are secrets too.
-    for r in &observed.steps {
-        if let Some(b) = &r.bearer {
-            redactor.add(b.clone());
-        }
-    }
-    let mut vars = shared.vars.lock().await.clone();
-    for (i, sec) in redactor.secrets().iter().enumerate() {
-        vars.insert(format!("secret.{i}"), sec.clone());
-    }
-    observed.vars = vars;
+    received
+}
 
-    // Stop the implementation and read its output.
-    let proc = shared.process.lock().await.take();
-    let mut tail = None;
-    if let Some(p) = proc {
-        let out = p.stop(Duration::from_secs(3)).await;
-        let mut logs = format!("{}\n{}", out.stdout, out.stderr);
-        for f in &log_files {
-            if let Ok(t) = std::fs::read_to_string(f) {
-                logs.push('\n');
-                logs.push_str(&t);
-            }
-        }
-        observed.logs_available = true;
-        tail = Some(redactor.text(&format!(
-            "--- stdout\n{}\n--- stderr\n{}",
-            last_lines(&out.stdout, 40),
-            last_lines(&out.stderr, 40)
-        )));
-        observed.logs = logs;
-    }
-    eco_shutdown(eco).await;
-
+/// The verdicts, and the scenario's result.
+#[allow(clippy::too_many_arguments)]
+fn judge(
+    s: &Scenario,
+    target: &Target,
+    opts: &RunOptions,
+    observed: &Observed,
+    redactor: &Redactor,
+    harness_error: Option<String>,
+    tail: Option<String>,
+    started: Instant,
+) -> ScenarioResult {
     let claims = |c| target.claims(c);
-    let mut checks = checks::evaluate(s, &observed, &claims, opts.grading, &redactor);
+    let mut checks = checks::evaluate(s, observed, &claims, opts.grading, redactor);
     if let Some(e) = &harness_error {
         checks.push(CheckResult::judged(
             checks::Subject::harness(
@@ -396,7 +419,7 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
             checks::Outcome::Error(e.clone()),
             &claims,
             opts.grading,
-            &redactor,
+            redactor,
         ));
     }
     let verdict = overall(&checks, harness_error.is_some());
@@ -450,9 +473,6 @@ async fn finish_error(
     eco_shutdown(eco).await;
     errored(s, started, e, None)
 }
-
-#[allow(dead_code)]
-type SharedMutex<T> = Arc<Mutex<T>>;
 
 /// How many messages the steps send (`send` steps, repeats counted), saturating.
 fn messages_sent(steps: &[crate::scenario::StepSpec]) -> u32 {

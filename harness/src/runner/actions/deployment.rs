@@ -1,0 +1,58 @@
+//! Steps on the deployment: `reload`, `process`, `file`.
+
+use super::*;
+
+impl Exec {
+    pub(super) async fn process(&self, p: &ProcessStep, _timeout: Duration) -> ActionOutput {
+        let err = |e: String| ActionOutput::failed(e, false);
+        let mut guard = self.0.deployment.lock().await;
+        let Some(proc) = guard.as_mut().and_then(Deployment::process_mut) else {
+            return err("no implementation process was launched".into());
+        };
+        if let Some(within) = p.wait_exit {
+            proc.wait_exit(within).await;
+        }
+        ActionOutput::observed(Observation::ProcessRead(proc.output_so_far()))
+    }
+
+    pub(super) async fn file(&self, f: &FileStep, _timeout: Duration) -> ActionOutput {
+        let err = |e: String| ActionOutput::failed(e, false);
+        let vars = self.0.vars.lock().await.clone();
+        let rel = match render(&f.path, &vars) {
+            Ok(r) => r,
+            Err(e) => return err(e.to_string()),
+        };
+        ActionOutput::observed(Observation::FileRead(FileRead::read(
+            &self.0.run_dir.join(rel),
+        )))
+    }
+    pub(super) async fn reload(
+        &self,
+        r: &crate::scenario::ReloadStep,
+    ) -> Result<ActionOutput, String> {
+        let mut guard = self.0.deployment.lock().await;
+        let deployment = guard.as_mut().ok_or("no deployment to reload")?;
+        let mut dep = r
+            .deployment
+            .clone()
+            .unwrap_or_else(|| deployment.spec().clone());
+        for (k, a) in &r.add_agents {
+            dep.agents.insert(k.clone(), a.clone());
+        }
+        for k in &r.remove_agents {
+            dep.agents.remove(k);
+        }
+        let keep: Vec<String> = dep.agents.keys().cloned().collect();
+        let files = {
+            let mut red = self.0.redactor.lock().await;
+            deployment.reload(dep, &mut red).await?
+        };
+        {
+            let rendered = deployment.rendered();
+            self.0.vars.lock().await.extend(rendered.vars.clone());
+            *self.0.agent_urls.lock().await = rendered.agent_urls.clone();
+        }
+        self.0.conns.lock().await.retain(|k, _| keep.contains(k));
+        Ok(ActionOutput::observed(Observation::Reloaded(files)))
+    }
+}
