@@ -266,6 +266,19 @@ pub fn scenario_events(
             timed_out: s.timed_out,
         }));
     }
+    out.extend(finished_events(index, done, total, r));
+    out
+}
+
+/// The events that close one finished scenario whose steps were already reported live: one
+/// verdict per check, then its summary.
+pub fn finished_events(
+    index: usize,
+    done: usize,
+    total: usize,
+    r: &ScenarioResult,
+) -> Vec<RunEvent> {
+    let mut out = Vec::with_capacity(r.checks.len() + 1);
     let mut counts = Counts::default();
     for c in &r.checks {
         counts.add(c);

@@ -43,6 +43,19 @@ pub struct Shared {
     /// Connection alias → the agent it is connected to.
     pub alias_agents: Mutex<BTreeMap<String, String>>,
     pub(super) counter: AtomicUsize,
+    /// Where each finished step is reported as it finishes.
+    pub steps: Option<StepSink>,
+}
+
+/// Where a scenario's `step_done` events go, live.
+#[derive(Clone)]
+pub struct StepSink {
+    /// The scenario's index in the run.
+    pub index: usize,
+    /// The scenario's id.
+    pub scenario: String,
+    /// The run's event channel.
+    pub tx: tokio::sync::mpsc::UnboundedSender<super::RunEvent>,
 }
 
 /// The fixed context a scenario's steps start from.
@@ -56,6 +69,7 @@ pub struct ScenarioContext {
     pub vars: Vars,
     pub redactor: Redactor,
     pub agent_urls: BTreeMap<String, String>,
+    pub steps: Option<StepSink>,
 }
 
 impl Shared {
@@ -77,6 +91,7 @@ impl Shared {
             versions: Mutex::new(BTreeMap::new()),
             alias_agents: Mutex::new(BTreeMap::new()),
             counter: AtomicUsize::new(0),
+            steps: cx.steps,
         }
     }
 }
@@ -318,7 +333,22 @@ impl Exec {
                 spec: rendered,
             };
             let stalled_agent = record.timed_out.then(|| record.agent.clone()).flatten();
-            self.0.records.lock().await.push(record);
+            let mut records = self.0.records.lock().await;
+            if let Some(sink) = &self.0.steps {
+                // Sent under the records lock: the events keep the records' order.
+                let redactor = self.0.redactor.lock().await;
+                let _ = sink.tx.send(super::RunEvent::StepDone(super::StepDone {
+                    index: sink.index,
+                    scenario: sink.scenario.clone(),
+                    name: record.name.clone(),
+                    action: record.action.clone(),
+                    elapsed_ms: record.elapsed_ms,
+                    error: record.error.as_ref().map(|e| redactor.text(e)),
+                    timed_out: record.timed_out,
+                }));
+            }
+            records.push(record);
+            drop(records);
             if let Some(agent) = stalled_agent {
                 self.refresh_if_unusable(&agent).await;
             }

@@ -253,6 +253,20 @@ impl<F: FnMut(&RunEvent)> Emitter<F> {
         (self.on_event)(&e);
         self.events.push(e);
     }
+
+    /// Emits an event from a running scenario, keeping its live `step_done` summaries.
+    fn emit_live(&mut self, e: RunEvent, steps: &mut BTreeMap<usize, Vec<StepSummary>>) {
+        if let RunEvent::StepDone(s) = &e {
+            steps.entry(s.index).or_default().push(StepSummary {
+                name: s.name.clone(),
+                action: s.action.clone(),
+                elapsed_ms: s.elapsed_ms,
+                error: s.error.clone(),
+                timed_out: s.timed_out,
+            });
+        }
+        self.emit(e);
+    }
 }
 
 /// Like [`run`], calling `on_event` with each event of the run as it happens: `run_started`,
@@ -327,16 +341,22 @@ pub async fn run_with_events(
                 title: s.spec.title.clone(),
                 file: s.path.display().to_string(),
             }));
-            (i, scenario_run::run_one(&s, &t, &o).await)
+            let sink = exec::StepSink {
+                index: i,
+                scenario: s.spec.id.clone(),
+                tx: tx.clone(),
+            };
+            (i, scenario_run::run_one(&s, &t, &o, Some(sink)).await)
         });
     }
     drop(tx);
     let mut results: Vec<Option<ScenarioResult>> = vec![None; total];
+    let mut live_steps: BTreeMap<usize, Vec<StepSummary>> = BTreeMap::new();
     let mut done = 0;
     loop {
         let joined = tokio::select! {
             Some(e) = rx.recv() => {
-                out.emit(e);
+                out.emit_live(e, &mut live_steps);
                 continue;
             }
             joined = set.join_next() => joined,
@@ -344,9 +364,9 @@ pub async fn run_with_events(
         let Some(joined) = joined else {
             break;
         };
-        // A scenario's start is sent before it ends: emit it before its results.
+        // A scenario's start and steps are sent before it ends: emit them before its results.
         while let Ok(e) = rx.try_recv() {
-            out.emit(e);
+            out.emit_live(e, &mut live_steps);
         }
         let Ok((i, mut result)) = joined else {
             continue;
@@ -356,13 +376,15 @@ pub async fn run_with_events(
         }
         result.reproduce = reproduce_command(&selected[i].path, &target.path);
         done += 1;
-        for e in scenario_events(i, done, total, &result) {
+        // Its steps were reported live, as they finished.
+        result.steps = live_steps.remove(&i).unwrap_or_default();
+        for e in events::finished_events(i, done, total, &result) {
             out.emit(e);
         }
         results[i] = Some(result);
     }
     while let Ok(e) = rx.try_recv() {
-        out.emit(e);
+        out.emit_live(e, &mut live_steps);
     }
     let mut scenarios = Vec::with_capacity(total);
     for (i, r) in results.into_iter().enumerate() {

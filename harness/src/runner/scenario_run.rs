@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use pallas_mocks::Ecosystem;
 
-use super::exec::{Exec, ScenarioContext, Shared};
+use super::exec::{Exec, ScenarioContext, Shared, StepSink};
 use super::{RunOptions, ScenarioResult, StepSummary, ms, overall};
 use crate::checks::{self, CheckResult, Observed, ReceivedMessage, Verdict};
 use crate::client::observe::{ObservationKind, Recorder};
@@ -216,7 +216,14 @@ async fn deploy_or_attach(
 /// Runs one scenario; never panics, never hangs past its deadline. The eight steps of
 /// ARCHITECTURE.md: validated scenario in, mocks, deployment, launch, steps, observations,
 /// judging, stop.
-pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> ScenarioResult {
+///
+/// With `steps`, each step is reported as a `step_done` event as it finishes.
+pub async fn run_one(
+    s: &Scenario,
+    target: &Target,
+    opts: &RunOptions,
+    steps: Option<StepSink>,
+) -> ScenarioResult {
     let started = Instant::now();
     if let Some(reason) = skip_reason(s, target, opts) {
         return skipped(s, reason);
@@ -261,6 +268,7 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
             vars,
             redactor,
             agent_urls: agent_urls.clone(),
+            steps,
         },
         reach.deployment,
     ));
