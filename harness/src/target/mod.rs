@@ -2,6 +2,7 @@
 //! from a scenario's deployment, the command, readiness probes, the message tool's name and the
 //! capabilities claimed.
 
+mod agent_module;
 mod render;
 
 use std::collections::BTreeMap;
@@ -119,7 +120,7 @@ pub struct FileSpec {
     /// Path relative to the run directory; `{agent}` makes one file per agent.
     pub path: String,
     /// Built-in generator: `agents_yaml`, `fastagent_config`, `fastagent_secrets`,
-    /// `agent_card`, `dotenv`, `mock_agents_ecosystem`.
+    /// `agent_card`, `agent_module`, `dotenv`, `mock_agents_ecosystem`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generate: Option<Generator>,
     /// Literal template text (`{{…}}` variables), instead of a generator.
@@ -139,6 +140,9 @@ pub enum Generator {
     FastagentSecrets,
     /// `agents/{agent}.md` agent card (front matter + instruction).
     AgentCard,
+    /// `agents/{agent}.py` agent module (seed 001): a `fast = FastAgent(...)` instance and an
+    /// `@fast.agent(...)` decorated function with the agent's name, instruction, servers, model.
+    AgentModule,
     /// `.env` with the deployment's `env`.
     Dotenv,
     /// A `pallas-mocks up` ecosystem where each agent is a mock MCP server offering the
