@@ -26,6 +26,7 @@ pub mod client;
 pub mod diag;
 pub mod exit;
 pub mod load;
+pub mod log_format;
 pub mod observation;
 pub mod process;
 pub mod redact;

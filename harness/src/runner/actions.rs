@@ -322,7 +322,9 @@ impl Exec {
                 if let Some(within) = p.wait_exit {
                     proc.wait_exit(within).await;
                 }
-                ActionOutput::observed(Observation::ProcessRead(proc.output_so_far()))
+                let mut out = proc.output_so_far();
+                out.log_format = self.0.target.spec.logs.clone();
+                ActionOutput::observed(Observation::ProcessRead(out))
             }
             StepAction::File(f) => {
                 let vars = self.0.vars.lock().await.clone();
@@ -330,9 +332,10 @@ impl Exec {
                     Ok(r) => r,
                     Err(e) => return err(e.to_string()),
                 };
-                ActionOutput::observed(Observation::FileRead(FileRead::read(
-                    &self.0.run_dir.join(rel),
-                )))
+                ActionOutput::observed(Observation::FileRead(
+                    FileRead::read(&self.0.run_dir.join(rel))
+                        .with_format(self.0.target.spec.logs.clone()),
+                ))
             }
             StepAction::Wait(d) => {
                 tokio::time::sleep(d).await;

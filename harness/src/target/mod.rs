@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 pub use render::{Rendered, render_deployment};
 
+use crate::log_format::LogFormat;
 use crate::scenario::{Capability, InvalidFiles, from_yaml};
 
 /// A target profile file.
@@ -62,6 +63,10 @@ pub struct TargetSpec {
     /// Log files the implementation writes (templated), read by log checks with stdout/stderr.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log_files: Vec<String>,
+    /// How its JSON log records read, when not as seed 001's (`time`, `level`, `logger`,
+    /// `message`, Python level names): field names, level names, logger separator.
+    #[serde(default, skip_serializing_if = "crate::target::is_seed_log_format")]
+    pub logs: LogFormat,
     /// Startup deadline (default 30s).
     #[serde(
         default,
@@ -92,6 +97,10 @@ pub struct TargetSpec {
     )]
     #[schemars(with = "Option<String>")]
     pub retry_backoff: Option<Duration>,
+}
+
+fn is_seed_log_format(f: &LogFormat) -> bool {
+    *f == LogFormat::default()
 }
 
 fn default_message_tool() -> String {

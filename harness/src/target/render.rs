@@ -207,6 +207,7 @@ pub fn render_deployment(
         env.retain(|(n, _)| n != k);
         env.push((k.clone(), render(v, &env_vars).map_err(terr)?));
     }
+    env.retain(|(n, _)| !deployment.unset_env.contains(n));
     env_vars.clear();
     let command: Vec<String> = target
         .spec
@@ -225,6 +226,7 @@ pub fn render_deployment(
         args,
         cwd: run_dir.to_path_buf(),
         env,
+        env_remove: deployment.unset_env.clone(),
         log_dir: run_dir.join("logs"),
     };
 
