@@ -81,11 +81,6 @@ pub fn markdown(run: &RunResult) -> String {
         );
     }
     let mut failures = String::new();
-    for s in &run.scenarios {
-        if let Some(e) = &s.error {
-            let _ = writeln!(failures, "\n### `{}`: harness error\n\n{}\n", s.id, e);
-        }
-    }
     // One cause, one finding: the same check failing for the same reason in several scenarios
     // is listed once, with every scenario (and each one's evidence).
     let mut groups: Vec<(
@@ -151,6 +146,11 @@ pub fn markdown(run: &RunResult) -> String {
                     e.seen.as_deref().unwrap_or("-").replace('`', "'")
                 );
             }
+        }
+    }
+    for s in &run.scenarios {
+        if let Some(e) = &s.error {
+            let _ = writeln!(failures, "\n### `{}`: harness error\n\n{}\n", s.id, e);
         }
     }
     if !failures.is_empty() {
