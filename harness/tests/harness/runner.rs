@@ -420,7 +420,10 @@ fn the_reference_profile_renders_every_file_with_free_ports_and_env_overrides() 
         agents.contains(&port.to_string()) && agents.contains("127.0.0.1"),
         "{agents}"
     );
-    assert!(module.contains("servers=[\"argos\", \"weather\"]"), "{module}");
+    assert!(
+        module.contains("servers=[\"argos\", \"weather\"]"),
+        "{module}"
+    );
     assert!(
         redactor.secrets().iter().any(|s| s == "sk-kit-sample"),
         "the API key is a secret"
