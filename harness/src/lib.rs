@@ -27,6 +27,7 @@ pub mod deploy;
 pub mod diag;
 pub mod exit;
 pub mod load;
+pub mod log_format;
 pub mod observation;
 pub mod process;
 pub mod redact;

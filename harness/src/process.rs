@@ -13,6 +13,8 @@ use nix::unistd::Pid;
 use serde::Serialize;
 use serde_json::json;
 
+use crate::log_format::LogFormat;
+
 /// How often readiness probes and exits are polled.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(50);
 /// Bytes of each output file kept in errors and [`ProcessOutput`] (the tail).
@@ -31,6 +33,8 @@ pub struct LaunchSpec {
     pub cwd: PathBuf,
     /// Extra environment variables (the harness environment is inherited).
     pub env: Vec<(String, String)>,
+    /// Variables removed from the inherited environment.
+    pub env_remove: Vec<String>,
     /// Where `stdout.log` and `stderr.log` are written (created if missing).
     pub log_dir: PathBuf,
 }
@@ -127,6 +131,9 @@ pub struct ProcessOutput {
     pub exit: Option<String>,
     /// Exit code, when it exited normally.
     pub exit_code: Option<i32>,
+    /// How the target's JSON log records read (for `stdout_lines`, `stderr_lines`).
+    #[serde(skip)]
+    pub log_format: LogFormat,
 }
 
 fn live_groups() -> &'static Mutex<BTreeSet<i32>> {
@@ -180,6 +187,9 @@ impl ImplProcess {
         let stdout = std::fs::File::create(&stdout_path).map_err(logs_err)?;
         let stderr = std::fs::File::create(&stderr_path).map_err(logs_err)?;
         let mut command = tokio::process::Command::new(&spec.program);
+        for k in &spec.env_remove {
+            command.env_remove(k);
+        }
         command
             .args(&spec.args)
             .current_dir(&spec.cwd)
@@ -324,6 +334,7 @@ impl ImplProcess {
             stderr: read_tail(&self.stderr_path),
             exit: self.exit.map(|s| s.to_string()),
             exit_code: self.exit.and_then(|s| s.code()),
+            log_format: LogFormat::default(),
         }
     }
 
@@ -349,6 +360,7 @@ impl ImplProcess {
             stderr: read_tail(&self.stderr_path),
             exit: exit.map(|s| s.to_string()),
             exit_code: exit.and_then(|s| s.code()),
+            log_format: LogFormat::default(),
         }
     }
 
@@ -470,16 +482,6 @@ pub fn free_port() -> Result<u16, std::io::Error> {
     ))
 }
 
-/// Text lines, each parsed as JSON where it is JSON (`null` otherwise).
-fn json_lines(text: &str) -> serde_json::Value {
-    serde_json::Value::Array(
-        text.lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str(l).unwrap_or(serde_json::Value::Null))
-            .collect(),
-    )
-}
-
 /// The output of a `process` step: `{running, exit_code, exit, stdout, stderr, stdout_lines,
 /// stderr_lines}` (`*_lines`: each non-empty line parsed as JSON, `null` when it is not JSON).
 pub fn output_json(out: &ProcessOutput) -> serde_json::Value {
@@ -489,8 +491,8 @@ pub fn output_json(out: &ProcessOutput) -> serde_json::Value {
         "exit": out.exit,
         "stdout": out.stdout,
         "stderr": out.stderr,
-        "stdout_lines": json_lines(&out.stdout),
-        "stderr_lines": json_lines(&out.stderr),
+        "stdout_lines": out.log_format.lines(&out.stdout),
+        "stderr_lines": out.log_format.lines(&out.stderr),
     })
 }
 
@@ -503,6 +505,8 @@ pub struct FileRead {
     pub exists: bool,
     /// Its text, when it could be read as UTF-8.
     pub text: Option<String>,
+    /// How the target's JSON log records read (for `lines`).
+    pub log_format: LogFormat,
 }
 
 impl FileRead {
@@ -513,7 +517,14 @@ impl FileRead {
             path: path.to_owned(),
             exists: text.is_some() || path.exists(),
             text,
+            log_format: LogFormat::default(),
         }
+    }
+
+    /// The same, its JSON records read as `format` says.
+    pub fn with_format(mut self, format: LogFormat) -> Self {
+        self.log_format = format;
+        self
     }
 
     /// The output of a `file` step: `{path, exists, size, text, lines}` (`lines`: each
@@ -525,7 +536,7 @@ impl FileRead {
                 "path": path,
                 "exists": true,
                 "size": text.len(),
-                "lines": json_lines(text),
+                "lines": self.log_format.lines(text),
                 "text": text,
             }),
             None => serde_json::json!({

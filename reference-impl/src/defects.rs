@@ -184,7 +184,7 @@ pub const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "depends-on-reversed",
-        "agents start in reverse `depends_on` order, without waiting for their dependencies",
+        "agents start in reverse `depends_on` order, without waiting for their dependencies (which come up 3 s later)",
     ),
     (
         "no-warn-unset-header-var",

@@ -323,7 +323,7 @@ impl Drop for Record {
         let line = self
             .target
             .redactor
-            .redact(&String::from_utf8_lossy(&self.buf));
+            .redact(&seed_record(&String::from_utf8_lossy(&self.buf)));
         if let Some(file) = &self.target.file
             && let Ok(mut f) = file.lock()
         {
@@ -333,6 +333,45 @@ impl Drop for Record {
             let _ = io::stderr().lock().write_all(line.as_bytes());
         }
     }
+}
+
+/// A `tracing` JSON record rewritten in seed 001's record format (its `jq` line reads `.time`,
+/// `.level`, `.logger`, `.message`): `timestamp` becomes `time`, the `target` becomes a dotted
+/// `logger` (`pallas::health` → `pallas.health`, the crate `pallas_reference` → `pallas`), and the
+/// level takes Python's names (`WARN` → `WARNING`, `TRACE` → `DEBUG`). Other fields follow.
+/// A line that is not a JSON object is kept as it is.
+pub fn seed_record(line: &str) -> String {
+    let Ok(serde_json::Value::Object(mut rec)) = serde_json::from_str(line.trim_end()) else {
+        return line.to_owned();
+    };
+    let mut out = serde_json::Map::new();
+    let time = rec.remove("timestamp").unwrap_or(serde_json::Value::Null);
+    out.insert("time".into(), time);
+    let level = match rec.remove("level").as_ref().and_then(|l| l.as_str()) {
+        Some("WARN") => "WARNING".to_owned(),
+        Some("TRACE") => "DEBUG".to_owned(),
+        Some(l) => l.to_owned(),
+        None => "INFO".to_owned(),
+    };
+    out.insert("level".into(), level.into());
+    let target = rec
+        .remove("target")
+        .and_then(|t| t.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let logger = target.replace("::", ".");
+    let logger = match logger.strip_prefix("pallas_reference") {
+        Some(rest) => format!("pallas{rest}"),
+        None => logger,
+    };
+    out.insert("logger".into(), logger.into());
+    let message = rec.remove("message").unwrap_or(serde_json::Value::Null);
+    out.insert("message".into(), message);
+    for (k, v) in rec {
+        out.entry(k).or_insert(v);
+    }
+    let mut text = serde_json::Value::Object(out).to_string();
+    text.push('\n');
+    text
 }
 
 impl<'a> MakeWriter<'a> for LogWriter {
@@ -349,6 +388,24 @@ impl<'a> MakeWriter<'a> for LogWriter {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn records_take_the_seeds_field_and_level_names() {
+        let line = seed_record(
+            "{\"timestamp\":\"2026-01-01T00:00:00Z\",\"level\":\"WARN\",\"target\":\"pallas_reference::config\",\"message\":\"m\",\"variable\":\"X\"}\n",
+        );
+        assert_eq!(
+            line,
+            "{\"time\":\"2026-01-01T00:00:00Z\",\"level\":\"WARNING\",\"logger\":\"pallas.config\",\"message\":\"m\",\"variable\":\"X\"}\n"
+        );
+        let line =
+            seed_record("{\"level\":\"TRACE\",\"target\":\"rmcp::service\",\"message\":\"x\"}");
+        assert!(
+            line.contains("\"level\":\"DEBUG\",\"logger\":\"rmcp.service\""),
+            "{line}"
+        );
+        assert_eq!(seed_record("not json\n"), "not json\n");
+    }
 
     fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let map: HashMap<String, String> = pairs

@@ -338,6 +338,14 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
                 wait_for_dependencies(&entry, &state, shared.options.ready_timeout)
                     .await
                     .inspect_err(|_| shared.root.cancel())?;
+            } else if state
+                .deployment
+                .agents
+                .iter()
+                .any(|a| a.depends_on.iter().any(|d| d == entry.name()))
+            {
+                // A slow subagent, served after the agents that depend on it.
+                tokio::time::sleep(std::time::Duration::from_secs(3)).await;
             }
             let running = serve_agent(&shared, &state, entry, listener);
             state

@@ -271,6 +271,11 @@ pub fn run(a: &AssertSpec, o: &Observed) -> Outcome {
                     .as_ref()
                     .is_none_or(|p| e.path.contains(p.as_str()))
             })
+            .filter(|e| {
+                j.method
+                    .as_ref()
+                    .is_none_or(|m| e.method.eq_ignore_ascii_case(m))
+            })
             .filter(|e| j.during.is_empty() || within(&e.time, &during))
             .count();
         return if j.count.holds(n as u64) {

@@ -194,7 +194,14 @@ pub(super) fn health_no_llm(c: &CheckSpec, o: &Observed) -> Outcome {
         return na("health");
     }
     for (llm, entries) in &o.llm_journals {
-        for e in entries {
+        // Seed 001 describes a TTL re-probe of the provider inside `get_health` ("The LLM gauge
+        // is also set at startup preflight and on the TTL re-probe inside `get_health`"), made
+        // with the preflight's requests: `GET /v1/models/{model}` (Anthropic) and
+        // `GET {base_url}/models` (OpenAI). Those list or look up models; they invoke nothing.
+        for e in entries
+            .iter()
+            .filter(|e| !is_provider_probe(&e.method, &e.path))
+        {
             if let Some(s) = steps.iter().find(|s| within(&e.time, s)) {
                 return fail(
                     format!(
@@ -211,6 +218,17 @@ pub(super) fn health_no_llm(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     Outcome::Pass
+}
+
+/// A request of seed 001's provider preflight (and of its TTL re-probe): a `GET` of the models
+/// endpoint (`…/models` or `…/models/{model}`).
+fn is_provider_probe(method: &str, path: &str) -> bool {
+    let path = path.split('?').next().unwrap_or(path);
+    method.eq_ignore_ascii_case("GET")
+        && (path.ends_with("/models")
+            || path
+                .rsplit_once("/models/")
+                .is_some_and(|(_, m)| !m.is_empty() && !m.contains('/')))
 }
 
 pub(super) fn health_fast(c: &CheckSpec, o: &Observed) -> Outcome {
@@ -299,4 +317,20 @@ pub(super) fn health_no_progress(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     Outcome::Pass
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_provider_probe;
+
+    #[test]
+    fn the_seeds_provider_probes_are_not_inference() {
+        assert!(is_provider_probe("GET", "/v1/models"));
+        assert!(is_provider_probe("GET", "/v1/models/claude-sonnet-4-5"));
+        assert!(is_provider_probe("get", "/models?limit=5"));
+        assert!(!is_provider_probe("POST", "/v1/chat/completions"));
+        assert!(!is_provider_probe("POST", "/v1/models"));
+        assert!(!is_provider_probe("GET", "/v1/models/x/generate"));
+        assert!(!is_provider_probe("POST", "/v1/messages"));
+    }
 }

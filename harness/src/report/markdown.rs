@@ -81,36 +81,76 @@ pub fn markdown(run: &RunResult) -> String {
         );
     }
     let mut failures = String::new();
+    // One cause, one finding: the same check failing for the same reason in several scenarios
+    // is listed once, with every scenario (and each one's evidence).
+    let mut groups: Vec<(
+        &crate::checks::CheckResult,
+        Vec<(&str, &crate::checks::CheckResult)>,
+    )> = Vec::new();
     for s in &run.scenarios {
-        if let Some(e) = &s.error {
-            let _ = writeln!(failures, "\n### `{}`: harness error\n\n{}\n", s.id, e);
-        }
         for k in s
             .checks
             .iter()
             .filter(|k| matches!(k.verdict, Verdict::Fail | Verdict::Error | Verdict::Warn))
         {
+            let same = |g: &crate::checks::CheckResult| {
+                g.id == k.id && g.verdict == k.verdict && g.reason == k.reason && g.title == k.title
+            };
+            match groups.iter_mut().find(|(g, _)| same(g)) {
+                Some((_, members)) => members.push((&s.id, k)),
+                None => groups.push((k, vec![(&s.id, k)])),
+            }
+        }
+    }
+    for (k, members) in &groups {
+        let scenarios: Vec<String> = members.iter().map(|(id, _)| format!("`{id}`")).collect();
+        let _ = writeln!(
+            failures,
+            "\n### {} {} in {} ({})\n\n{} — {}\n",
+            check_icon(k),
+            k.id,
+            scenarios.join(", "),
+            k.level.as_str(),
+            k.title,
+            k.reason,
+        );
+        if members.len() > 1 {
             let _ = writeln!(
                 failures,
-                "\n### {} {} in `{}` ({})\n\n{} — {}\n\n- location: `{}`\n- refs: {}",
-                check_icon(k),
-                k.id,
-                s.id,
-                k.level.as_str(),
-                k.title,
-                k.reason,
-                k.location,
-                k.refs.join("; ")
+                "- one cause, {} scenarios: {}",
+                members.len(),
+                scenarios.join(", ")
             );
-            for e in &k.evidence {
+        }
+        for (id, m) in members {
+            let prefix = if members.len() > 1 {
+                format!("`{id}`: ")
+            } else {
+                String::new()
+            };
+            let _ = writeln!(failures, "- {prefix}location: `{}`", m.location);
+        }
+        let _ = writeln!(failures, "- refs: {}", k.refs.join("; "));
+        for (id, m) in members {
+            for e in &m.evidence {
+                let prefix = if members.len() > 1 {
+                    format!("`{id}`: ")
+                } else {
+                    String::new()
+                };
                 let _ = writeln!(
                     failures,
-                    "- evidence: {} — expected `{}`, seen `{}`",
+                    "- evidence: {prefix}{} — expected `{}`, seen `{}`",
                     e.what,
                     e.expected.as_deref().unwrap_or("-"),
                     e.seen.as_deref().unwrap_or("-").replace('`', "'")
                 );
             }
+        }
+    }
+    for s in &run.scenarios {
+        if let Some(e) = &s.error {
+            let _ = writeln!(failures, "\n### `{}`: harness error\n\n{}\n", s.id, e);
         }
     }
     if !failures.is_empty() {

@@ -234,6 +234,10 @@ pub struct LlmJournalAssert {
     /// Only requests to paths containing this (`/chat/completions`, `/models`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path_contains: Option<String>,
+    /// Only requests with this HTTP method (`POST`: inference; seed 001's provider probes are
+    /// `GET`s of the models endpoints).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
     /// Only entries recorded while these steps ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub during: Vec<String>,

@@ -150,6 +150,11 @@ pub struct DeploymentSpec {
     /// Extra environment for the implementation.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// Variables the implementation's environment must not have at all: removed from the
+    /// target profile's `env` and from the environment the harness passes on (an unset
+    /// variable, which is not the same as one set to `""`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unset_env: Vec<String>,
     /// Lines of the `.env` file only (not the process environment); a name also in `env` is
     /// written here instead of its `env` value, so the two can disagree.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

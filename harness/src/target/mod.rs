@@ -2,6 +2,7 @@
 //! from a scenario's deployment, the command, readiness probes, the message tool's name and the
 //! capabilities claimed.
 
+mod agent_module;
 mod render;
 
 use std::collections::BTreeMap;
@@ -13,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 pub use render::{Rendered, render_deployment};
 
+use crate::log_format::LogFormat;
 use crate::scenario::{Capability, InvalidFiles, from_yaml};
 
 /// A target profile file.
@@ -61,6 +63,10 @@ pub struct TargetSpec {
     /// Log files the implementation writes (templated), read by log checks with stdout/stderr.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log_files: Vec<String>,
+    /// How its JSON log records read, when not as seed 001's (`time`, `level`, `logger`,
+    /// `message`, Python level names): field names, level names, logger separator.
+    #[serde(default, skip_serializing_if = "crate::target::is_seed_log_format")]
+    pub logs: LogFormat,
     /// Startup deadline (default 30s).
     #[serde(
         default,
@@ -93,6 +99,10 @@ pub struct TargetSpec {
     pub retry_backoff: Option<Duration>,
 }
 
+fn is_seed_log_format(f: &LogFormat) -> bool {
+    *f == LogFormat::default()
+}
+
 fn default_message_tool() -> String {
     "send_message".to_owned()
 }
@@ -119,7 +129,7 @@ pub struct FileSpec {
     /// Path relative to the run directory; `{agent}` makes one file per agent.
     pub path: String,
     /// Built-in generator: `agents_yaml`, `fastagent_config`, `fastagent_secrets`,
-    /// `agent_card`, `dotenv`, `mock_agents_ecosystem`.
+    /// `agent_card`, `agent_module`, `dotenv`, `mock_agents_ecosystem`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generate: Option<Generator>,
     /// Literal template text (`{{…}}` variables), instead of a generator.
@@ -139,6 +149,9 @@ pub enum Generator {
     FastagentSecrets,
     /// `agents/{agent}.md` agent card (front matter + instruction).
     AgentCard,
+    /// `agents/{agent}.py` agent module (seed 001): a `fast = FastAgent(...)` instance and an
+    /// `@fast.agent(...)` decorated function with the agent's name, instruction, servers, model.
+    AgentModule,
     /// `.env` with the deployment's `env`.
     Dotenv,
     /// A `pallas-mocks up` ecosystem where each agent is a mock MCP server offering the

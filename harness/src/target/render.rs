@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
+use super::agent_module::{AgentRef, agent_module, agent_ref};
 use super::{Generator, Target};
 use crate::process::{LaunchSpec, ReadinessProbe, free_port};
 use crate::redact::Redactor;
@@ -206,6 +207,7 @@ pub fn render_deployment(
         env.retain(|(n, _)| n != k);
         env.push((k.clone(), render(v, &env_vars).map_err(terr)?));
     }
+    env.retain(|(n, _)| !deployment.unset_env.contains(n));
     env_vars.clear();
     let command: Vec<String> = target
         .spec
@@ -224,6 +226,7 @@ pub fn render_deployment(
         args,
         cwd: run_dir.to_path_buf(),
         env,
+        env_remove: deployment.unset_env.clone(),
         log_dir: run_dir.join("logs"),
     };
 
@@ -331,7 +334,18 @@ fn generate(
             let mut agents = Map::new();
             for (name, a) in &d.agents {
                 let mut e = Map::new();
-                e.insert("card".into(), json!(format!("agents/{name}.md")));
+                match agent_ref(target, name) {
+                    AgentRef::Module(m) => {
+                        e.insert("module".into(), json!(m));
+                        // No decorator keyword holds it: the module form keeps it here.
+                        if let Some(s) = &a.instance_scope {
+                            e.insert("instance_scope".into(), json!(s));
+                        }
+                    }
+                    AgentRef::Card(c) => {
+                        e.insert("card".into(), json!(c));
+                    }
+                }
                 e.insert("port".into(), json!(agent_ports.get(name)));
                 if let Some(t) = &a.title {
                     e.insert("title".into(), json!(t));
@@ -430,6 +444,11 @@ fn generate(
                     .as_deref()
                     .unwrap_or("You are a helpful agent.")
             )
+        }
+        Generator::AgentModule => {
+            let name = agent.unwrap_or_default();
+            let a = d.agents.get(name).cloned().unwrap_or_default();
+            agent_module(&d.name, name, &a)
         }
         Generator::Dotenv => d
             .env

@@ -380,9 +380,23 @@ fn the_reference_profile_renders_every_file_with_free_ports_and_env_overrides() 
             "agents.yaml",
             "fastagent.config.yaml",
             "fastagent.secrets.yaml",
-            "agents/research.md",
+            "agents/__init__.py",
+            "agents/research.py",
             ".env"
         ]
+    );
+    // Seed 001: `agents.<name>.module` (required) names a module holding a `fast` instance.
+    let agents_yaml = std::fs::read_to_string(dir.path().join("agents.yaml")).unwrap();
+    assert!(
+        agents_yaml.contains("module: agents.research"),
+        "{agents_yaml}"
+    );
+    assert!(!agents_yaml.contains("card:"), "{agents_yaml}");
+    let module = std::fs::read_to_string(dir.path().join("agents/research.py")).unwrap();
+    assert!(module.contains("fast = FastAgent("), "{module}");
+    assert!(
+        module.contains("@fast.agent(\n    name=\"research\","),
+        "{module}"
     );
     assert!(
         r.launch
@@ -406,10 +420,9 @@ fn the_reference_profile_renders_every_file_with_free_ports_and_env_overrides() 
         agents.contains(&port.to_string()) && agents.contains("127.0.0.1"),
         "{agents}"
     );
-    let card = std::fs::read_to_string(dir.path().join("agents/research.md")).unwrap();
     assert!(
-        card.starts_with("---\n") && card.contains("argos"),
-        "{card}"
+        module.contains("servers=[\"argos\", \"weather\"]"),
+        "{module}"
     );
     assert!(
         redactor.secrets().iter().any(|s| s == "sk-kit-sample"),

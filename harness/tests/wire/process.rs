@@ -20,6 +20,7 @@ fn sh(dir: &Path, script: &str) -> LaunchSpec {
         args: vec!["-c".into(), script.into()],
         cwd: dir.to_path_buf(),
         env: vec![("GREETING".into(), "hello from env".into())],
+        env_remove: vec![],
         log_dir: dir.join("logs"),
     }
 }
@@ -259,6 +260,7 @@ async fn a_missing_program_is_a_spawn_error() {
         args: vec![],
         cwd: dir.path().to_path_buf(),
         env: vec![],
+        env_remove: vec![],
         log_dir: dir.path().join("logs"),
     };
     let err = ImplProcess::spawn(&spec).await.unwrap_err();
@@ -282,4 +284,16 @@ async fn a_panic_while_the_implementation_runs_leaves_no_orphan() {
         eventually(Duration::from_secs(10), || !alive(child)).await,
         "child {child} outlived the panic"
     );
+}
+
+#[tokio::test]
+async fn a_removed_variable_is_unset_not_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    // HOME is in the harness's own environment: removing it leaves it unset.
+    let mut spec = sh(dir.path(), "echo \"${HOME-unset}|${GREETING-unset}\"");
+    spec.env_remove = vec!["HOME".into()];
+    let mut p = ImplProcess::spawn(&spec).await.unwrap();
+    p.wait_exit(Duration::from_secs(10)).await;
+    let out = p.stop(Duration::from_secs(5)).await;
+    assert_eq!(out.stdout, "unset|hello from env\n");
 }

@@ -5,20 +5,37 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 
+/// Where an agent's definition is: an AgentCard (markdown with front matter) or a Python module.
+pub(super) enum AgentFile {
+    /// `card: path.md`, or `module: a.b` when only `a/b.md` exists.
+    Card(PathBuf),
+    /// `module: a.b` → `a/b.py` (seed 001: an importable module holding a `fast` instance).
+    Module(PathBuf),
+}
+
+impl AgentFile {
+    /// The file's path.
+    pub(super) fn path(&self) -> &Path {
+        match self {
+            Self::Card(p) | Self::Module(p) => p,
+        }
+    }
+}
+
 pub(super) fn card_path(
     dir: &Path,
     src: &SourceFile,
     key: &str,
     entry: &files::AgentEntrySpec,
-) -> Result<PathBuf, ConfigError> {
+) -> Result<AgentFile, ConfigError> {
     match (&entry.card, &entry.module) {
         (Some(card), _) => {
             let p = PathBuf::from(&card.value);
-            Ok(if p.is_absolute() {
+            Ok(AgentFile::Card(if p.is_absolute() {
                 p
             } else {
                 src.path.parent().unwrap_or(dir).join(p)
-            })
+            }))
         }
         (None, Some(module)) => {
             let m = module.value.trim();
@@ -29,7 +46,7 @@ pub(super) fn card_path(
             {
                 return Err(
                     at(src, module, format!("`{m}` is not a module path")).with_hint(
-                        "write a dotted module path such as agents.jarvis (→ agents/jarvis.md)",
+                        "write a dotted module path such as agents.jarvis (→ agents/jarvis.py)",
                     ),
                 );
             }
@@ -42,8 +59,13 @@ pub(super) fn card_path(
             {
                 p = dir.join(last);
             }
-            p.set_extension("md");
-            Ok(p)
+            let py = p.with_extension("py");
+            let md = p.with_extension("md");
+            Ok(if !py.exists() && md.exists() {
+                AgentFile::Card(md)
+            } else {
+                AgentFile::Module(py)
+            })
         }
         (None, None) => Err(src
             .error_at(
@@ -51,8 +73,64 @@ pub(super) fn card_path(
                 format!("agent `{key}` has neither `module` nor `card`"),
             )
             .with_hint(format!(
-                "add `module: agents.{key}` (reads agents/{key}.md) or `card: path/to/{key}.md`"
+                "add `module: agents.{key}` (reads agents/{key}.py) or `card: path/to/{key}.md`"
             ))),
+    }
+}
+
+/// Reads the agent's definition: its source file, its settings and its instruction.
+pub(super) fn read_agent(
+    agents_src: &SourceFile,
+    key: &str,
+    entry: &files::AgentEntrySpec,
+    file: &AgentFile,
+) -> Result<(SourceFile, CardSpec, String), ConfigError> {
+    let path = file.path();
+    let what = match file {
+        AgentFile::Card(_) => "card",
+        AgentFile::Module(_) => "module",
+    };
+    let src = SourceFile::read(path, &format!("the {what} of agent `{key}`"), "").map_err(|_| {
+        let span = entry.card.as_ref().or(entry.module.as_ref());
+        let pos = span.and_then(|s| agents_src.position(&s.referenced));
+        agents_src.error_at(
+            pos,
+            format!("the {what} of agent `{key}` is missing: {} does not exist", path.display()),
+        )
+        .with_hint(match file {
+            AgentFile::Card(_) => format!(
+                "create {} (markdown with YAML front matter: name, description, model, servers, request_params; the body is the instruction), or set `card:` to its path",
+                path.display()
+            ),
+            AgentFile::Module(_) => format!(
+                "create {} with `fast = FastAgent(\"{key}\")` and an `@fast.agent(name=\"{key}\", instruction=…, servers=[…])` decorated function",
+                path.display()
+            ),
+        })
+    })?;
+    match file {
+        AgentFile::Card(_) => {
+            let (src, card) = split_card(src)?;
+            let spec: CardSpec = src.parse(
+                &card.front_matter,
+                "see the AgentCard section of reference-impl/README.md",
+            )?;
+            let instruction = if card.body.trim().is_empty() {
+                spec.instruction.clone().unwrap_or_default()
+            } else {
+                card.body.trim().to_owned()
+            };
+            Ok((src, spec, instruction))
+        }
+        AgentFile::Module(_) => {
+            let yaml = super::pymodule::decorator_yaml(&src, key)?;
+            let spec: CardSpec = src.parse(
+                &yaml,
+                "see the agent modules section of reference-impl/README.md",
+            )?;
+            let instruction = spec.instruction.clone().unwrap_or_default();
+            Ok((src, spec, instruction))
+        }
     }
 }
 

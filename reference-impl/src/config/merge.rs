@@ -64,7 +64,7 @@ impl<'a> Merged<'a> {
                     file = %src.path.display(),
                     line = value.referenced.line(),
                     variable = %name,
-                    "environment variable is not set; the value is left out"
+                    "environment variable {name} is not set; the value is left out"
                 );
                 Ok(None)
             }

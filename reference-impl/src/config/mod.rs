@@ -11,6 +11,7 @@ mod error;
 mod files;
 mod merge;
 mod network;
+mod pymodule;
 mod source;
 
 use cards::*;
@@ -107,7 +108,7 @@ pub struct AgentEntry {
     pub icons: Vec<IconSpec>,
     /// Agents that must be ready first.
     pub depends_on: Vec<String>,
-    /// The card file.
+    /// The file defining the agent (its card or its module).
     pub card: PathBuf,
 }
 
@@ -289,33 +290,10 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
                 )
                 .with_hint("use letters, digits, `_` and `-` only"));
         }
-        let card_path = card_path(dir, &agents_src, key, entry)?;
-        let card_src = SourceFile::read(
-            &card_path,
-            &format!("the card of agent `{key}`"),
-            "",
-        )
-        .map_err(|_| {
-            let span = entry.card.as_ref().or(entry.module.as_ref());
-            let pos = span.and_then(|s| agents_src.position(&s.referenced));
-            agents_src.error_at(
-                pos,
-                format!(
-                    "the card of agent `{key}` is missing: {} does not exist",
-                    card_path.display()
-                ),
-            )
-            .with_hint(format!(
-                "create {} (markdown with YAML front matter: name, description, model, servers, request_params; the body is the instruction), or set `card:` to its path",
-                card_path.display()
-            ))
-        })?;
+        let agent_file = card_path(dir, &agents_src, key, entry)?;
+        let (card_src, card_spec, instruction) = read_agent(&agents_src, key, entry, &agent_file)?;
+        let card_path = agent_file.path().to_path_buf();
         watched.push(card_path.clone());
-        let (card_src, card) = split_card(card_src)?;
-        let card_spec: CardSpec = card_src.parse(
-            &card.front_matter,
-            "see the AgentCard section of reference-impl/README.md",
-        )?;
 
         let model = match &card_spec.model {
             Some(m) => parse_model(&card_src, m, &fa.env_expand(&card_src, m, true)?)?,
@@ -327,7 +305,7 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
                         format!("agent `{key}` has no model"),
                     )
                     .with_hint(format!(
-                        "set `default_model: openai.<model>` in {FASTAGENT_CONFIG_FILE}, or `model:` in the card"
+                        "set `default_model: openai.<model>` in {FASTAGENT_CONFIG_FILE}, or `model` in the agent's card or module"
                     )));
                 }
             },
@@ -380,11 +358,6 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
                 .unwrap_or(RequestParams::default().max_iterations),
         };
 
-        let instruction = if card.body.trim().is_empty() {
-            card_spec.instruction.clone().unwrap_or_default()
-        } else {
-            card.body.trim().to_owned()
-        };
         let mut allowed_hosts = Vec::new();
         if !matches!(host.as_str(), "localhost" | "127.0.0.1" | "::1") {
             allowed_hosts.push(host.clone());

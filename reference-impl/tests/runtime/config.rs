@@ -249,13 +249,47 @@ fn a_port_clash_names_both_users() {
 }
 
 #[test]
-fn a_missing_card_says_which_file_to_create() {
+fn a_missing_module_says_which_file_to_create() {
     let p = minimal();
     std::fs::remove_file(p.file("agents/tech_research.md")).unwrap();
     let e = error_of(&p);
     assert_located(&e, "agents.yaml", 4);
-    assert!(e.message.contains("agents/tech_research.md"), "{e}");
+    assert!(e.message.contains("agents/tech_research.py"), "{e}");
+    assert!(e.hint.as_deref().unwrap().contains("@fast.agent"));
+    p.write(
+        "agents.yaml",
+        "name: p\nagents:\n  a:\n    card: agents/a.md\n    port: 1\n",
+    );
+    let e = error_of(&p);
+    assert!(e.message.contains("agents/a.md"), "{e}");
     assert!(e.hint.as_deref().unwrap().contains("front matter"));
+}
+
+#[test]
+fn a_module_is_read_from_its_fast_agent_decorator_and_wins_over_a_card() {
+    let p = minimal();
+    p.write(
+        "fastagent.config.yaml",
+        "default_model: openai.my-model\nmcp:\n  servers:\n    argos: {transport: http, url: 'http://127.0.0.1:1/mcp'}\n",
+    );
+    p.write(
+        "agents/tech_research.py",
+        "from fast_agent import FastAgent\nfrom fast_agent.types import RequestParams\n\nfast = FastAgent(\"Research\", parse_cli_args=False)\n\n\n@fast.agent(\n    name=\"tech_research\",\n    instruction=\"Research \"\n    \"from the module.\",\n    servers=[\"argos\"],\n    model=\"openai.other-model\",\n    request_params=RequestParams(temperature=0.25),\n)\nasync def main():\n    pass\n",
+    );
+    let d = load_with(&p, &[]).unwrap();
+    let s = &d.agent("tech_research").unwrap().settings;
+    assert_eq!(s.instruction, "Research from the module.");
+    assert_eq!(s.model.model, "other-model");
+    assert_eq!(s.servers.len(), 1);
+    assert_eq!(s.request_params.temperature, Some(0.25));
+    // An unknown server is reported at its line of the module.
+    p.write(
+        "agents/tech_research.py",
+        "fast = FastAgent('r')\n@fast.agent(\n    name='tech_research',\n    servers=['nope'],\n)\n",
+    );
+    let e = error_of(&p);
+    assert_located(&e, "agents/tech_research.py", 4);
+    assert!(e.message.contains("nope"), "{e}");
 }
 
 #[test]

@@ -113,3 +113,39 @@ fn prog_010_fails_on_progress_well_after_the_cancellation() {
         &obs(vec![])
     )));
 }
+
+#[test]
+fn prog_003_says_when_the_seed_itself_prescribes_the_sequence() {
+    let t = json!("t");
+    // Seed 000's own example: 0 started, steps 1 and 2, then 1/1 completed.
+    let seed = vec![
+        note(t.clone(), 0.0, None, "research/research__research: started"),
+        note(t.clone(), 1.0, None, "harper step 1 (tool)"),
+        note(t.clone(), 2.0, None, "harper step 2 (llm)"),
+        note(
+            t.clone(),
+            1.0,
+            Some(1.0),
+            "research/research__research: completed",
+        ),
+    ];
+    let o = obs(vec![token_step(seed)]);
+    let Outcome::Fail(reason, evidence) = run("PROG-003", &CheckSpec::default(), &o) else {
+        panic!("MCP's MUST binds")
+    };
+    assert!(
+        reason.contains("seed 000 prescribes this sequence"),
+        "{reason}"
+    );
+    assert!(reason.contains("lines 237-245"), "{reason}");
+    assert!(!evidence.is_empty());
+    // Any other fall is reported as it is.
+    let o = obs(vec![token_step(vec![
+        note(t.clone(), 2.0, None, "harper step 2 (llm)"),
+        note(t, 1.0, None, "harper step 1 (llm)"),
+    ])]);
+    let Outcome::Fail(reason, _) = run("PROG-003", &CheckSpec::default(), &o) else {
+        panic!("a fall fails")
+    };
+    assert_eq!(reason, "progress went from 2 to 1");
+}

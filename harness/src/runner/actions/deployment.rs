@@ -12,7 +12,9 @@ impl Exec {
         if let Some(within) = p.wait_exit {
             proc.wait_exit(within).await;
         }
-        ActionOutput::observed(Observation::ProcessRead(proc.output_so_far()))
+        let mut out = proc.output_so_far();
+        out.log_format = self.0.target.spec.logs.clone();
+        ActionOutput::observed(Observation::ProcessRead(out))
     }
 
     pub(super) async fn file(&self, f: &FileStep, _timeout: Duration) -> ActionOutput {
@@ -22,9 +24,9 @@ impl Exec {
             Ok(r) => r,
             Err(e) => return err(e.to_string()),
         };
-        ActionOutput::observed(Observation::FileRead(FileRead::read(
-            &self.0.run_dir.join(rel),
-        )))
+        ActionOutput::observed(Observation::FileRead(
+            FileRead::read(&self.0.run_dir.join(rel)).with_format(self.0.target.spec.logs.clone()),
+        ))
     }
     pub(super) async fn reload(
         &self,

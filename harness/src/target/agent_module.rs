@@ -1,0 +1,139 @@
+//! The agent module of a Pallas deployment (seed 001: `agents.<name>.module`, "Importable Python
+//! module path containing a `fast` instance"), written as the seed's example writes it: a
+//! `fast = FastAgent(...)` instance and an `@fast.agent(...)` decorated function.
+
+use serde_json::Value;
+
+use super::{Generator, Target};
+use crate::scenario::AgentSpec;
+
+/// How `agents.yaml` points at an agent's definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum AgentRef {
+    /// `module: agents.jarvis` (the seed's required key).
+    Module(String),
+    /// `card: agents/jarvis.md` (an AgentCard, for profiles that render one instead).
+    Card(String),
+}
+
+/// What `agents.yaml` writes for `agent`: the module the profile's `agent_module` file is
+/// (`agents/{agent}.py` → `agents.<agent>`), else the profile's `agent_card` file, else the
+/// seed's form `agents.<agent>`.
+pub(super) fn agent_ref(target: &Target, agent: &str) -> AgentRef {
+    let file = |g: Generator| {
+        target
+            .spec
+            .files
+            .iter()
+            .find(|f| f.generate == Some(g) && f.path.contains("{agent}"))
+            .map(|f| f.path.replace("{agent}", agent))
+    };
+    if let Some(p) = file(Generator::AgentModule)
+        && let Some(stem) = p.strip_suffix(".py")
+    {
+        let module = stem.strip_suffix("/__init__").unwrap_or(stem);
+        return AgentRef::Module(module.trim_start_matches("./").replace('/', "."));
+    }
+    if let Some(p) = file(Generator::AgentCard) {
+        return AgentRef::Card(p);
+    }
+    AgentRef::Module(format!("agents.{agent}"))
+}
+
+/// A Python literal for a JSON value (strings in JSON's escaping, which Python reads alike).
+fn py(v: &Value) -> String {
+    match v {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => Value::String(s.clone()).to_string(),
+        Value::Array(a) => format!("[{}]", a.iter().map(py).collect::<Vec<_>>().join(", ")),
+        Value::Object(o) => format!(
+            "{{{}}}",
+            o.iter()
+                .map(|(k, v)| format!("{}: {}", py(&Value::String(k.clone())), py(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The module text for `name`.
+pub(super) fn agent_module(project: &str, name: &str, a: &AgentSpec) -> String {
+    let s = |t: &str| py(&Value::String(t.to_owned()));
+    let mut args = vec![
+        format!("name={}", s(name)),
+        format!(
+            "instruction={}",
+            s(a.instruction
+                .as_deref()
+                .unwrap_or("You are a helpful agent."))
+        ),
+        format!(
+            "servers={}",
+            py(&Value::Array(
+                a.servers.iter().map(|x| Value::String(x.clone())).collect()
+            ))
+        ),
+    ];
+    if let Some(m) = &a.model {
+        args.push(format!("model={}", s(m)));
+    }
+    if let Some(d) = &a.description {
+        args.push(format!("description={}", s(d)));
+    }
+    let mut imports = String::from("from fast_agent import FastAgent\n");
+    if let Some(Value::Object(rp)) = &a.request_params {
+        imports.push_str("from fast_agent.types import RequestParams\n");
+        let kw: Vec<String> = rp.iter().map(|(k, v)| format!("{k}={}", py(v))).collect();
+        args.push(format!("request_params=RequestParams({})", kw.join(", ")));
+    }
+    let func: String = name
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { '_' })
+        .collect();
+    format!(
+        "{imports}\nfast = FastAgent({}, parse_cli_args=False)\n\n\n@fast.agent(\n{})\nasync def _{func}():\n    pass\n",
+        s(project),
+        args.iter()
+            .map(|a| format!("    {a},\n"))
+            .collect::<String>()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_module_has_the_seeds_shape() {
+        let a = AgentSpec {
+            instruction: Some("Say \"hi\".\nTwice.".into()),
+            servers: vec!["argos".into()],
+            model: Some("openai.kit-model".into()),
+            request_params: Some(serde_json::json!({"temperature": 0.5, "use_history": false})),
+            ..AgentSpec::default()
+        };
+        let text = agent_module("kit", "tech-research", &a);
+        assert!(
+            text.contains("fast = FastAgent(\"kit\", parse_cli_args=False)"),
+            "{text}"
+        );
+        assert!(text.contains("    name=\"tech-research\",\n"), "{text}");
+        assert!(
+            text.contains("    instruction=\"Say \\\"hi\\\".\\nTwice.\",\n"),
+            "{text}"
+        );
+        assert!(text.contains("    servers=[\"argos\"],\n"), "{text}");
+        assert!(
+            text.contains("request_params=RequestParams(temperature=0.5, use_history=False)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("from fast_agent.types import RequestParams\n"),
+            "{text}"
+        );
+        assert!(text.contains("async def _tech_research():"), "{text}");
+    }
+}
