@@ -229,14 +229,14 @@ fn the_with_table_of_the_format_docs_is_generated_from_the_parameter_structs() {
         .find("<!-- with-table:end -->")
         .expect("with-table end marker");
     let generated = pallas_conformance::catalog::params::to_markdown_table();
-    if std::env::var_os("PALLAS_UPDATE_DOCS").is_some() {
+    if std::env::var_os("PALLAS_BLESS").is_some() {
         std::fs::write(&path, format!("{}{generated}{}", &doc[..body], &doc[end..])).unwrap();
         return;
     }
     assert_eq!(
         &doc[body..end],
         generated,
-        "harness/docs/scenario-format.md's `with:` table is stale: rerun with PALLAS_UPDATE_DOCS=1"
+        "harness/docs/scenario-format.md's `with:` table is stale: rerun with PALLAS_BLESS=1"
     );
 }
 
