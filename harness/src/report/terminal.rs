@@ -79,6 +79,8 @@ pub fn summary(run: &RunResult) -> String {
         );
     }
     let mut problems = String::new();
+    // One cause, one finding: a check failing again for the same reason is named, not repeated.
+    let mut seen: Vec<(&str, Verdict, &str, &str, &str)> = Vec::new();
     for s in &run.scenarios {
         if let Some(e) = &s.error {
             let _ = writeln!(problems, "\nERROR {} — {e}\n  --> {}", s.id, s.file);
@@ -96,6 +98,36 @@ pub fn summary(run: &RunResult) -> String {
             {
                 continue;
             }
+            let key = (
+                c.id.as_str(),
+                c.verdict,
+                c.title.as_str(),
+                c.reason.as_str(),
+            );
+            if let Some(first) = seen
+                .iter()
+                .find(|(id, v, t, r, _)| (*id, *v, *t, *r) == key)
+                .map(|x| x.4)
+            {
+                let _ = writeln!(
+                    problems,
+                    "\n{} {} [{}] in {} — the same finding as in {first} (one cause){}",
+                    tag(c.verdict).trim(),
+                    c.id,
+                    c.level.as_str(),
+                    s.id,
+                    if c.baselined {
+                        " (expected failure)"
+                    } else {
+                        ""
+                    }
+                );
+                if !c.location.is_empty() {
+                    let _ = writeln!(problems, "  --> {}", c.location);
+                }
+                continue;
+            }
+            seen.push((key.0, key.1, key.2, key.3, s.id.as_str()));
             let _ = writeln!(
                 problems,
                 "\n{} {} [{}] in {} — {}{}{}",

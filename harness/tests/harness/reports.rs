@@ -219,3 +219,39 @@ fn exit_codes_follow_failures_errors_and_stale_entries() {
     run.stale.clear();
     assert_eq!(run.exit_code(), 0);
 }
+
+#[test]
+fn one_cause_in_several_scenarios_is_one_finding() {
+    let mut run = sample_result();
+    let mut again = run.scenarios[1].clone();
+    again.id = "progress-echo-again".into();
+    again.checks[0].location = "scenarios/progress/again.yaml:9".into();
+    run.scenarios.push(again);
+    let mut other = run.scenarios[1].clone();
+    other.id = "progress-other-cause".into();
+    other.checks[0].reason = "a different reason".into();
+    run.scenarios.push(other);
+    let md = report::markdown(&run);
+    assert_eq!(md.matches("### **FAIL** PROG-002").count(), 2, "{md}");
+    assert!(
+        md.contains("PROG-002 in `progress-echo`, `progress-echo-again` (MUST)"),
+        "{md}"
+    );
+    assert!(md.contains("- one cause, 2 scenarios"), "{md}");
+    assert!(
+        md.contains("- `progress-echo-again`: location: `scenarios/progress/again.yaml:9`"),
+        "{md}"
+    );
+    assert!(md.contains("PROG-002 in `progress-other-cause`"), "{md}");
+    let term = report::summary(&run);
+    assert!(
+        term.contains("in progress-echo-again — the same finding as in progress-echo (one cause)"),
+        "{term}"
+    );
+    assert_eq!(
+        term.matches("reason: the progress token was not echoed")
+            .count(),
+        1,
+        "{term}"
+    );
+}

@@ -252,3 +252,86 @@ fn a_with_typo_fails_validation_at_its_line_with_a_hint() {
     assert!(plain.contains("did you mean `status`?"), "{plain}");
     assert!(plain.contains("typo.yaml:12:"), "{plain}");
 }
+
+/// Every `.yaml` file under `dir`, recursively.
+fn yaml_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            yaml_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "yaml") {
+            out.push(p);
+        }
+    }
+}
+
+/// The kit judges the contract, not the Rust reference (docs/certification/kit-fitting.md):
+/// no scenario of the Pallas suite reads a name, message, wording or default that only the
+/// reference has. Each entry is a text once used, and why it is not the seed's.
+#[test]
+fn no_pallas_scenario_reads_a_reference_only_name_or_wording() {
+    const FITTED: &[(&str, &str)] = &[
+        (
+            "@.target",
+            "a Rust `tracing` field; seed 001's record names the `logger`",
+        ),
+        (
+            "'WARN'",
+            "a `tracing` level; seed 001's levels are Python's (`WARNING`)",
+        ),
+        ("'TRACE'", "a `tracing` level; Python has none"),
+        ("@.variable", "a field only the reference writes"),
+        ("@.fields", "a `tracing` layout"),
+        (
+            "agent serving",
+            "a reference log message; no seed mentions it",
+        ),
+        (
+            "within 5s",
+            "the reference's wording; the seed's 5 s timeout is measured",
+        ),
+        (
+            "local.kit",
+            "the reference's default namespace; the seed defines none",
+        ),
+        ("card: agents/", "seed 001 requires `agents.<name>.module`"),
+        (
+            "PALLAS_LOG_FILE: \"\"",
+            "empty is not unset: use `unset_env`",
+        ),
+        (
+            "step 1 (llm)'",
+            "seed 000's example begins with `harper step 1 (tool)`",
+        ),
+    ];
+    let mut files = Vec::new();
+    yaml_files(&scenarios_dir(), &mut files);
+    let mut found = Vec::new();
+    for f in files {
+        let rel = f
+            .strip_prefix(scenarios_dir())
+            .unwrap()
+            .display()
+            .to_string();
+        // Profiles and the packs of other ecosystems speak their own dialects.
+        if ["targets/", "percolate/", "mcpctl/", "agentic-server/"]
+            .iter()
+            .any(|p| rel.starts_with(p))
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (needle, why) in FITTED {
+            for (i, line) in text.lines().enumerate() {
+                if line.contains(needle) {
+                    found.push(format!("scenarios/{rel}:{}: `{needle}` — {why}", i + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "reference-fitted scenario text:\n{}",
+        found.join("\n")
+    );
+}
