@@ -48,11 +48,12 @@ impl SpecIssue {
     }
 }
 
-/// Every semantic problem of `spec`, in document order of its sections.
-pub fn validate_ecosystem(spec: &EcosystemSpec) -> Vec<SpecIssue> {
-    let mut issues = Vec::new();
-    let mut ports: BTreeMap<u16, String> = BTreeMap::new();
-    let mut port_check = |port: Option<u16>, path: String, issues: &mut Vec<SpecIssue>| {
+/// Fixed ports already taken, by the path of the mock that took them.
+#[derive(Default)]
+struct Ports(BTreeMap<u16, String>);
+
+impl Ports {
+    fn check(&mut self, port: Option<u16>, path: String, issues: &mut Vec<SpecIssue>) {
         if let Some(p) = port {
             if p == 0 {
                 issues.push(SpecIssue::new(
@@ -60,7 +61,7 @@ pub fn validate_ecosystem(spec: &EcosystemSpec) -> Vec<SpecIssue> {
                     "port 0 is not a fixed port",
                     Some("omit `port` for an ephemeral port"),
                 ));
-            } else if let Some(other) = ports.insert(p, path.clone()) {
+            } else if let Some(other) = self.0.insert(p, path.clone()) {
                 issues.push(SpecIssue::new(
                     path,
                     format!("port {p} is already used by `{other}`"),
@@ -68,146 +69,174 @@ pub fn validate_ecosystem(spec: &EcosystemSpec) -> Vec<SpecIssue> {
                 ));
             }
         }
-    };
+    }
+}
+
+/// Every semantic problem of `spec`, in document order of its sections.
+pub fn validate_ecosystem(spec: &EcosystemSpec) -> Vec<SpecIssue> {
+    let mut issues = Vec::new();
+    let mut ports = Ports::default();
     for (name, llm) in &spec.llms {
-        let base = format!("llms.{name}");
-        if spec.mcp_servers.contains_key(name) {
-            issues.push(SpecIssue::new(
-                base.clone(),
-                format!("`{name}` names both an LLM and an MCP server"),
-                Some("mock names must be unique across `llms` and `mcp_servers`"),
-            ));
-        }
-        port_check(llm.port, format!("{base}.port"), &mut issues);
-        if llm.models.is_empty() {
-            issues.push(SpecIssue::new(
-                format!("{base}.models"),
-                "no models declared",
-                Some("list at least one model, e.g. `models: [mock-model]`"),
-            ));
-        }
-        if llm.api_key.as_deref() == Some("") {
-            issues.push(SpecIssue::new(
-                format!("{base}.api_key"),
-                "empty API key",
-                Some("omit `api_key` to accept any key"),
-            ));
-        }
-        if let Some(f) = &llm.fault {
-            check_fault(f, format!("{base}.fault"), &mut issues);
-        }
-        for (i, turn) in llm.script.iter().enumerate() {
-            let tpath = format!("{base}.script.{i}");
-            if turn.text.is_none() && turn.tool_calls.is_empty() && turn.fault.is_none() {
-                issues.push(SpecIssue::new(
-                    tpath.clone(),
-                    "turn has no `text`, `tool_calls` or `fault`",
-                    Some("a turn answers text, calls tools, or injects a fault"),
-                ));
-            }
-            if let Some(re) = turn.when.as_ref().and_then(|w| w.last_user_regex.as_ref())
-                && let Err(e) = regex::Regex::new(re)
-            {
-                issues.push(SpecIssue::new(
-                    format!("{tpath}.when.last_user_regex"),
-                    format!("regular expression does not compile: {e}"),
-                    Some("regex syntax: https://docs.rs/regex/latest/regex/#syntax"),
-                ));
-            }
-            for (j, call) in turn.tool_calls.iter().enumerate() {
-                let cpath = format!("{tpath}.tool_calls.{j}");
-                if call.name.trim().is_empty() {
-                    issues.push(SpecIssue::new(
-                        format!("{cpath}.name"),
-                        "tool call with an empty name",
-                        Some("name the tool as offered to the model, e.g. `argos__search_web`"),
-                    ));
-                }
-                if !matches!(call.arguments, Value::Object(_) | Value::Null) {
-                    issues.push(SpecIssue::new(
-                        format!("{cpath}.arguments"),
-                        "tool call arguments must be a mapping (or null for empty arguments)",
-                        None,
-                    ));
-                }
-            }
-            if let Some(f) = &turn.fault {
-                check_fault(f, format!("{tpath}.fault"), &mut issues);
-            }
-        }
+        validate_llm(spec, name, llm, &mut ports, &mut issues);
     }
     for (name, mcp) in &spec.mcp_servers {
-        let base = format!("mcp_servers.{name}");
-        port_check(mcp.port, format!("{base}.port"), &mut issues);
-        if let Some(pack) = &mcp.pack {
-            for message in pack.issues() {
-                issues.push(SpecIssue::new(format!("{base}.pack"), message, None));
-            }
-        }
-        if mcp.reachability != Reachability::Up {
-            let what = match mcp.reachability {
-                Reachability::Down => "down",
-                _ => "blackhole",
-            };
-            for (key, set) in [
-                ("require_bearer", mcp.require_bearer.is_some()),
-                ("http_status", mcp.http_status.is_some()),
-                ("initialize_delay", mcp.initialize_delay.is_some()),
-                ("initialize_error", mcp.initialize_error.is_some()),
-            ] {
-                if set {
-                    issues.push(SpecIssue::new(
-                        format!("{base}.{key}"),
-                        format!("`{key}` has no effect on a `{what}` server (it never answers)"),
-                        Some("remove it, or set `reachability: up`"),
-                    ));
-                }
-            }
-        }
-        if let Some(s) = mcp.http_status
-            && !(100..=599).contains(&s)
-        {
+        validate_mcp(name, mcp, &mut ports, &mut issues);
+    }
+    issues
+}
+
+fn validate_llm(
+    spec: &EcosystemSpec,
+    name: &str,
+    llm: &crate::spec::LlmMockSpec,
+    ports: &mut Ports,
+    issues: &mut Vec<SpecIssue>,
+) {
+    let base = format!("llms.{name}");
+    if spec.mcp_servers.contains_key(name) {
+        issues.push(SpecIssue::new(
+            base.clone(),
+            format!("`{name}` names both an LLM and an MCP server"),
+            Some("mock names must be unique across `llms` and `mcp_servers`"),
+        ));
+    }
+    ports.check(llm.port, format!("{base}.port"), issues);
+    if llm.models.is_empty() {
+        issues.push(SpecIssue::new(
+            format!("{base}.models"),
+            "no models declared",
+            Some("list at least one model, e.g. `models: [mock-model]`"),
+        ));
+    }
+    if llm.api_key.as_deref() == Some("") {
+        issues.push(SpecIssue::new(
+            format!("{base}.api_key"),
+            "empty API key",
+            Some("omit `api_key` to accept any key"),
+        ));
+    }
+    if let Some(f) = &llm.fault {
+        check_fault(f, format!("{base}.fault"), issues);
+    }
+    for (i, turn) in llm.script.iter().enumerate() {
+        validate_turn(turn, &format!("{base}.script.{i}"), issues);
+    }
+}
+
+fn validate_turn(turn: &crate::spec::TurnSpec, tpath: &str, issues: &mut Vec<SpecIssue>) {
+    if turn.text.is_none() && turn.tool_calls.is_empty() && turn.fault.is_none() {
+        issues.push(SpecIssue::new(
+            tpath.to_owned(),
+            "turn has no `text`, `tool_calls` or `fault`",
+            Some("a turn answers text, calls tools, or injects a fault"),
+        ));
+    }
+    if let Some(re) = turn.when.as_ref().and_then(|w| w.last_user_regex.as_ref())
+        && let Err(e) = regex::Regex::new(re)
+    {
+        issues.push(SpecIssue::new(
+            format!("{tpath}.when.last_user_regex"),
+            format!("regular expression does not compile: {e}"),
+            Some("regex syntax: https://docs.rs/regex/latest/regex/#syntax"),
+        ));
+    }
+    for (j, call) in turn.tool_calls.iter().enumerate() {
+        let cpath = format!("{tpath}.tool_calls.{j}");
+        if call.name.trim().is_empty() {
             issues.push(SpecIssue::new(
-                format!("{base}.http_status"),
-                format!("{s} is not an HTTP status"),
-                Some("use a status between 100 and 599, e.g. 500"),
+                format!("{cpath}.name"),
+                "tool call with an empty name",
+                Some("name the tool as offered to the model, e.g. `argos__search_web`"),
             ));
         }
-        if mcp.require_bearer.as_deref() == Some("") {
+        if !matches!(call.arguments, Value::Object(_) | Value::Null) {
             issues.push(SpecIssue::new(
-                format!("{base}.require_bearer"),
-                "empty bearer token",
-                Some("omit `require_bearer` to accept unauthenticated requests"),
+                format!("{cpath}.arguments"),
+                "tool call arguments must be a mapping (or null for empty arguments)",
+                None,
             ));
         }
-        let mut seen = BTreeSet::new();
-        for (i, tool) in mcp.tools.iter().enumerate() {
-            let tpath = format!("{base}.tools.{i}");
-            if tool.name.trim().is_empty() {
+    }
+    if let Some(f) = &turn.fault {
+        check_fault(f, format!("{tpath}.fault"), issues);
+    }
+}
+
+fn validate_mcp(
+    name: &str,
+    mcp: &crate::spec::McpMockSpec,
+    ports: &mut Ports,
+    issues: &mut Vec<SpecIssue>,
+) {
+    let base = format!("mcp_servers.{name}");
+    ports.check(mcp.port, format!("{base}.port"), issues);
+    if let Some(pack) = &mcp.pack {
+        for message in pack.issues() {
+            issues.push(SpecIssue::new(format!("{base}.pack"), message, None));
+        }
+    }
+    if mcp.reachability != Reachability::Up {
+        let what = match mcp.reachability {
+            Reachability::Down => "down",
+            _ => "blackhole",
+        };
+        for (key, set) in [
+            ("require_bearer", mcp.require_bearer.is_some()),
+            ("http_status", mcp.http_status.is_some()),
+            ("initialize_delay", mcp.initialize_delay.is_some()),
+            ("initialize_error", mcp.initialize_error.is_some()),
+        ] {
+            if set {
                 issues.push(SpecIssue::new(
-                    format!("{tpath}.name"),
-                    "tool with an empty name",
-                    None,
-                ));
-            } else if !seen.insert(tool.name.as_str()) {
-                issues.push(SpecIssue::new(
-                    format!("{tpath}.name"),
-                    format!("tool `{}` is declared twice", tool.name),
-                    None,
-                ));
-            }
-            if let Some(s) = &tool.input_schema
-                && !s.is_object()
-            {
-                issues.push(SpecIssue::new(
-                    format!("{tpath}.input_schema"),
-                    "input_schema must be a JSON Schema object",
-                    Some("e.g. `{type: object, properties: {query: {type: string}}}`"),
+                    format!("{base}.{key}"),
+                    format!("`{key}` has no effect on a `{what}` server (it never answers)"),
+                    Some("remove it, or set `reachability: up`"),
                 ));
             }
         }
     }
-    issues
+    if let Some(s) = mcp.http_status
+        && !(100..=599).contains(&s)
+    {
+        issues.push(SpecIssue::new(
+            format!("{base}.http_status"),
+            format!("{s} is not an HTTP status"),
+            Some("use a status between 100 and 599, e.g. 500"),
+        ));
+    }
+    if mcp.require_bearer.as_deref() == Some("") {
+        issues.push(SpecIssue::new(
+            format!("{base}.require_bearer"),
+            "empty bearer token",
+            Some("omit `require_bearer` to accept unauthenticated requests"),
+        ));
+    }
+    let mut seen = BTreeSet::new();
+    for (i, tool) in mcp.tools.iter().enumerate() {
+        let tpath = format!("{base}.tools.{i}");
+        if tool.name.trim().is_empty() {
+            issues.push(SpecIssue::new(
+                format!("{tpath}.name"),
+                "tool with an empty name",
+                None,
+            ));
+        } else if !seen.insert(tool.name.as_str()) {
+            issues.push(SpecIssue::new(
+                format!("{tpath}.name"),
+                format!("tool `{}` is declared twice", tool.name),
+                None,
+            ));
+        }
+        if let Some(s) = &tool.input_schema
+            && !s.is_object()
+        {
+            issues.push(SpecIssue::new(
+                format!("{tpath}.input_schema"),
+                "input_schema must be a JSON Schema object",
+                Some("e.g. `{type: object, properties: {query: {type: string}}}`"),
+            ));
+        }
+    }
 }
 
 fn check_fault(f: &crate::spec::FaultSpec, path: String, issues: &mut Vec<SpecIssue>) {

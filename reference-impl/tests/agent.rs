@@ -6,9 +6,6 @@
 #[path = "agent/fixtures.rs"]
 mod fixtures;
 
-#[path = "agent/mock_openai.rs"]
-mod mock_openai;
-
 #[path = "agent/server.rs"]
 mod server;
 

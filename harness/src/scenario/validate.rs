@@ -60,83 +60,13 @@ pub(crate) fn validate(
         );
     }
 
-    // Deployment cross-references.
-    let mut agent_keys: Vec<String> = Vec::new();
-    if let Some(d) = &spec.deployment {
-        agent_keys = d.agents.keys().cloned().collect();
-        for (name, a) in &d.agents {
-            for s in &a.servers {
-                if !d.servers.contains_key(s) {
-                    let (l, c) = cx.find(s, 1);
-                    let hint = did_you_mean(s, d.servers.keys().map(String::as_str))
-                        .map(|m| format!("did you mean `{m}`?"));
-                    cx.err(l, c, format!("agent `{name}` uses server `{s}`, which `deployment.servers` does not declare"), hint);
-                }
-            }
-            for dep in &a.depends_on {
-                if !d.agents.contains_key(dep) {
-                    let (l, c) = cx.find(dep, 1);
-                    cx.err(
-                        l,
-                        c,
-                        format!("agent `{name}` depends on unknown agent `{dep}`"),
-                        None,
-                    );
-                }
-            }
+    let agent_keys: Vec<String> = match &spec.deployment {
+        Some(d) => {
+            check_deployment(&mut cx, spec, d);
+            d.agents.keys().cloned().collect()
         }
-        for (name, s) in &d.servers {
-            match (&s.mock, &s.url) {
-                (Some(m), None) => {
-                    if !spec.ecosystem.mcp_servers.contains_key(m) {
-                        let (l, c) = cx.find(&format!("mock: {m}"), 1);
-                        let hint =
-                            did_you_mean(m, spec.ecosystem.mcp_servers.keys().map(String::as_str))
-                                .map(|x| format!("did you mean `{x}`?"))
-                                .or(Some("declare it under `ecosystem.mcp_servers`".into()));
-                        cx.err(l, c, format!("server `{name}` refers to mock `{m}`, which the ecosystem does not declare"), hint);
-                    }
-                }
-                (None, Some(_)) => {}
-                _ => {
-                    let (l, c) = cx.find(&format!("{name}:"), 1);
-                    cx.err(
-                        l,
-                        c,
-                        format!("server `{name}` needs exactly one of `mock` or `url`"),
-                        None,
-                    );
-                }
-            }
-        }
-        for (name, p) in &d.providers {
-            if !["openai", "anthropic"].contains(&name.as_str()) {
-                let (l, c) = cx.find(&format!("{name}:"), 1);
-                cx.err(
-                    l,
-                    c,
-                    format!("unknown provider `{name}`"),
-                    Some("providers are `openai` and `anthropic`".into()),
-                );
-            }
-            if let Some(m) = &p.mock
-                && !spec.ecosystem.llms.contains_key(m)
-            {
-                let (l, c) = cx.find(&format!("mock: {m}"), 1);
-                cx.err(l, c, format!("provider `{name}` refers to mock LLM `{m}`, which the ecosystem does not declare"), None);
-            }
-        }
-        if !d.model.contains('.') {
-            let (l, c) = cx.find("model:", 1);
-            cx.err(
-                l,
-                c,
-                format!("model `{}` is not `provider.model`", d.model),
-                Some("e.g. `openai.mock-model`".into()),
-            );
-        }
-    }
-
+        None => Vec::new(),
+    };
     // Steps.
     let mut names: Vec<String> = Vec::new();
     let mut captures: Vec<String> = Vec::new();
@@ -156,7 +86,93 @@ pub(crate) fn validate(
         );
     }
 
-    // Checks.
+    check_entries(&mut cx, spec, locs, &names, &captures);
+    cx.errors
+}
+
+/// Cross-references of the deployment: servers, dependencies, mocks, providers, the model.
+fn check_deployment(cx: &mut Ctx<'_>, spec: &ScenarioSpec, d: &super::DeploymentSpec) {
+    for (name, a) in &d.agents {
+        for s in &a.servers {
+            if !d.servers.contains_key(s) {
+                let (l, c) = cx.find(s, 1);
+                let hint = did_you_mean(s, d.servers.keys().map(String::as_str))
+                    .map(|m| format!("did you mean `{m}`?"));
+                cx.err(l, c, format!("agent `{name}` uses server `{s}`, which `deployment.servers` does not declare"), hint);
+            }
+        }
+        for dep in &a.depends_on {
+            if !d.agents.contains_key(dep) {
+                let (l, c) = cx.find(dep, 1);
+                cx.err(
+                    l,
+                    c,
+                    format!("agent `{name}` depends on unknown agent `{dep}`"),
+                    None,
+                );
+            }
+        }
+    }
+    for (name, s) in &d.servers {
+        match (&s.mock, &s.url) {
+            (Some(m), None) => {
+                if !spec.ecosystem.mcp_servers.contains_key(m) {
+                    let (l, c) = cx.find(&format!("mock: {m}"), 1);
+                    let hint =
+                        did_you_mean(m, spec.ecosystem.mcp_servers.keys().map(String::as_str))
+                            .map(|x| format!("did you mean `{x}`?"))
+                            .or(Some("declare it under `ecosystem.mcp_servers`".into()));
+                    cx.err(l, c, format!("server `{name}` refers to mock `{m}`, which the ecosystem does not declare"), hint);
+                }
+            }
+            (None, Some(_)) => {}
+            _ => {
+                let (l, c) = cx.find(&format!("{name}:"), 1);
+                cx.err(
+                    l,
+                    c,
+                    format!("server `{name}` needs exactly one of `mock` or `url`"),
+                    None,
+                );
+            }
+        }
+    }
+    for (name, p) in &d.providers {
+        if !["openai", "anthropic"].contains(&name.as_str()) {
+            let (l, c) = cx.find(&format!("{name}:"), 1);
+            cx.err(
+                l,
+                c,
+                format!("unknown provider `{name}`"),
+                Some("providers are `openai` and `anthropic`".into()),
+            );
+        }
+        if let Some(m) = &p.mock
+            && !spec.ecosystem.llms.contains_key(m)
+        {
+            let (l, c) = cx.find(&format!("mock: {m}"), 1);
+            cx.err(l, c, format!("provider `{name}` refers to mock LLM `{m}`, which the ecosystem does not declare"), None);
+        }
+    }
+    if !d.model.contains('.') {
+        let (l, c) = cx.find("model:", 1);
+        cx.err(
+            l,
+            c,
+            format!("model `{}` is not `provider.model`", d.model),
+            Some("e.g. `openai.mock-model`".into()),
+        );
+    }
+}
+
+/// The `checks:` entries: known IDs, levels, premises, typed `with:`, step globs, assertions.
+fn check_entries(
+    cx: &mut Ctx<'_>,
+    spec: &ScenarioSpec,
+    locs: &Locations,
+    names: &[String],
+    captures: &[String],
+) {
     let all_ids: Vec<&str> = catalog::ids().collect();
     for (i, check) in spec.checks.iter().enumerate() {
         let line = locs.checks.get(i).copied().unwrap_or(0);
@@ -232,21 +248,12 @@ pub(crate) fn validate(
             );
         }
         for g in &check.steps {
-            step_glob(&mut cx, g, &names, line);
+            step_glob(cx, g, names, line);
         }
         if let Some(a) = &check.assert {
-            check_assert(
-                &mut cx,
-                a,
-                line,
-                &names,
-                &captures,
-                in_loop.as_deref(),
-                spec,
-            );
+            check_assert(cx, a, line, names, captures, in_loop.as_deref(), spec);
         }
     }
-    cx.errors
 }
 
 #[allow(clippy::too_many_arguments)]

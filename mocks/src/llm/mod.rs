@@ -348,7 +348,18 @@ async fn api_handler(
         return finish(&shared, ticket, None, effects.latency, r).await;
     }
 
-    let outcome = shared.script.select(&mut lock(&shared.state), &conv);
+    answer(&shared, ticket, &conv, effects).await
+}
+
+/// Answers a well-formed completion request from the script (or its exhaustion).
+async fn answer(
+    shared: &Shared,
+    ticket: Ticket,
+    conv: &Conversation,
+    mut effects: Effects,
+) -> Response {
+    let dialect = shared.spec.dialect;
+    let outcome = shared.script.select(&mut lock(&shared.state), conv);
     let (turn, reply) = match outcome {
         Outcome::Exhausted => {
             let r = error_response(
@@ -357,14 +368,14 @@ async fn api_handler(
                 "mock script exhausted: no turn matches this request",
                 None,
             );
-            return finish(&shared, ticket, None, effects.latency, r).await;
+            return finish(shared, ticket, None, effects.latency, r).await;
         }
         Outcome::FaultOnly { turn, fault } => {
             effects.add(&fault);
             shared
                 .journal
                 .update(ticket, |e| e.matched_turn = Some(turn));
-            return apply_terminal(&shared, ticket, &effects, conv.stream).await;
+            return apply_terminal(shared, ticket, &effects, conv.stream).await;
         }
         Outcome::Answer { turn, fault, reply } => {
             if let Some(f) = &fault {
@@ -373,7 +384,7 @@ async fn api_handler(
             (turn, reply)
         }
     };
-    let meta = make_meta(&shared, &conv, &reply);
+    let meta = make_meta(shared, conv, &reply);
     let resp = if conv.stream {
         let events = render::stream_events(dialect, &reply, &meta, conv.include_usage);
         sse_response(events, effects.chunk_delay, effects.disconnect_after)
@@ -384,7 +395,7 @@ async fn api_handler(
             None => json_text_response(StatusCode::OK, body),
         }
     };
-    finish(&shared, ticket, turn, effects.latency, resp).await
+    finish(shared, ticket, turn, effects.latency, resp).await
 }
 
 fn make_meta(shared: &Shared, conv: &Conversation, reply: &Reply) -> render::Meta {

@@ -10,7 +10,6 @@ use anyhow::Context as _;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use axum::{Json, Router};
 use pallas_reference::agent::{AgentDeps, router};
 use pallas_reference::llm::LlmStatusCell;
@@ -43,7 +42,11 @@ pub async fn serve(router: Router, ct: CancellationToken) -> SocketAddr {
     addr
 }
 
-pub use crate::mock_openai::{LlmFault, LlmState, MockOpenAi};
+#[path = "mock_openai.rs"]
+mod mock_openai;
+// Not every file that includes the fixtures (tests, benches) uses every fixture.
+#[allow(unused_imports)]
+pub use mock_openai::{LlmFault, MockOpenAi};
 
 // ---------------------------------------------------------------- mock MCP server
 

@@ -2,6 +2,7 @@
 //! `CALL_TOOL` directive, scripted failures and a journal of the requests it received.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
@@ -10,7 +11,7 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::fixtures::serve;
+use super::serve;
 
 /// A scripted failure of the mock model.
 #[derive(Clone, Default)]

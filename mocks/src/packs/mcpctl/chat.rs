@@ -390,14 +390,16 @@ pub(super) async fn run(
     result
 }
 
-async fn run_loop(
+/// The system prompt (`systemOverride`, `systemAppend`) and the conversation the loop starts
+/// from: the thread's history and the new user message, or the request's own messages; the
+/// user's message is stored in the thread.
+fn opening_messages(
     m: &Mcpd,
     agent: &AgentRow,
     req: &ChatRequest,
     thread: &str,
-    tx: &Option<mpsc::Sender<Value>>,
-) -> Result<Done, String> {
-    let params = resolve(m, agent, &req.params);
+    params: &serde_json::Map<String, Value>,
+) -> Vec<Value> {
     let mut system = params
         .get("systemOverride")
         .and_then(Value::as_str)
@@ -431,6 +433,18 @@ async fn run_loop(
             messages.push(json!({"role": "user", "content": text}));
         }
     }
+    messages
+}
+
+async fn run_loop(
+    m: &Mcpd,
+    agent: &AgentRow,
+    req: &ChatRequest,
+    thread: &str,
+    tx: &Option<mpsc::Sender<Value>>,
+) -> Result<Done, String> {
+    let params = resolve(m, agent, &req.params);
+    let mut messages = opening_messages(m, agent, req, thread, &params);
     let mut tools = project_tools(m, agent).await;
     if let Some(Value::Array(allow)) = params.get("tools_allowlist")
         && !m.defects.on("allowlist-ignored")
