@@ -257,6 +257,7 @@ mod tests {
             response: Some(response),
             body_text: None,
             timed_out: false,
+            problem: None,
         }
     }
 

@@ -434,11 +434,9 @@ async fn run_probe(http: &reqwest::Client, probe: &ReadinessProbe) -> Result<(),
 
 /// The last [`OUTPUT_TAIL_BYTES`] of a file, lossily decoded (empty when unreadable).
 pub fn read_tail(path: &Path) -> String {
-    let Ok(bytes) = std::fs::read(path) else {
-        return String::new();
-    };
-    let start = bytes.len().saturating_sub(OUTPUT_TAIL_BYTES);
-    String::from_utf8_lossy(&bytes[start..]).into_owned()
+    crate::client::limits::read_file_tail(path, OUTPUT_TAIL_BYTES)
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default()
 }
 
 /// A free TCP port on 127.0.0.1: binds port 0, reads the port, releases it. Another process

@@ -397,10 +397,13 @@ fn unobservable(outcome: Outcome, observed: &Observed, scope: &[String]) -> Outc
         return outcome;
     };
     // An unscoped check judges every step, so any timeout leaves it without a full view.
-    let timed_out: Vec<&str> = select_steps(&observed.steps, scope)
+    let timed_out: Vec<String> = select_steps(&observed.steps, scope)
         .into_iter()
         .filter(|s| s.timed_out)
-        .map(|s| s.name.as_str())
+        .map(|s| match &s.error {
+            Some(cause) => format!("{} ({cause})", s.name),
+            None => s.name.clone(),
+        })
         .collect();
     if timed_out.is_empty() {
         return outcome;

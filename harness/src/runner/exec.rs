@@ -150,8 +150,9 @@ pub(super) fn from_client(
     match r {
         Ok(x) => ActionOutput {
             timed_out: x.timed_out,
+            // What a timeout hid: an answer to another id, a cut connection, an unreadable event.
+            error: x.response.is_none().then(|| x.problem.clone()).flatten(),
             observation: observation(x),
-            error: None,
         },
         Err(e) => ActionOutput::failed(e.to_string(), matches!(e, ClientError::Timeout { .. })),
     }

@@ -47,6 +47,8 @@ pub struct RunOptions {
     pub baseline: Option<Baseline>,
     /// Keep run directories here instead of temporary ones.
     pub keep_dir: Option<PathBuf>,
+    /// Read limits set on the command line (they win over the profile's).
+    pub limits: crate::client::LimitOverrides,
 }
 
 impl Default for RunOptions {
@@ -60,6 +62,7 @@ impl Default for RunOptions {
             scenario_deadline: Duration::from_secs(60),
             baseline: None,
             keep_dir: None,
+            limits: crate::client::LimitOverrides::default(),
         }
     }
 }

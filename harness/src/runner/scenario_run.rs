@@ -178,8 +178,9 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
     let mut log_files = Vec::new();
     let mut rendered_launch = None;
     let recorder = Recorder::new();
+    let limits = target.spec.limits.unwrap_or_default().with(&opts.limits);
     let client = match WireClient::new(recorder.clone(), step_timeout) {
-        Ok(c) => c,
+        Ok(c) => c.with_limits(limits),
         Err(e) => return finish_error(s, started, eco, e.to_string()).await,
     };
     if let Some(d) = &s.spec.deployment {
@@ -370,9 +371,9 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
         let out = p.stop(Duration::from_secs(3)).await;
         let mut logs = format!("{}\n{}", out.stdout, out.stderr);
         for f in &log_files {
-            if let Ok(t) = std::fs::read_to_string(f) {
+            if let Ok(t) = crate::client::limits::read_file_tail(f, limits.logs_bytes()) {
                 logs.push('\n');
-                logs.push_str(&t);
+                logs.push_str(&String::from_utf8_lossy(&t));
             }
         }
         observed.logs_available = true;
