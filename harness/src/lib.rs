@@ -24,6 +24,7 @@ pub mod checks;
 pub mod cli;
 pub mod client;
 pub mod diag;
+pub mod escapees;
 pub mod exit;
 pub mod load;
 pub mod observation;

@@ -148,6 +148,7 @@ pub fn kill_all_launched() -> usize {
     for pgid in &groups {
         let _ = killpg(Pid::from_raw(*pgid), Signal::SIGKILL);
     }
+    crate::escapees::end_all_of_this_harness();
     groups.len()
 }
 
@@ -164,6 +165,8 @@ pub struct ImplProcess {
     stdout_path: PathBuf,
     stderr_path: PathBuf,
     exit: Option<ExitStatus>,
+    /// Marks this launch and its descendants (see [`crate::escapees`]).
+    marker: String,
 }
 
 impl ImplProcess {
@@ -179,8 +182,11 @@ impl ImplProcess {
         let stderr_path = spec.log_dir.join("stderr.log");
         let stdout = std::fs::File::create(&stdout_path).map_err(logs_err)?;
         let stderr = std::fs::File::create(&stderr_path).map_err(logs_err)?;
+        crate::escapees::sweep_stale_once();
+        let marker = crate::escapees::new_marker();
         let mut command = tokio::process::Command::new(&spec.program);
         command
+            .env(crate::escapees::MARKER_ENV, &marker)
             .args(&spec.args)
             .current_dir(&spec.cwd)
             .envs(spec.env.iter().map(|(k, v)| (k, v)))
@@ -204,6 +210,7 @@ impl ImplProcess {
             stdout_path,
             stderr_path,
             exit: None,
+            marker,
         })
     }
 
@@ -319,6 +326,8 @@ impl ImplProcess {
             }
         }
         self.kill_group();
+        // Descendants that left the group (setsid, double fork) carry the launch's marker.
+        crate::escapees::end_marked(&self.marker);
         ProcessOutput {
             stdout: read_tail(&self.stdout_path),
             stderr: read_tail(&self.stderr_path),

@@ -84,6 +84,9 @@ pub(super) fn reg_http(c: &CheckSpec, o: &Observed) -> Outcome {
     }
     for s in steps {
         if let Some(e) = &s.error {
+            if crate::client::limits::is_limit_error(e) {
+                return Outcome::Error(format!("registry fetch stopped: {e}"));
+            }
             return fail(format!("registry fetch failed: {e}"), vec![]);
         }
         let status = status(s);
@@ -101,8 +104,11 @@ pub(super) fn reg_http(c: &CheckSpec, o: &Observed) -> Outcome {
             );
         }
         if servers_of(s).is_none() {
+            let why = fetched(s)
+                .and_then(|f| f.unreadable.as_deref())
+                .map_or_else(String::new, |r| format!(": {r}"));
             return fail(
-                "no `servers` array",
+                format!("no `servers` array{why}"),
                 vec![Evidence::new(
                     &s.name,
                     "{\"servers\": [...]}",

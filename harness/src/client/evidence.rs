@@ -37,6 +37,85 @@ pub fn bound_in_place(text: &mut String, max: usize) {
     }
 }
 
+/// The size of `v` serialised as compact JSON, counted without building the text.
+pub fn serialized_len(v: &serde_json::Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
+}
+
+/// A small copy of `v` for display: at most about `budget` bytes of it, long strings cut (with
+/// their size), arrays and objects shortened with a note of what was left out. Costs in
+/// proportion to `budget`, not to `v`.
+pub fn preview(v: &serde_json::Value, budget: usize) -> serde_json::Value {
+    let mut left = budget;
+    preview_in(v, &mut left, 0)
+}
+
+fn preview_in(v: &serde_json::Value, left: &mut usize, depth: usize) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => {
+            let keep = (*left).max(16);
+            let out = bounded_text(s, keep);
+            *left = left.saturating_sub(out.len() + 2);
+            Value::String(out)
+        }
+        Value::Array(items) => {
+            if depth > 32 {
+                return Value::String(format!("[… {} items]", items.len()));
+            }
+            let mut out = Vec::new();
+            for item in items {
+                if *left == 0 {
+                    break;
+                }
+                out.push(preview_in(item, left, depth + 1));
+                *left = left.saturating_sub(1);
+            }
+            if out.len() < items.len() {
+                out.push(Value::String(format!(
+                    "… ({} more items)",
+                    thousands(items.len() - out.len())
+                )));
+            }
+            Value::Array(out)
+        }
+        Value::Object(map) => {
+            if depth > 32 {
+                return Value::String(format!("{{… {} keys}}", map.len()));
+            }
+            let mut out = serde_json::Map::new();
+            for (k, item) in map {
+                if *left == 0 {
+                    out.insert(
+                        "…".into(),
+                        Value::String(format!("({} more keys)", map.len() - out.len())),
+                    );
+                    break;
+                }
+                *left = left.saturating_sub(k.len() + 4);
+                out.insert(k.clone(), preview_in(item, left, depth + 1));
+            }
+            Value::Object(out)
+        }
+        other => {
+            *left = left.saturating_sub(8);
+            other.clone()
+        }
+    }
+}
+
 /// `209715200` as `209,715,200`.
 pub fn thousands(n: usize) -> String {
     let digits = n.to_string();
@@ -62,6 +141,11 @@ mod tests {
         assert_eq!(thousands(209_715_200), "209,715,200");
         assert_eq!(thousands(999), "999");
         assert_eq!(bounded_bytes(b"ab\xffcd", 3), "ab… (5 bytes)");
+        let big = serde_json::json!({"items": vec!["x".repeat(100); 10_000], "n": 1});
+        assert_eq!(serialized_len(&big), big.to_string().len());
+        let small = preview(&big, 500).to_string();
+        assert!(small.len() < 1000, "{small}");
+        assert!(small.contains("more items)"), "{small}");
         let mut s = "x".repeat(5000);
         bound_in_place(&mut s, 10);
         assert_eq!(s, "xxxxxxxxxx… (5,000 bytes)");

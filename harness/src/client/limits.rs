@@ -95,6 +95,15 @@ impl ReadLimits {
     }
 }
 
+/// Whether a step's error is a harness read limit ("answer exceeded N MiB…"): not the
+/// implementation's failure unless a rule says so.
+pub fn is_limit_error(error: &str) -> bool {
+    error.starts_with(EXCEEDED)
+}
+
+/// How the reason of a passed read limit begins.
+pub const EXCEEDED: &str = "answer exceeded ";
+
 /// `bytes` as MiB for a reason: `64` or `0.5`.
 pub fn mib_text(bytes: u64) -> String {
     if bytes.is_multiple_of(MIB) {

@@ -7,6 +7,7 @@ mod actions;
 mod baseline;
 mod events;
 mod exec;
+mod judge;
 mod scenario_run;
 
 use std::collections::BTreeMap;

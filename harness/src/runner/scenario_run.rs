@@ -151,7 +151,11 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
             Ok((p, None))
         }
         None => tempfile::Builder::new()
-            .prefix("pallas-conformance-")
+            .prefix(&format!(
+                "{}{}-",
+                crate::escapees::RUN_DIR_PREFIX,
+                crate::escapees::harness_identity()
+            ))
             .tempdir()
             .map(|t| (t.path().to_path_buf(), Some(t))),
     };
@@ -282,6 +286,7 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
     ));
     let exec = Exec(shared.clone());
     let steps = s.spec.steps.clone();
+    let steps_started = Instant::now();
     let mut harness_error: Option<String> = None;
     match tokio::time::timeout(deadline, exec.run_steps(&steps, None, "")).await {
         Ok(Ok(())) => {}
@@ -296,10 +301,8 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
 
     // Observations.
     let mut observed = Observed::default();
-    {
-        let records = shared.records.lock().await;
-        observed.steps = records.clone();
-    }
+    // Moved, not copied: a huge answer is held once.
+    observed.steps = std::mem::take(&mut *shared.records.lock().await);
     observed.deployment = shared.deployment.lock().await.clone();
     observed.agent_urls = agent_urls;
     observed.health_tool = target.spec.health_tool.clone();
@@ -324,7 +327,7 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
     // Received messages, with their negotiated version and the method they answer.
     let versions = shared.versions.lock().await.clone();
     let mut sent_methods: BTreeMap<(String, String), String> = BTreeMap::new();
-    for o in recorder.snapshot() {
+    for o in recorder.take() {
         match o.kind {
             ObservationKind::Sent(v) => {
                 if let (Some(id), Some(m)) = (v.get("id"), v.get("method").and_then(|m| m.as_str()))
@@ -387,7 +390,31 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
     eco_shutdown(eco).await;
 
     let claims = |c| target.claims(c);
-    let mut checks = checks::evaluate(s, &observed, &claims, opts.grading, &redactor);
+    // Judging counts against the scenario deadline too (at least JUDGE_FLOOR, so a scenario
+    // whose steps used it all is still judged on what was seen); an overrun is an error.
+    let budget = deadline
+        .saturating_sub(steps_started.elapsed())
+        .max(JUDGE_FLOOR);
+    let steps = step_summaries(&observed, &redactor);
+    let mut checks = match super::judge::judge_within(
+        budget,
+        s.clone(),
+        observed,
+        target.clone(),
+        opts.grading,
+        redactor.clone(),
+    )
+    .await
+    {
+        Ok(c) => c,
+        Err(e) => {
+            harness_error = Some(match harness_error {
+                Some(h) => format!("{h}; {e}"),
+                None => e,
+            });
+            Vec::new()
+        }
+    };
     if let Some(e) = &harness_error {
         checks.push(CheckResult::judged(
             checks::Subject::harness(
@@ -401,17 +428,6 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
         ));
     }
     let verdict = overall(&checks, harness_error.is_some());
-    let steps = observed
-        .steps
-        .iter()
-        .map(|r| StepSummary {
-            name: r.name.clone(),
-            action: r.action.clone(),
-            elapsed_ms: r.elapsed_ms,
-            error: r.error.as_ref().map(|e| redactor.text(e)),
-            timed_out: r.timed_out,
-        })
-        .collect();
     ScenarioResult {
         id: s.spec.id.clone(),
         title: s.spec.title.clone(),
@@ -429,6 +445,28 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
         steps,
         reproduce: String::new(),
     }
+}
+
+/// The least time judging gets, even when the steps used the whole scenario deadline.
+const JUDGE_FLOOR: Duration = Duration::from_secs(5);
+
+fn step_summaries(observed: &Observed, redactor: &Redactor) -> Vec<StepSummary> {
+    observed
+        .steps
+        .iter()
+        .map(|r| StepSummary {
+            name: r.name.clone(),
+            action: r.action.clone(),
+            elapsed_ms: r.elapsed_ms,
+            error: r.error.as_ref().map(|e| {
+                crate::client::evidence::bounded_text(
+                    &redactor.text(e),
+                    crate::client::evidence::EVIDENCE_MAX,
+                )
+            }),
+            timed_out: r.timed_out,
+        })
+        .collect()
 }
 
 fn last_lines(s: &str, n: usize) -> String {
