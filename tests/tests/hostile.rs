@@ -40,7 +40,14 @@ const fn mode(
 
 const MODES: &[Mode] = &[
     mode("normal", "ASSERT", Verdict::Pass, ""),
-    mode("huge-result", "MCP-009", Verdict::Pass, ""),
+    // Judged when the machine reads, parses and judges 26 MB within the 5 s step timeout (a
+    // release build); else the overrun is an error that says so. Either way never a silence.
+    mode(
+        "huge-result",
+        "ASSERT",
+        Verdict::Fail,
+        "does not hold|over its 5000 ms timeout",
+    ),
     mode(
         "huge-sse-line",
         "ASSERT",
@@ -60,7 +67,12 @@ const MODES: &[Mode] = &[
         "answer exceeded 8 MiB",
     ),
     mode("unreadable-registry", "REG-002", Verdict::Fail, "not JSON"),
-    mode("progress-flood", "MCP-009", Verdict::Pass, ""),
+    mode(
+        "progress-flood",
+        "MCP-009",
+        Verdict::Pass,
+        "|judging did not finish",
+    ),
     mode(
         "duplicate-response",
         "MCP-010",
@@ -86,7 +98,9 @@ const MODES: &[Mode] = &[
 /// The most a mode may take, start to end (the scenario deadline is 30 s).
 const WALL_BOUND: Duration = Duration::from_secs(90);
 /// The most the harness's peak RSS may rise above its baseline in one mode.
-const RSS_BOUND_KB: u64 = 2_500 * 1024;
+/// (The 26 MB tool result is the largest: its parsed JSON is held as several `serde_json`
+/// copies; see harness/README.md.)
+const RSS_BOUND_KB: u64 = 4_500 * 1024;
 /// The most bytes any report or the event stream of one mode may take.
 const REPORT_BOUND: usize = 256 * 1024;
 
@@ -113,6 +127,15 @@ fn status_kb(field: &str) -> u64 {
 fn reset_peak() -> u64 {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
     status_kb("VmRSS:")
+}
+
+/// Whether a verdict and reason are what `m` expects: `m.reason` lists causes, `|`-separated;
+/// the first goes with the mode's verdict, the others are overruns, reported as errors.
+fn accepted(m: &Mode, verdict: Verdict, reason: &str) -> bool {
+    let mut causes = m.reason.split('|');
+    let first = causes.next().unwrap_or("");
+    (verdict == m.verdict && reason.contains(first))
+        || causes.any(|c| !c.is_empty() && verdict == Verdict::Error && reason.contains(c))
 }
 
 struct Figures {
@@ -191,6 +214,21 @@ fn run_mode(rt: &tokio::runtime::Runtime, m: &Mode) -> Result<Figures, String> {
         .scenarios
         .first()
         .ok_or("the run has no scenario result")?;
+    let judged_late = scenario
+        .error
+        .as_deref()
+        .is_some_and(|e| e.contains("judging did not finish"));
+    if judged_late && m.reason.contains("judging did not finish") {
+        println!(
+            "{:<20} judging overran the deadline: {:?}",
+            m.name, scenario.error
+        );
+        return Ok(Figures {
+            wall,
+            peak_above_kb,
+            largest_report,
+        });
+    }
     let found = scenario.checks.iter().find(|c| {
         c.id == m.check || (m.check == "ASSERT" && c.title.starts_with("the message call"))
     });
@@ -199,7 +237,7 @@ fn run_mode(rt: &tokio::runtime::Runtime, m: &Mode) -> Result<Figures, String> {
             "no {} verdict; scenario error: {:?}",
             m.check, scenario.error
         )),
-        Some(c) if c.verdict != m.verdict || !c.reason.contains(m.reason) => {
+        Some(c) if !accepted(m, c.verdict, &c.reason) => {
             problems.push(format!(
                 "{} is {:?} ({}), expected {:?} with \"{}\"",
                 m.check, c.verdict, c.reason, m.verdict, m.reason
