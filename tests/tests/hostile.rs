@@ -210,6 +210,23 @@ fn run_mode(rt: &tokio::runtime::Runtime, m: &Mode) -> Result<Figures, String> {
         problems.push(format!("processes left behind: {left:?}"));
         pallas_conformance::escapees::end_all_of_this_harness();
     }
+    // Nor its run folder.
+    let mine = format!(
+        "{}{}-",
+        pallas_conformance::escapees::RUN_DIR_PREFIX,
+        pallas_conformance::escapees::harness_identity()
+    );
+    let folders: Vec<String> = std::fs::read_dir(std::env::temp_dir())
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| n.starts_with(&mine))
+                .collect()
+        })
+        .unwrap_or_default();
+    if !folders.is_empty() {
+        problems.push(format!("run folders left behind: {folders:?}"));
+    }
     let scenario = run
         .scenarios
         .first()

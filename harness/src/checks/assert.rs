@@ -134,10 +134,13 @@ pub fn run(a: &AssertSpec, o: &Observed) -> Outcome {
                 ));
             }
             if s.timed_out {
-                return Outcome::Error(format!(
-                    "step `{}` timed out: its output is incomplete",
-                    s.name
-                ));
+                return Outcome::Error(match &s.error {
+                    Some(e) => format!(
+                        "step `{}` timed out: its output is incomplete ({e})",
+                        s.name
+                    ),
+                    None => format!("step `{}` timed out: its output is incomplete", s.name),
+                });
             }
             if let Err(mut e) = predicate(p, &s.output) {
                 e.what = format!("step `{}` {}", s.name, e.what);

@@ -447,7 +447,7 @@ fn transcript(
         .map(|s| {
             let request = redactor.json(&s.request_json());
             // Redact a preview, not the whole output: a huge answer costs nothing here.
-            let output = shown_output(&s.output, redactor);
+            let output = crate::client::evidence::shown_json(&s.output, redactor);
             let mut line = format!(
                 "{} ({}, {:.0} ms): → {} ← {}",
                 s.name,
@@ -464,22 +464,6 @@ fn transcript(
             line
         })
         .collect()
-}
-
-/// A redacted preview of a step's output for a transcript; when the preview had to shorten
-/// it, the output's full size is stated.
-fn shown_output(output: &Value, redactor: &Redactor) -> Value {
-    let shown = redactor.json(&crate::client::evidence::preview(output, 1200));
-    let full = crate::client::evidence::serialized_len(output);
-    if full > 1200 && shown.is_object() {
-        let mut shown = shown;
-        shown["…"] = Value::String(format!(
-            "output of {} bytes shortened",
-            crate::client::evidence::thousands(full)
-        ));
-        return shown;
-    }
-    shown
 }
 
 /// Short JSON text of a value, for evidence (at most `max` characters).

@@ -116,6 +116,22 @@ fn preview_in(v: &serde_json::Value, left: &mut usize, depth: usize) -> serde_js
     }
 }
 
+/// A redacted preview of a step's output for a transcript (only the preview is redacted, so a
+/// huge output costs nothing here); when the preview had to shorten it, its full size is stated.
+pub fn shown_json(
+    output: &serde_json::Value,
+    redactor: &crate::redact::Redactor,
+) -> serde_json::Value {
+    const BUDGET: usize = 1200;
+    let mut shown = redactor.json(&preview(output, BUDGET));
+    let full = serialized_len(output);
+    if full > BUDGET && shown.is_object() {
+        shown["…"] =
+            serde_json::Value::String(format!("output of {} bytes shortened", thousands(full)));
+    }
+    shown
+}
+
 /// `209715200` as `209,715,200`.
 pub fn thousands(n: usize) -> String {
     let digits = n.to_string();

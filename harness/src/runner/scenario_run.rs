@@ -300,12 +300,14 @@ pub async fn run_one(s: &Scenario, target: &Target, opts: &RunOptions) -> Scenar
     }
 
     // Observations.
-    let mut observed = Observed::default();
-    // Moved, not copied: a huge answer is held once.
-    observed.steps = std::mem::take(&mut *shared.records.lock().await);
-    observed.deployment = shared.deployment.lock().await.clone();
-    observed.agent_urls = agent_urls;
-    observed.health_tool = target.spec.health_tool.clone();
+    let mut observed = Observed {
+        // Moved, not copied: a huge answer is held once.
+        steps: std::mem::take(&mut *shared.records.lock().await),
+        deployment: shared.deployment.lock().await.clone(),
+        agent_urls,
+        health_tool: target.spec.health_tool.clone(),
+        ..Observed::default()
+    };
     if let Some(d) = &observed.deployment {
         observed.message_tools = d
             .agents
