@@ -189,8 +189,12 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
     }
     for s in steps {
         if s.timed_out {
+            let cause = s
+                .error
+                .as_deref()
+                .map_or_else(String::new, |e| format!(" ({e})"));
             return Outcome::Error(format!(
-                "`{}` got no response before its step timeout: nothing observed to judge (a timeout is not a failure)",
+                "`{}` got no response before its step timeout{cause}: nothing observed to judge (a timeout is not a failure)",
                 s.name
             ));
         }
