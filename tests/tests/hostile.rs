@@ -46,7 +46,7 @@ const MODES: &[Mode] = &[
         "huge-result",
         "ASSERT",
         Verdict::Fail,
-        "does not hold|over its 5000 ms timeout",
+        "does not hold|over its 5000 ms timeout|judging did not finish",
     ),
     mode(
         "huge-sse-line",
@@ -71,7 +71,7 @@ const MODES: &[Mode] = &[
         "progress-flood",
         "MCP-009",
         Verdict::Pass,
-        "|judging did not finish",
+        "|over its 5000 ms timeout|judging did not finish",
     ),
     mode(
         "duplicate-response",
