@@ -179,6 +179,21 @@ pub struct RunArgs {
     /// Keep each scenario's run directory (rendered files, logs) under this folder.
     #[arg(long)]
     pub keep: Option<PathBuf>,
+    /// Most MiB read of one answer (a JSON body or one SSE stream); default 64.
+    #[arg(long, value_name = "MIB")]
+    pub max_answer_mib: Option<u64>,
+    /// Most MiB read of one SSE event; default 32.
+    #[arg(long, value_name = "MIB")]
+    pub max_sse_event_mib: Option<u64>,
+    /// Most MiB read of the registry document; default 8.
+    #[arg(long, value_name = "MIB")]
+    pub max_registry_mib: Option<u64>,
+    /// Most MiB read of one `/metrics` scrape; default 8.
+    #[arg(long, value_name = "MIB")]
+    pub max_metrics_mib: Option<u64>,
+    /// Most MiB read of the tail of each log and of the process output; default 4.
+    #[arg(long, value_name = "MIB")]
+    pub max_logs_mib: Option<u64>,
 }
 
 fn parse_kv(s: &str) -> Result<(String, String), String> {
@@ -308,6 +323,13 @@ async fn run_command(args: RunArgs, out: &mut impl Write, err: &mut impl Write) 
         scenario_deadline: args.scenario_deadline,
         baseline,
         keep_dir: args.keep.clone(),
+        limits: crate::client::LimitOverrides {
+            answer_mib: args.max_answer_mib,
+            sse_event_mib: args.max_sse_event_mib,
+            registry_mib: args.max_registry_mib,
+            metrics_mib: args.max_metrics_mib,
+            logs_mib: args.max_logs_mib,
+        },
         ..RunOptions::default()
     };
     if let Some(j) = args.jobs {

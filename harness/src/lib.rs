@@ -25,6 +25,7 @@ pub mod cli;
 pub mod client;
 pub mod deploy;
 pub mod diag;
+pub mod escapees;
 pub mod exit;
 pub mod load;
 pub mod log_format;

@@ -217,22 +217,49 @@ fn exchange_json(x: &Exchange) -> Value {
         .iter()
         .map(|(k, v)| (k.to_ascii_lowercase(), Value::String(v.clone())))
         .collect();
-    json!({
-        "status": x.status,
-        "content_type": x.content_type,
-        "headers": headers,
-        "elapsed_ms": x.elapsed_ms,
-        "timed_out": x.timed_out,
-        "response": x.response,
-        "result": x.result(),
-        "error": x.error(),
-        "text": first_text(x),
-        "messages": x.messages.iter().map(|m| json!({"at_ms": m.at_ms, "message": m.message, "sse_event_id": m.sse_event_id})).collect::<Vec<_>>(),
-        "notifications": x.notifications().map(|m| &m.message).collect::<Vec<_>>(),
-        "progress": x.progress().map(|m| &m.message).collect::<Vec<_>>(),
-        "after_response": x.after_response().map(|m| &m.message).collect::<Vec<_>>(),
-        "body_text": x.body_text,
-    })
+    // Built from clones, not `json!` (which re-serialises every value): a huge answer costs
+    // a copy per key, not a serialisation.
+    let list = |items: Vec<&Value>| Value::Array(items.into_iter().cloned().collect());
+    let opt = |v: Option<&Value>| v.cloned().unwrap_or(Value::Null);
+    let mut o = serde_json::Map::new();
+    o.insert("status".into(), json!(x.status));
+    o.insert("content_type".into(), json!(x.content_type));
+    o.insert("headers".into(), Value::Object(headers));
+    o.insert("elapsed_ms".into(), json!(x.elapsed_ms));
+    o.insert("timed_out".into(), json!(x.timed_out));
+    o.insert("response".into(), opt(x.response.as_ref()));
+    o.insert("result".into(), opt(x.result()));
+    o.insert("error".into(), opt(x.error()));
+    o.insert("text".into(), json!(first_text(x)));
+    o.insert(
+        "messages".into(),
+        Value::Array(
+            x.messages
+                .iter()
+                .map(|m| {
+                    let mut e = serde_json::Map::new();
+                    e.insert("at_ms".into(), json!(m.at_ms));
+                    e.insert("message".into(), m.message.clone());
+                    e.insert("sse_event_id".into(), json!(m.sse_event_id));
+                    Value::Object(e)
+                })
+                .collect(),
+        ),
+    );
+    o.insert(
+        "notifications".into(),
+        list(x.notifications().map(|m| &m.message).collect()),
+    );
+    o.insert(
+        "progress".into(),
+        list(x.progress().map(|m| &m.message).collect()),
+    );
+    o.insert(
+        "after_response".into(),
+        list(x.after_response().map(|m| &m.message).collect()),
+    );
+    o.insert("body_text".into(), json!(x.body_text));
+    Value::Object(o)
 }
 
 #[cfg(test)]
@@ -257,6 +284,7 @@ mod tests {
             response: Some(response),
             body_text: None,
             timed_out: false,
+            problem: None,
         }
     }
 

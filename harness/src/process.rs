@@ -155,6 +155,7 @@ pub fn kill_all_launched() -> usize {
     for pgid in &groups {
         let _ = killpg(Pid::from_raw(*pgid), Signal::SIGKILL);
     }
+    crate::escapees::end_all_of_this_harness();
     groups.len()
 }
 
@@ -171,6 +172,8 @@ pub struct ImplProcess {
     stdout_path: PathBuf,
     stderr_path: PathBuf,
     exit: Option<ExitStatus>,
+    /// Marks this launch and its descendants (see [`crate::escapees`]).
+    marker: String,
 }
 
 impl ImplProcess {
@@ -186,11 +189,14 @@ impl ImplProcess {
         let stderr_path = spec.log_dir.join("stderr.log");
         let stdout = std::fs::File::create(&stdout_path).map_err(logs_err)?;
         let stderr = std::fs::File::create(&stderr_path).map_err(logs_err)?;
+        crate::escapees::sweep_stale_once();
+        let marker = crate::escapees::new_marker();
         let mut command = tokio::process::Command::new(&spec.program);
         for k in &spec.env_remove {
             command.env_remove(k);
         }
         command
+            .env(crate::escapees::MARKER_ENV, &marker)
             .args(&spec.args)
             .current_dir(&spec.cwd)
             .envs(spec.env.iter().map(|(k, v)| (k, v)))
@@ -214,6 +220,7 @@ impl ImplProcess {
             stdout_path,
             stderr_path,
             exit: None,
+            marker,
         })
     }
 
@@ -329,6 +336,8 @@ impl ImplProcess {
             }
         }
         self.kill_group();
+        // Descendants that left the group (setsid, double fork) carry the launch's marker.
+        crate::escapees::end_marked(&self.marker);
         ProcessOutput {
             stdout: read_tail(&self.stdout_path),
             stderr: read_tail(&self.stderr_path),
@@ -446,11 +455,9 @@ async fn run_probe(http: &reqwest::Client, probe: &ReadinessProbe) -> Result<(),
 
 /// The last [`OUTPUT_TAIL_BYTES`] of a file, lossily decoded (empty when unreadable).
 pub fn read_tail(path: &Path) -> String {
-    let Ok(bytes) = std::fs::read(path) else {
-        return String::new();
-    };
-    let start = bytes.len().saturating_sub(OUTPUT_TAIL_BYTES);
-    String::from_utf8_lossy(&bytes[start..]).into_owned()
+    crate::client::limits::read_file_tail(path, OUTPUT_TAIL_BYTES)
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default()
 }
 
 /// A free TCP port on 127.0.0.1: binds port 0, reads the port, releases it. Another process

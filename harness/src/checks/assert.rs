@@ -114,8 +114,10 @@ pub fn run(a: &AssertSpec, o: &Observed) -> Outcome {
             ));
         }
         for s in steps {
+            // No output, or an exchange without its response: the step's error says why
+            // (an unreadable answer, an answer to another id, a cut connection).
             if let Some(err) = &s.error
-                && s.output.is_null()
+                && (s.output.is_null() || s.output.get("response").is_some_and(Value::is_null))
             {
                 return Outcome::Error(format!("step `{}` could not run: {err}", s.name));
             }
@@ -132,10 +134,13 @@ pub fn run(a: &AssertSpec, o: &Observed) -> Outcome {
                 ));
             }
             if s.timed_out {
-                return Outcome::Error(format!(
-                    "step `{}` timed out: its output is incomplete",
-                    s.name
-                ));
+                return Outcome::Error(match &s.error {
+                    Some(e) => format!(
+                        "step `{}` timed out: its output is incomplete ({e})",
+                        s.name
+                    ),
+                    None => format!("step `{}` timed out: its output is incomplete", s.name),
+                });
             }
             if let Err(mut e) = predicate(p, &s.output) {
                 e.what = format!("step `{}` {}", s.name, e.what);

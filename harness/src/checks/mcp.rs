@@ -19,6 +19,7 @@ pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
     ("MCP-007", mcp_tool_errors),
     ("MCP-008", mcp_sse),
     ("MCP-009", responses),
+    ("MCP-010", one_response),
 ];
 
 /// The actions that send an MCP request and expect its response.
@@ -169,10 +170,32 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return na("MCP request");
     }
+    for s in &steps {
+        if let Some(stray) = s.observation.exchange().and_then(stray_response) {
+            return fail(
+                format!(
+                    "`{}` got a response with id {}, which matches no request it sent",
+                    s.name,
+                    stray
+                        .get("id")
+                        .map_or_else(|| "(none)".to_owned(), Value::to_string)
+                ),
+                vec![Evidence::new(
+                    &s.name,
+                    "a response with the request's id",
+                    excerpt(stray, 300),
+                )],
+            );
+        }
+    }
     for s in steps {
         if s.timed_out {
+            let cause = s
+                .error
+                .as_deref()
+                .map_or_else(String::new, |e| format!(" ({e})"));
             return Outcome::Error(format!(
-                "`{}` got no response before its step timeout: nothing observed to judge (a timeout is not a failure)",
+                "`{}` got no response before its step timeout{cause}: nothing observed to judge (a timeout is not a failure)",
                 s.name
             ));
         }
@@ -195,6 +218,76 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     Outcome::Pass
+}
+
+/// A JSON-RPC response: no `method`, a `result` or an `error`.
+fn is_response(m: &Value) -> bool {
+    m.get("method").is_none() && (m.get("result").is_some() || m.get("error").is_some())
+}
+
+/// The first response an exchange carried that answers another id than the request's (every
+/// response, when none answered the request's id).
+fn stray_response(x: &crate::client::Exchange) -> Option<&Value> {
+    let id = x.response.as_ref().and_then(|r| r.get("id"));
+    x.messages
+        .iter()
+        .map(|m| &m.message)
+        .find(|m| is_response(m) && (id.is_none() || m.get("id") != id))
+}
+
+/// MCP-010: one response per request; the stream carries nothing after it, least of all a
+/// second response to the same id.
+pub(super) fn one_response(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps = steps_of(o, c, REQUESTS);
+    if steps.is_empty() {
+        return na("MCP request");
+    }
+    let mut answered = false;
+    for s in steps {
+        let Some(x) = s.observation.exchange() else {
+            continue;
+        };
+        let Some(first) = &x.response else {
+            continue;
+        };
+        answered = true;
+        let id = first.get("id");
+        let again: Vec<&Value> = x
+            .messages
+            .iter()
+            .map(|m| &m.message)
+            .filter(|m| is_response(m) && m.get("id") == id)
+            .skip(1)
+            .collect();
+        if let Some(second) = again.first() {
+            let differs = if *second == first {
+                ""
+            } else {
+                ", the second different from the first"
+            };
+            return fail(
+                format!(
+                    "`{}` got {} responses to id {}{differs}",
+                    s.name,
+                    again.len() + 1,
+                    id.map_or_else(|| "(none)".to_owned(), Value::to_string)
+                ),
+                vec![Evidence::new(
+                    &s.name,
+                    format!(
+                        "one response, then the end of the stream: {}",
+                        excerpt(first, 300)
+                    ),
+                    format!("another response: {}", excerpt(second, 300)),
+                )],
+            );
+        }
+    }
+    if answered {
+        Outcome::Pass
+    } else {
+        Outcome::Inconclusive("no request was answered".into())
+    }
 }
 
 /// MCP-003: `DELETE` ends the session; the old session id then gets 404.

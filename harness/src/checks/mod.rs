@@ -397,16 +397,24 @@ fn unobservable(outcome: Outcome, observed: &Observed, scope: &[String]) -> Outc
         return outcome;
     };
     // An unscoped check judges every step, so any timeout leaves it without a full view.
-    let timed_out: Vec<&str> = select_steps(&observed.steps, scope)
+    let timed_out: Vec<String> = select_steps(&observed.steps, scope)
         .into_iter()
-        .filter(|s| s.timed_out)
-        .map(|s| s.name.as_str())
+        .filter(|s| {
+            s.timed_out
+                || s.error
+                    .as_deref()
+                    .is_some_and(crate::client::limits::is_limit_error)
+        })
+        .map(|s| match &s.error {
+            Some(cause) => format!("{} ({cause})", s.name),
+            None => s.name.clone(),
+        })
         .collect();
     if timed_out.is_empty() {
         return outcome;
     }
     Outcome::Error(format!(
-        "not judged: step(s) {} timed out, so the observation is incomplete (the evaluator saw: {reason})",
+        "not judged: step(s) {} timed out or passed a read limit, so the observation is incomplete (the evaluator saw: {reason})",
         timed_out.join(", ")
     ))
 }
@@ -438,7 +446,8 @@ fn transcript(
         .take(3)
         .map(|s| {
             let request = redactor.json(&s.request_json());
-            let output = redactor.json(&s.output);
+            // Redact a preview, not the whole output: a huge answer costs nothing here.
+            let output = crate::client::evidence::shown_json(&s.output, redactor);
             let mut line = format!(
                 "{} ({}, {:.0} ms): → {} ← {}",
                 s.name,
@@ -459,12 +468,23 @@ fn transcript(
 
 /// Short JSON text of a value, for evidence (at most `max` characters).
 pub fn excerpt(v: &Value, max: usize) -> String {
+    use crate::client::evidence::{preview, serialized_len, thousands};
+    let full = match v {
+        Value::String(s) => s.len(),
+        other => serialized_len(other),
+    };
+    // Only a preview is rendered: a huge value costs its size in counting, never in copies.
     let s = match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
+        Value::String(s) if s.len() <= max.saturating_mul(4) => s.clone(),
+        Value::String(s) => s.chars().take(max + 1).collect(),
+        other => preview(other, max.saturating_mul(2)).to_string(),
     };
     if s.chars().count() > max {
-        format!("{}…", s.chars().take(max).collect::<String>())
+        format!(
+            "{}… ({} bytes)",
+            s.chars().take(max).collect::<String>(),
+            thousands(full)
+        )
     } else {
         s
     }

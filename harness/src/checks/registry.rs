@@ -34,6 +34,16 @@ pub(super) fn servers_of(s: &StepRecord) -> Option<&Vec<Value>> {
     fetched(s)?.body.as_ref()?.get("servers")?.as_array()
 }
 
+/// A registry body the harness could not read as JSON is an error that says why (not
+/// UTF-8, not JSON with the parser's message and offset, nested too deep).
+fn unreadable(s: &StepRecord) -> Option<Outcome> {
+    let reason = fetched(s)?.unreadable.as_ref()?;
+    Some(Outcome::Error(format!(
+        "the registry document fetched by `{}` could not be read: {reason}",
+        s.name
+    )))
+}
+
 pub(super) fn reg_schema(c: &CheckSpec, o: &Observed) -> Outcome {
     let steps = steps_of(o, c, &[ActionKind::Registry]);
     if steps.is_empty() {
@@ -41,6 +51,9 @@ pub(super) fn reg_schema(c: &CheckSpec, o: &Observed) -> Outcome {
     }
     let mut ev = Vec::new();
     for s in steps {
+        if let Some(error) = unreadable(s) {
+            return error;
+        }
         let Some(servers) = servers_of(s) else {
             continue;
         };
@@ -71,6 +84,9 @@ pub(super) fn reg_http(c: &CheckSpec, o: &Observed) -> Outcome {
     }
     for s in steps {
         if let Some(e) = &s.error {
+            if crate::client::limits::is_limit_error(e) {
+                return Outcome::Error(format!("registry fetch stopped: {e}"));
+            }
             return fail(format!("registry fetch failed: {e}"), vec![]);
         }
         let status = status(s);
@@ -88,8 +104,11 @@ pub(super) fn reg_http(c: &CheckSpec, o: &Observed) -> Outcome {
             );
         }
         if servers_of(s).is_none() {
+            let why = fetched(s)
+                .and_then(|f| f.unreadable.as_deref())
+                .map_or_else(String::new, |r| format!(": {r}"));
             return fail(
-                "no `servers` array",
+                format!("no `servers` array{why}"),
                 vec![Evidence::new(
                     &s.name,
                     "{\"servers\": [...]}",
@@ -109,6 +128,9 @@ pub(super) fn reg_vs_deployment(id: &str, c: &CheckSpec, o: &Observed) -> Outcom
     let Some(d) = &o.deployment else {
         return Outcome::NotApplicable("no deployment (attach mode)".into());
     };
+    if let Some(error) = unreadable(s) {
+        return error;
+    }
     let Some(servers) = servers_of(s) else {
         return fail("the registry body has no `servers` array", vec![]);
     };

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::CheckDef;
+use crate::client::evidence::{EVIDENCE_MAX, bounded_text};
 use crate::redact::Redactor;
 use crate::scenario::{Capability, Level};
 
@@ -244,12 +245,36 @@ impl CheckResult {
             refs: subject.refs,
             title: redactor.text(&subject.title),
             verdict,
-            reason: redactor.text(&reason),
-            evidence: evidence.into_iter().map(|e| e.redacted(redactor)).collect(),
+            reason: bounded(redactor.text(&reason)),
+            evidence: evidence
+                .into_iter()
+                .map(|e| e.redacted(redactor).bounded())
+                .collect(),
             transcript: Vec::new(),
             location: subject.location,
             mode,
             baselined: false,
+        }
+    }
+}
+
+/// A reason or evidence string cut to [`EVIDENCE_MAX`] with its full size stated.
+fn bounded(text: String) -> String {
+    if text.len() > EVIDENCE_MAX {
+        bounded_text(&text, EVIDENCE_MAX)
+    } else {
+        text
+    }
+}
+
+impl Evidence {
+    /// This evidence with every string cut to [`EVIDENCE_MAX`], its full size stated.
+    pub fn bounded(self) -> Self {
+        Self {
+            what: bounded(self.what),
+            expected: self.expected.map(bounded),
+            seen: self.seen.map(bounded),
+            path: self.path.map(bounded),
         }
     }
 }

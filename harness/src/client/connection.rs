@@ -457,18 +457,26 @@ pub(super) fn merge_headers(
 }
 
 pub(super) fn describe_failure(exchange: &Exchange, what: &str) -> String {
+    let base = describe_symptom(exchange, what);
+    match &exchange.problem {
+        Some(cause) => format!("{base}: {cause}"),
+        None => base,
+    }
+}
+
+fn describe_symptom(exchange: &Exchange, what: &str) -> String {
     if exchange.timed_out {
         return format!("{what} timed out");
     }
     if let Some(error) = exchange.error() {
         return format!("{what} returned a JSON-RPC error: {error}");
     }
-    match &exchange.body_text {
-        Some(body) => format!(
+    match (&exchange.body_text, &exchange.problem) {
+        (Some(body), None) => format!(
             "{what} answered HTTP {} without a result: {}",
             exchange.status,
             excerpt(body)
         ),
-        None => format!("{what} answered HTTP {} without a result", exchange.status),
+        _ => format!("{what} answered HTTP {} without a result", exchange.status),
     }
 }

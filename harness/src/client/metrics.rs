@@ -96,11 +96,12 @@ pub async fn scrape_metrics_with_timeout(
 ) -> Result<MetricsScrape, ClientError> {
     let url = metrics_url(url);
     let exchange = client
-        .get(
+        .get_bounded(
             "metrics",
             &url,
             vec![("accept".to_owned(), "text/plain".to_owned())],
             timeout,
+            client.limits().metrics_bytes(),
         )
         .await?;
     if exchange.timed_out {

@@ -24,9 +24,12 @@
 pub mod cli;
 mod connection;
 pub mod daedalus;
+pub mod evidence;
 pub mod http;
+pub mod limits;
 pub mod metrics;
 pub mod observe;
+pub mod reasons;
 pub mod registry;
 pub mod sse;
 mod wire;
@@ -43,6 +46,7 @@ pub use daedalus::{
     ChatGate, HealthParseError, HealthReport, chat_gate, display_title, first_icon, parse_health,
     server_id, streamable_http_url,
 };
+pub use limits::{LimitOverrides, ReadLimits};
 pub use metrics::{MetricFamily, MetricsScrape, Sample, parse_prometheus_text, scrape_metrics};
 pub use observe::{
     HttpExchange, Observation, ObservationKind, REDACTED, Recorder, SseEventRecord, redact_header,
@@ -90,6 +94,18 @@ pub enum ClientError {
         url: String,
         /// The deadline, in milliseconds.
         after_ms: u64,
+    },
+    /// The answer passed a read limit of the harness; reading stopped there.
+    #[error("answer exceeded {} MiB: {what} from {url} passed the harness's limit of {limit} bytes (reading stopped at {read} bytes)", limits::mib_text(*limit))]
+    TooLarge {
+        /// Request URL.
+        url: String,
+        /// What passed the limit (`the body`, `one SSE event`…).
+        what: String,
+        /// The limit, in bytes.
+        limit: u64,
+        /// Bytes read when reading stopped.
+        read: u64,
     },
     /// `initialize` or `server/discover` did not produce a usable result.
     #[error("handshake with {url} failed (HTTP {status}): {detail}")]
@@ -200,6 +216,10 @@ pub struct Exchange {
     pub body_text: Option<String>,
     /// The deadline passed before the response arrived.
     pub timed_out: bool,
+    /// Why no usable response was read, when the cause is known: an unreadable body (not
+    /// UTF-8, not JSON, nested too deep), a connection cut short, an answer to an id that
+    /// matches no request.
+    pub problem: Option<String>,
 }
 
 impl Exchange {
@@ -213,6 +233,7 @@ impl Exchange {
             response: None,
             body_text: None,
             timed_out: true,
+            problem: None,
         }
     }
 

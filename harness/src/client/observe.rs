@@ -286,6 +286,12 @@ impl Recorder {
         self.lock().observations.clone()
     }
 
+    /// Every observation so far, in order, moved out of the recorder (which is left empty):
+    /// the end of a scenario reads them once, without a copy.
+    pub fn take(&self) -> Vec<Observation> {
+        std::mem::take(&mut self.lock().observations)
+    }
+
     /// Number of observations so far.
     pub fn len(&self) -> usize {
         self.lock().observations.len()

@@ -21,6 +21,9 @@ pub struct RegistryFetch {
     pub content_type: Option<String>,
     /// The body parsed as JSON, when it is JSON.
     pub body: Option<Value>,
+    /// Why the body could not be read as JSON (not UTF-8, not JSON, nested too deep).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
     /// The body as text.
     pub text: String,
     /// Milliseconds until the body was read.
@@ -66,11 +69,12 @@ pub async fn fetch_registry_with_timeout(
 ) -> Result<RegistryFetch, ClientError> {
     let url = registry_document_url(registry_url);
     let exchange = client
-        .get(
+        .get_bounded(
             "registry",
             &url,
             vec![("accept".to_owned(), "application/json".to_owned())],
             timeout,
+            client.limits().registry_bytes(),
         )
         .await?;
     if exchange.timed_out {
@@ -79,13 +83,21 @@ pub async fn fetch_registry_with_timeout(
             after_ms: timeout.unwrap_or(client.default_timeout()).as_millis() as u64,
         });
     }
-    let text = exchange.body_text.clone().unwrap_or_default();
-    let body = serde_json::from_str(&text).ok();
+    let text = exchange.body_text.unwrap_or_default();
+    let (body, unreadable) = if text.is_empty() {
+        (None, None)
+    } else {
+        match super::reasons::parse_json(text.as_bytes()) {
+            Ok(v) => (Some(v), None),
+            Err(reason) => (None, Some(reason)),
+        }
+    };
     Ok(RegistryFetch {
         url,
         status: exchange.status,
         content_type: exchange.content_type,
         body,
+        unreadable,
         text,
         elapsed_ms: exchange.elapsed_ms,
     })

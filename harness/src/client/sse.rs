@@ -54,6 +54,11 @@ impl SseDecoder {
         events
     }
 
+    /// Bytes held for the event being read: its unfinished line and its `data:` so far.
+    pub fn pending_len(&self) -> usize {
+        self.buf.len() + self.current.data.len()
+    }
+
     /// Ends the stream: an event not closed by a blank line is discarded, as the standard says;
     /// returns the bytes of the unterminated tail, if any, so the caller can report them.
     pub fn finish(&mut self) -> Option<String> {

@@ -8,7 +8,11 @@ use std::str::FromStr;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::evidence;
 use super::*;
+
+/// How much of a non-streamed body the transcript keeps; its full size is stated after it.
+const RECORDED_BODY_MAX: usize = 64 * 1024;
 
 /// Build-once HTTP client plus the shared recorder. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -17,6 +21,7 @@ pub struct WireClient {
     recorder: Recorder,
     default_timeout: Duration,
     after_response_grace: Duration,
+    limits: ReadLimits,
 }
 
 impl WireClient {
@@ -33,7 +38,19 @@ impl WireClient {
             recorder,
             default_timeout,
             after_response_grace: DEFAULT_AFTER_RESPONSE_GRACE,
+            limits: ReadLimits::default(),
         })
+    }
+
+    /// Changes how much of each answer is read.
+    pub fn with_limits(mut self, limits: ReadLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The read limits.
+    pub fn limits(&self) -> &ReadLimits {
+        &self.limits
     }
 
     /// Changes how long a stream is still read after its response arrived.
@@ -59,6 +76,18 @@ impl WireClient {
         label: &str,
         request: RawRequest,
         live: Option<&UnboundedSender<TimedMessage>>,
+    ) -> Result<Exchange, ClientError> {
+        let max = self.limits.answer_bytes();
+        self.send_bounded(label, request, live, max).await
+    }
+
+    /// [`WireClient::send`] reading at most `max` bytes of the answer.
+    async fn send_bounded(
+        &self,
+        label: &str,
+        request: RawRequest,
+        live: Option<&UnboundedSender<TimedMessage>>,
+        max: u64,
     ) -> Result<Exchange, ClientError> {
         let timeout = request.timeout.unwrap_or(self.default_timeout);
         let mut builder = self
@@ -161,6 +190,7 @@ impl WireClient {
             response: None,
             body_text: None,
             timed_out: false,
+            problem: None,
         };
         let mime = content_type.as_deref().map(|c| {
             c.split(';')
@@ -169,6 +199,24 @@ impl WireClient {
                 .trim()
                 .to_ascii_lowercase()
         });
+        let announced = response.content_length();
+        let too_large = |what: &str, read: u64| {
+            let e = ClientError::TooLarge {
+                url: request.url.clone(),
+                what: what.to_owned(),
+                limit: max,
+                read,
+            };
+            let reason = e.to_string();
+            self.recorder.update_http(http_seq, |h| {
+                h.error = Some(reason);
+                h.completed_ms = Some(ms_since(started));
+            });
+            e
+        };
+        if let Some(n) = announced.filter(|n| *n > max) {
+            return Err(too_large(&format!("the body (Content-Length {n})"), 0));
+        }
         let mut reader = MessageSink {
             recorder: &self.recorder,
             label,
@@ -177,9 +225,11 @@ impl WireClient {
             live,
             exchange: &mut exchange,
         };
+        let mut stream = response.bytes_stream();
+        let mut read: u64 = 0;
         if mime.as_deref() == Some("text/event-stream") {
             let grace = self.after_response_grace;
-            let mut stream = response.bytes_stream();
+            let event_max = self.limits.sse_event_bytes().min(max);
             let mut decoder = SseDecoder::new();
             let mut read_deadline = deadline;
             loop {
@@ -197,13 +247,21 @@ impl WireClient {
                         break;
                     }
                     Ok(Some(Err(e))) => {
-                        let reason = error_chain(&e);
+                        let reason = reasons::cut_short(read, None, &error_chain(&e));
+                        reader
+                            .exchange
+                            .problem
+                            .get_or_insert_with(|| reason.clone());
                         self.recorder.update_http(http_seq, |h| {
                             h.error = Some(reason);
                         });
                         break;
                     }
                     Ok(Some(Ok(chunk))) => {
+                        read += chunk.len() as u64;
+                        if read > max {
+                            return Err(too_large("the SSE stream", read));
+                        }
                         for event in decoder.push(&chunk) {
                             let had_response = reader.exchange.response.is_some();
                             reader.sse_event(event);
@@ -212,39 +270,73 @@ impl WireClient {
                                     read_deadline.min(tokio::time::Instant::now() + grace);
                             }
                         }
+                        if decoder.pending_len() as u64 > event_max {
+                            let e = ClientError::TooLarge {
+                                url: request.url.clone(),
+                                what: "one SSE event".into(),
+                                limit: event_max,
+                                read: decoder.pending_len() as u64,
+                            };
+                            let reason = e.to_string();
+                            self.recorder
+                                .update_http(http_seq, |h| h.error = Some(reason));
+                            return Err(e);
+                        }
                     }
                 }
             }
         } else {
-            let body = match tokio::time::timeout_at(deadline, response.bytes()).await {
-                Err(_) => {
-                    reader.exchange.timed_out = true;
-                    None
+            let mut bytes: Vec<u8> = Vec::new();
+            let body = loop {
+                match tokio::time::timeout_at(deadline, stream.next()).await {
+                    Err(_) => {
+                        reader.exchange.timed_out = true;
+                        break None;
+                    }
+                    Ok(None) => break Some(bytes),
+                    Ok(Some(Err(e))) => {
+                        let reason = reasons::cut_short(read, announced, &error_chain(&e));
+                        reader.exchange.problem = Some(reason.clone());
+                        self.recorder
+                            .update_http(http_seq, |h| h.error = Some(reason));
+                        break None;
+                    }
+                    Ok(Some(Ok(chunk))) => {
+                        read += chunk.len() as u64;
+                        if read > max {
+                            return Err(too_large("the body", read));
+                        }
+                        bytes.extend_from_slice(&chunk);
+                    }
                 }
-                Ok(Err(e)) => {
-                    let reason = error_chain(&e);
-                    self.recorder
-                        .update_http(http_seq, |h| h.error = Some(reason));
-                    None
-                }
-                Ok(Ok(bytes)) => Some(bytes),
             };
             if let Some(bytes) = body {
-                let text = String::from_utf8_lossy(&bytes).into_owned();
-                self.recorder
-                    .update_http(http_seq, |h| h.response_body = Some(text.clone()));
+                self.recorder.update_http(http_seq, |h| {
+                    h.response_body = Some(evidence::bounded_bytes(&bytes, RECORDED_BODY_MAX))
+                });
                 let is_json =
                     request.jsonrpc && mime.as_deref().is_some_and(|m| m.ends_with("json"));
-                if is_json && !text.trim().is_empty() {
-                    match serde_json::from_str::<Value>(&text) {
-                        Ok(value) => reader.message(value, None),
-                        Err(e) => {
-                            reader.malformed(text.clone(), &format!("invalid JSON: {e}"));
-                            reader.exchange.body_text = Some(text);
+                if is_json && !bytes.iter().all(u8::is_ascii_whitespace) {
+                    match reasons::parse_json(&bytes) {
+                        Ok(value) => {
+                            drop(bytes);
+                            reader.message(value, None);
+                        }
+                        Err(reason) => {
+                            reader.malformed(
+                                evidence::bounded_bytes(&bytes, RECORDED_BODY_MAX),
+                                &reason,
+                            );
+                            reader.exchange.problem = Some(reason);
+                            reader.exchange.body_text =
+                                Some(String::from_utf8_lossy(&bytes).into_owned());
                         }
                     }
-                } else if !text.is_empty() {
-                    reader.exchange.body_text = Some(text);
+                } else if !bytes.is_empty() {
+                    reader.exchange.body_text = Some(match String::from_utf8(bytes) {
+                        Ok(text) => text,
+                        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+                    });
                 }
             }
         }
@@ -263,7 +355,20 @@ impl WireClient {
         headers: Vec<(String, String)>,
         timeout: Option<Duration>,
     ) -> Result<Exchange, ClientError> {
-        self.send(
+        let max = self.limits.answer_bytes();
+        self.get_bounded(label, url, headers, timeout, max).await
+    }
+
+    /// [`WireClient::get`] reading at most `max` bytes of the body.
+    pub async fn get_bounded(
+        &self,
+        label: &str,
+        url: &str,
+        headers: Vec<(String, String)>,
+        timeout: Option<Duration>,
+        max: u64,
+    ) -> Result<Exchange, ClientError> {
+        self.send_bounded(
             label,
             RawRequest {
                 method: reqwest::Method::GET,
@@ -276,6 +381,7 @@ impl WireClient {
                 jsonrpc: false,
             },
             None,
+            max,
         )
         .await
     }
@@ -320,7 +426,7 @@ impl MessageSink<'_> {
                 http_seq: self.http_seq,
                 id: event.id.clone(),
                 event: event.event.clone(),
-                data: event.data.clone(),
+                data: evidence::bounded_text(&event.data, RECORDED_BODY_MAX),
                 retry: event.retry,
             }),
         );
@@ -329,7 +435,17 @@ impl MessageSink<'_> {
         }
         match serde_json::from_str::<Value>(&event.data) {
             Ok(value) => self.message(value, event.id),
-            Err(e) => self.malformed(event.data, &format!("invalid JSON in SSE data: {e}")),
+            Err(e) => {
+                let reason = format!(
+                    "SSE event data: {}",
+                    reasons::json_reason(&e, event.data.as_bytes())
+                );
+                self.exchange.problem.get_or_insert_with(|| reason.clone());
+                self.malformed(
+                    evidence::bounded_text(&event.data, RECORDED_BODY_MAX),
+                    &reason,
+                );
+            }
         }
     }
 
@@ -345,13 +461,20 @@ impl MessageSink<'_> {
         );
         let is_response = message.get("method").is_none()
             && (message.get("result").is_some() || message.get("error").is_some());
-        if is_response
-            && self.exchange.response.is_none()
-            && self
-                .response_id
-                .is_some_and(|id| message.get("id") == Some(id))
-        {
-            self.exchange.response = Some(message.clone());
+        if is_response {
+            let id = message.get("id");
+            let ours = self.response_id.is_some_and(|r| id == Some(r));
+            if ours && self.exchange.response.is_none() {
+                self.exchange.response = Some(message.clone());
+            } else if !ours && self.exchange.problem.is_none() {
+                let expected = self
+                    .response_id
+                    .map_or_else(|| "none".to_owned(), Value::to_string);
+                self.exchange.problem = Some(format!(
+                    "an answer with id {} matches no request (this request's id is {expected})",
+                    id.map_or_else(|| "(none)".to_owned(), Value::to_string)
+                ));
+            }
         }
         let timed = TimedMessage {
             at_ms,

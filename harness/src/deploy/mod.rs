@@ -245,13 +245,14 @@ impl Deployment {
         Some(p.stop(STOP_GRACE).await)
     }
 
-    /// The implementation's stdout, stderr and every log file its profile names, as one text.
-    pub fn logs(&self, out: &ProcessOutput) -> String {
+    /// The implementation's stdout, stderr and every log file its profile names (the last
+    /// `max` bytes of each), as one text.
+    pub fn logs(&self, out: &ProcessOutput, max: usize) -> String {
         let mut logs = format!("{}\n{}", out.stdout, out.stderr);
         for f in &self.rendered.log_files {
-            if let Ok(t) = std::fs::read_to_string(f) {
+            if let Ok(t) = crate::client::limits::read_file_tail(f, max) {
                 logs.push('\n');
-                logs.push_str(&t);
+                logs.push_str(&String::from_utf8_lossy(&t));
             }
         }
         logs

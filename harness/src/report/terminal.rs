@@ -197,9 +197,21 @@ pub fn summary(run: &RunResult) -> String {
         let _ = writeln!(out, "\nERROR {e}");
     }
     let c = run.counts();
+    // A scenario that never reached its checks (mocks, deployment or launch failed) is an
+    // error of its own, counted beside the checks' errors.
+    let setup = run
+        .scenarios
+        .iter()
+        .filter(|s| s.verdict == Verdict::Error && s.error.is_some() && s.checks.is_empty())
+        .count();
+    let setup_text = if setup > 0 {
+        format!(" ({setup} scenario(s) failed to set up)")
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "\n{} scenario(s), {} check(s): {} passed, {} failed, {} warned, {} informational (MAY), {} inconclusive, {} skipped, {} errors, {} expected failures; {:.2}s",
+        "\n{} scenario(s){setup_text}, {} check(s): {} passed, {} failed, {} warned, {} informational (MAY), {} inconclusive, {} skipped, {} errors, {} expected failures; {:.2}s",
         run.scenarios.len(),
         c.pass + c.fail + c.warn + c.info + c.inconclusive + c.skip + c.error + c.baselined,
         c.pass,

@@ -102,6 +102,10 @@ pub fn agent_of_alias<'a>(aliases: &'a BTreeMap<String, String>, name: &'a str) 
     aliases.get(name).map_or(name, String::as_str)
 }
 
+/// How far past its timeout a step may end before it counts as an overrun (the client's own
+/// deadline ends reading at the timeout; this covers the bookkeeping after it).
+const STEP_OVERRUN_GRACE: Duration = Duration::from_millis(3000);
+
 type BoxFut<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Runs steps.
@@ -158,8 +162,9 @@ pub(super) fn from_client(
     match r {
         Ok(x) => ActionOutput {
             timed_out: x.timed_out,
+            // What a timeout hid: an answer to another id, a cut connection, an unreadable event.
+            error: x.response.is_none().then(|| x.problem.clone()).flatten(),
             observation: observation(x),
-            error: None,
         },
         Err(e) => ActionOutput::failed(e.to_string(), matches!(e, ClientError::Timeout { .. })),
     }
@@ -248,7 +253,9 @@ impl Exec {
             let started_at = now_rfc3339();
             let t0 = Instant::now();
             let mut out;
+            let mut attempt_started;
             loop {
+                attempt_started = Instant::now();
                 out = match tokio::time::timeout(
                     timeout + Duration::from_millis(3000),
                     self.action(&rendered, &name, timeout),
@@ -278,6 +285,21 @@ impl Exec {
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
             let mut output = out.observation.to_json();
+            // The timeout covers the step's processing too: an answer read in time but parsed
+            // and recorded for longer is an overrun, reported as one.
+            let took = attempt_started.elapsed();
+            if took > timeout + STEP_OVERRUN_GRACE && !out.timed_out {
+                out.timed_out = true;
+                let overrun = format!(
+                    "step `{name}` took {} ms, over its {} ms timeout (reading and processing the answer)",
+                    took.as_millis(),
+                    timeout.as_millis()
+                );
+                out.error = Some(match out.error.take() {
+                    Some(e) => format!("{overrun}; {e}"),
+                    None => overrun,
+                });
+            }
             // Captures.
             for (cap, path) in &rendered.capture {
                 let value = JsonPath::parse(path)
@@ -343,7 +365,12 @@ impl Exec {
                     name: record.name.clone(),
                     action: record.action.clone(),
                     elapsed_ms: record.elapsed_ms,
-                    error: record.error.as_ref().map(|e| redactor.text(e)),
+                    error: record.error.as_ref().map(|e| {
+                        crate::client::evidence::bounded_text(
+                            &redactor.text(e),
+                            crate::client::evidence::EVIDENCE_MAX,
+                        )
+                    }),
                     timed_out: record.timed_out,
                 }));
             }

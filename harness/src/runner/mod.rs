@@ -7,6 +7,7 @@ mod actions;
 mod baseline;
 mod events;
 mod exec;
+mod judge;
 mod scenario_run;
 
 use std::collections::BTreeMap;
@@ -47,6 +48,8 @@ pub struct RunOptions {
     pub baseline: Option<Baseline>,
     /// Keep run directories here instead of temporary ones.
     pub keep_dir: Option<PathBuf>,
+    /// Read limits set on the command line (they win over the profile's).
+    pub limits: crate::client::LimitOverrides,
 }
 
 impl Default for RunOptions {
@@ -60,6 +63,7 @@ impl Default for RunOptions {
             scenario_deadline: Duration::from_secs(60),
             baseline: None,
             keep_dir: None,
+            limits: crate::client::LimitOverrides::default(),
         }
     }
 }

@@ -158,7 +158,12 @@ async fn deploy_or_attach(
     redactor: &mut Redactor,
 ) -> Result<Reach, DeployError> {
     let keep = opts.keep_dir.as_ref().map(|root| root.join(&s.spec.id));
-    let run_dir = RunDir::create(keep.as_deref(), "pallas-conformance-")?;
+    let prefix = format!(
+        "{}{}-",
+        crate::escapees::RUN_DIR_PREFIX,
+        crate::escapees::harness_identity()
+    );
+    let run_dir = RunDir::create(keep.as_deref(), &prefix)?;
     let mut vars = Vars::new();
     for (n, u) in mock_urls {
         vars.insert(format!("mocks.{n}.url"), u.clone());
@@ -236,8 +241,9 @@ pub async fn run_one(
     let mock_urls = eco.urls();
     let mut redactor = scenario_redactor(s);
     let recorder = Recorder::new();
+    let limits = target.spec.limits.unwrap_or_default().with(&opts.limits);
     let client = match WireClient::new(recorder.clone(), step_timeout) {
-        Ok(c) => c,
+        Ok(c) => c.with_limits(limits),
         Err(e) => return finish_error(s, started, eco, e.to_string()).await,
     };
     let reach = match deploy_or_attach(s, target, opts, &client, &mock_urls, &mut redactor).await {
@@ -272,21 +278,31 @@ pub async fn run_one(
         },
         reach.deployment,
     ));
+    let steps_started = Instant::now();
     let harness_error = run_steps(&shared, s, deadline).await;
-    let (observed, redactor, tail) = observe(s, &shared, &eco, &recorder, agent_urls).await;
+    let logs_max = limits.logs_bytes();
+    let (observed, redactor, tail) =
+        observe(s, &shared, &eco, &recorder, agent_urls, logs_max).await;
     drop(reach._attach_dir);
     eco_shutdown(eco).await;
-    judge(
+    // Judging counts against the scenario deadline too (at least JUDGE_FLOOR, so a scenario
+    // whose steps used it all is still judged on what was seen); an overrun is an error.
+    let budget = deadline
+        .saturating_sub(steps_started.elapsed())
+        .max(JUDGE_FLOOR);
+    let cx = Judging {
         s,
         target,
         opts,
-        &observed,
-        &redactor,
         harness_error,
         tail,
         started,
-    )
+    };
+    judge(cx, observed, redactor, budget).await
 }
+
+/// The least time judging gets, even when the steps used the whole scenario deadline.
+const JUDGE_FLOOR: Duration = Duration::from_secs(5);
 
 /// The steps, under the scenario deadline; the harness error that stopped them, if any.
 async fn run_steps(shared: &Arc<Shared>, s: &Scenario, deadline: Duration) -> Option<String> {
@@ -309,11 +325,13 @@ async fn observe(
     eco: &Ecosystem,
     recorder: &Recorder,
     agent_urls: BTreeMap<String, String>,
+    logs_max: usize,
 ) -> (Observed, Redactor, Option<String>) {
     let target = &shared.target;
     let mut deployment = shared.deployment.lock().await.take();
     let mut observed = Observed {
-        steps: shared.records.lock().await.clone(),
+        // Moved, not copied: a huge answer is held once.
+        steps: std::mem::take(&mut *shared.records.lock().await),
         deployment: deployment.as_ref().map(|d| d.spec().clone()),
         agent_urls,
         health_tool: target.spec.health_tool.clone(),
@@ -356,7 +374,7 @@ async fn observe(
     if let Some(d) = deployment.as_mut()
         && let Some(out) = d.stop().await
     {
-        observed.logs = d.logs(&out);
+        observed.logs = d.logs(&out, logs_max);
         observed.logs_available = true;
         tail = Some(redactor.text(&format!(
             "--- stdout\n{}\n--- stderr\n{}",
@@ -374,7 +392,7 @@ fn received_messages(
 ) -> Vec<ReceivedMessage> {
     let mut sent_methods: BTreeMap<(String, String), String> = BTreeMap::new();
     let mut received = Vec::new();
-    for o in recorder.snapshot() {
+    for o in recorder.take() {
         match o.kind {
             ObservationKind::Sent(v) => {
                 if let (Some(id), Some(m)) = (v.get("id"), v.get("method").and_then(|m| m.as_str()))
@@ -404,20 +422,52 @@ fn received_messages(
     received
 }
 
-/// The verdicts, and the scenario's result.
-#[allow(clippy::too_many_arguments)]
-fn judge(
-    s: &Scenario,
-    target: &Target,
-    opts: &RunOptions,
-    observed: &Observed,
-    redactor: &Redactor,
+/// What judging needs besides the observations.
+struct Judging<'a> {
+    s: &'a Scenario,
+    target: &'a Target,
+    opts: &'a RunOptions,
     harness_error: Option<String>,
     tail: Option<String>,
     started: Instant,
+}
+
+/// The verdicts (within `budget`), and the scenario's result.
+async fn judge(
+    cx: Judging<'_>,
+    observed: Observed,
+    redactor: Redactor,
+    budget: Duration,
 ) -> ScenarioResult {
+    let Judging {
+        s,
+        target,
+        opts,
+        mut harness_error,
+        tail,
+        started,
+    } = cx;
+    let steps = step_summaries(&observed, &redactor);
+    let mut checks = match super::judge::judge_within(
+        budget,
+        s.clone(),
+        observed,
+        target.clone(),
+        opts.grading,
+        redactor.clone(),
+    )
+    .await
+    {
+        Ok(c) => c,
+        Err(e) => {
+            harness_error = Some(match harness_error {
+                Some(h) => format!("{h}; {e}"),
+                None => e,
+            });
+            Vec::new()
+        }
+    };
     let claims = |c| target.claims(c);
-    let mut checks = checks::evaluate(s, observed, &claims, opts.grading, redactor);
     if let Some(e) = &harness_error {
         checks.push(CheckResult::judged(
             checks::Subject::harness(
@@ -427,21 +477,10 @@ fn judge(
             checks::Outcome::Error(e.clone()),
             &claims,
             opts.grading,
-            redactor,
+            &redactor,
         ));
     }
     let verdict = overall(&checks, harness_error.is_some());
-    let steps = observed
-        .steps
-        .iter()
-        .map(|r| StepSummary {
-            name: r.name.clone(),
-            action: r.action.clone(),
-            elapsed_ms: r.elapsed_ms,
-            error: r.error.as_ref().map(|e| redactor.text(e)),
-            timed_out: r.timed_out,
-        })
-        .collect();
     ScenarioResult {
         id: s.spec.id.clone(),
         title: s.spec.title.clone(),
@@ -459,6 +498,25 @@ fn judge(
         steps,
         reproduce: String::new(),
     }
+}
+
+fn step_summaries(observed: &Observed, redactor: &Redactor) -> Vec<StepSummary> {
+    observed
+        .steps
+        .iter()
+        .map(|r| StepSummary {
+            name: r.name.clone(),
+            action: r.action.clone(),
+            elapsed_ms: r.elapsed_ms,
+            error: r.error.as_ref().map(|e| {
+                crate::client::evidence::bounded_text(
+                    &redactor.text(e),
+                    crate::client::evidence::EVIDENCE_MAX,
+                )
+            }),
+            timed_out: r.timed_out,
+        })
+        .collect()
 }
 
 fn last_lines(s: &str, n: usize) -> String {

@@ -97,6 +97,10 @@ pub struct TargetSpec {
     )]
     #[schemars(with = "Option<String>")]
     pub retry_backoff: Option<Duration>,
+    /// How much the harness reads of each answer, registry, scrape and log (MiB); the command
+    /// line's `--max-*-mib` options win.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<crate::client::ReadLimits>,
 }
 
 fn is_seed_log_format(f: &LogFormat) -> bool {

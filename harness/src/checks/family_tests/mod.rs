@@ -85,6 +85,7 @@ pub(super) fn typed(action: &str, out: &Value) -> Observation {
             status,
             content_type,
             body: out.get("body").cloned(),
+            unreadable: None,
             text: out
                 .get("text")
                 .and_then(Value::as_str)
@@ -159,6 +160,7 @@ pub(super) fn typed(action: &str, out: &Value) -> Observation {
                 response,
                 body_text: None,
                 timed_out: false,
+                problem: None,
             };
             let has_exchange = out.as_object().is_some_and(|m| {
                 m.keys().any(|k| {

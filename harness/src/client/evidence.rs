@@ -1,0 +1,169 @@
+//! Bounded text for transcripts, evidence and reports: anything longer than its limit is cut
+//! at a character boundary and followed by its full size (`… (209,715,200 bytes)`), so a huge
+//! answer never makes a huge report.
+
+/// How long one evidence string may be in a verdict or report.
+pub const EVIDENCE_MAX: usize = 4 * 1024;
+
+/// `text` when it fits in `max` bytes; else its first `max` bytes (at a character boundary)
+/// followed by `… (N bytes)`, N its full size.
+pub fn bounded_text(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &text[..end], thousands(text.len()))
+}
+
+/// Like [`bounded_text`] for bytes that may not be UTF-8 (invalid sequences shown as U+FFFD).
+pub fn bounded_bytes(bytes: &[u8], max: usize) -> String {
+    if bytes.len() <= max {
+        return String::from_utf8_lossy(bytes).into_owned();
+    }
+    format!(
+        "{}… ({} bytes)",
+        String::from_utf8_lossy(&bytes[..max]).trim_end_matches('\u{fffd}'),
+        thousands(bytes.len())
+    )
+}
+
+/// Cuts `text` in place when it is longer than `max` (see [`bounded_text`]).
+pub fn bound_in_place(text: &mut String, max: usize) {
+    if text.len() > max {
+        *text = bounded_text(text, max);
+    }
+}
+
+/// The size of `v` serialised as compact JSON, counted without building the text.
+pub fn serialized_len(v: &serde_json::Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
+}
+
+/// A small copy of `v` for display: at most about `budget` bytes of it, long strings cut (with
+/// their size), arrays and objects shortened with a note of what was left out. Costs in
+/// proportion to `budget`, not to `v`.
+pub fn preview(v: &serde_json::Value, budget: usize) -> serde_json::Value {
+    let mut left = budget;
+    preview_in(v, &mut left, 0)
+}
+
+fn preview_in(v: &serde_json::Value, left: &mut usize, depth: usize) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => {
+            let keep = (*left).max(16);
+            let out = bounded_text(s, keep);
+            *left = left.saturating_sub(out.len() + 2);
+            Value::String(out)
+        }
+        Value::Array(items) => {
+            if depth > 32 {
+                return Value::String(format!("[… {} items]", items.len()));
+            }
+            let mut out = Vec::new();
+            for item in items {
+                if *left == 0 {
+                    break;
+                }
+                out.push(preview_in(item, left, depth + 1));
+                *left = left.saturating_sub(1);
+            }
+            if out.len() < items.len() {
+                out.push(Value::String(format!(
+                    "… ({} more items)",
+                    thousands(items.len() - out.len())
+                )));
+            }
+            Value::Array(out)
+        }
+        Value::Object(map) => {
+            if depth > 32 {
+                return Value::String(format!("{{… {} keys}}", map.len()));
+            }
+            let mut out = serde_json::Map::new();
+            for (k, item) in map {
+                if *left == 0 {
+                    out.insert(
+                        "…".into(),
+                        Value::String(format!("({} more keys)", map.len() - out.len())),
+                    );
+                    break;
+                }
+                *left = left.saturating_sub(k.len() + 4);
+                out.insert(k.clone(), preview_in(item, left, depth + 1));
+            }
+            Value::Object(out)
+        }
+        other => {
+            *left = left.saturating_sub(8);
+            other.clone()
+        }
+    }
+}
+
+/// A redacted preview of a step's output for a transcript (only the preview is redacted, so a
+/// huge output costs nothing here); when the preview had to shorten it, its full size is stated.
+pub fn shown_json(
+    output: &serde_json::Value,
+    redactor: &crate::redact::Redactor,
+) -> serde_json::Value {
+    const BUDGET: usize = 1200;
+    let mut shown = redactor.json(&preview(output, BUDGET));
+    let full = serialized_len(output);
+    if full > BUDGET && shown.is_object() {
+        shown["…"] =
+            serde_json::Value::String(format!("output of {} bytes shortened", thousands(full)));
+    }
+    shown
+}
+
+/// `209715200` as `209,715,200`.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_text_is_cut_with_its_full_size_stated() {
+        assert_eq!(bounded_text("short", 10), "short");
+        assert_eq!(bounded_text("abcdefghij", 4), "abcd… (10 bytes)");
+        assert_eq!(bounded_text("ééé", 3), "é… (6 bytes)");
+        assert_eq!(thousands(209_715_200), "209,715,200");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(bounded_bytes(b"ab\xffcd", 3), "ab… (5 bytes)");
+        let big = serde_json::json!({"items": vec!["x".repeat(100); 10_000], "n": 1});
+        assert_eq!(serialized_len(&big), big.to_string().len());
+        let small = preview(&big, 500).to_string();
+        assert!(small.len() < 1000, "{small}");
+        assert!(small.contains("more items)"), "{small}");
+        let mut s = "x".repeat(5000);
+        bound_in_place(&mut s, 10);
+        assert_eq!(s, "xxxxxxxxxx… (5,000 bytes)");
+    }
+}
