@@ -193,6 +193,117 @@ impl Exec {
         })
     }
 
+    /// Runs a `repeat` or `parallel` group; `None` for a step that is not one.
+    async fn run_group(
+        &self,
+        step: &StepSpec,
+        iter: Option<u32>,
+        suffix: &str,
+    ) -> Option<Result<(), String>> {
+        if let Some(StepAction::Repeat(r)) = step.action() {
+            let futs: Vec<_> = (0..r.count)
+                .map(|i| (i, format!("{suffix}[{i}]")))
+                .collect();
+            if r.concurrent {
+                let results = futures::future::join_all(
+                    futs.iter()
+                        .map(|(i, sfx)| self.run_steps(&r.steps, Some(*i), sfx)),
+                )
+                .await;
+                return Some(
+                    results
+                        .into_iter()
+                        .collect::<Result<Vec<_>, _>>()
+                        .map(|_| ()),
+                );
+            }
+            for (i, sfx) in &futs {
+                if let Err(e) = self.run_steps(&r.steps, Some(*i), sfx).await {
+                    return Some(Err(e));
+                }
+            }
+            return Some(Ok(()));
+        }
+        if let Some(StepAction::Parallel(p)) = step.action() {
+            let results =
+                futures::future::join_all(p.iter().map(|s| self.run_step(s, iter, suffix))).await;
+            return Some(
+                results
+                    .into_iter()
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(|_| ()),
+            );
+        }
+        None
+    }
+
+    /// Runs the step's action under its timeout, again until its `until` predicate holds (or
+    /// its `within` passes); returns the last output and when its attempt started.
+    async fn attempt(
+        &self,
+        rendered: &StepSpec,
+        name: &str,
+        timeout: Duration,
+        t0: Instant,
+    ) -> (ActionOutput, Instant) {
+        let mut out;
+        let mut attempt_started;
+        loop {
+            attempt_started = Instant::now();
+            out = match tokio::time::timeout(
+                timeout + Duration::from_millis(3000),
+                self.action(rendered, name, timeout),
+            )
+            .await
+            {
+                Ok(o) => o,
+                Err(_) => ActionOutput::failed(
+                    format!(
+                        "step `{name}` exceeded its {} ms timeout",
+                        timeout.as_millis()
+                    ),
+                    true,
+                ),
+            };
+            let Some(u) = &rendered.until else { break };
+            if crate::checks::assert_predicate(&u.that, &out.observation.to_json()).is_ok() {
+                break;
+            }
+            if t0.elapsed() >= u.within {
+                out.error = Some(format!(
+                    "`until` did not hold within {} ms",
+                    u.within.as_millis()
+                ));
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        (out, attempt_started)
+    }
+
+    /// Stores each `capture:` of the step's output as `capture.NAME`; a path that selects
+    /// nothing is the step's error.
+    async fn capture(&self, rendered: &StepSpec, output: &Value, out: &mut ActionOutput) {
+        for (cap, path) in &rendered.capture {
+            let value = JsonPath::parse(path)
+                .ok()
+                .and_then(|p| p.query(output).first().cloned());
+            if let Some(v) = value {
+                let text = match v {
+                    Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                self.0
+                    .vars
+                    .lock()
+                    .await
+                    .insert(format!("capture.{cap}"), text);
+            } else if out.error.is_none() {
+                out.error = Some(format!("capture `{cap}`: `{path}` selected nothing"));
+            }
+        }
+    }
+
     fn run_step<'a>(
         &'a self,
         step: &'a StepSpec,
@@ -209,34 +320,8 @@ impl Exec {
                 "{}{suffix}",
                 step.name.clone().unwrap_or_else(|| format!("{action}#{n}"))
             );
-            if let Some(StepAction::Repeat(r)) = step.action() {
-                let futs: Vec<_> = (0..r.count)
-                    .map(|i| (i, format!("{suffix}[{i}]")))
-                    .collect();
-                if r.concurrent {
-                    let results = futures::future::join_all(
-                        futs.iter()
-                            .map(|(i, sfx)| self.run_steps(&r.steps, Some(*i), sfx)),
-                    )
-                    .await;
-                    return results
-                        .into_iter()
-                        .collect::<Result<Vec<_>, _>>()
-                        .map(|_| ());
-                }
-                for (i, sfx) in &futs {
-                    self.run_steps(&r.steps, Some(*i), sfx).await?;
-                }
-                return Ok(());
-            }
-            if let Some(StepAction::Parallel(p)) = step.action() {
-                let results =
-                    futures::future::join_all(p.iter().map(|s| self.run_step(s, iter, suffix)))
-                        .await;
-                return results
-                    .into_iter()
-                    .collect::<Result<Vec<_>, _>>()
-                    .map(|_| ());
+            if let Some(grouped) = self.run_group(step, iter, suffix).await {
+                return grouped;
             }
             // Render templates.
             let mut vars = self.0.vars.lock().await.clone();
@@ -252,38 +337,7 @@ impl Exec {
             let started_ms = self.0.client.recorder().now_ms();
             let started_at = now_rfc3339();
             let t0 = Instant::now();
-            let mut out;
-            let mut attempt_started;
-            loop {
-                attempt_started = Instant::now();
-                out = match tokio::time::timeout(
-                    timeout + Duration::from_millis(3000),
-                    self.action(&rendered, &name, timeout),
-                )
-                .await
-                {
-                    Ok(o) => o,
-                    Err(_) => ActionOutput::failed(
-                        format!(
-                            "step `{name}` exceeded its {} ms timeout",
-                            timeout.as_millis()
-                        ),
-                        true,
-                    ),
-                };
-                let Some(u) = &rendered.until else { break };
-                if crate::checks::assert_predicate(&u.that, &out.observation.to_json()).is_ok() {
-                    break;
-                }
-                if t0.elapsed() >= u.within {
-                    out.error = Some(format!(
-                        "`until` did not hold within {} ms",
-                        u.within.as_millis()
-                    ));
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
+            let (mut out, attempt_started) = self.attempt(&rendered, &name, timeout, t0).await;
             let mut output = out.observation.to_json();
             // The timeout covers the step's processing too: an answer read in time but parsed
             // and recorded for longer is an overrun, reported as one.
@@ -300,25 +354,7 @@ impl Exec {
                     None => overrun,
                 });
             }
-            // Captures.
-            for (cap, path) in &rendered.capture {
-                let value = JsonPath::parse(path)
-                    .ok()
-                    .and_then(|p| p.query(&output).first().cloned());
-                if let Some(v) = value {
-                    let text = match v {
-                        Value::String(s) => s,
-                        other => other.to_string(),
-                    };
-                    self.0
-                        .vars
-                        .lock()
-                        .await
-                        .insert(format!("capture.{cap}"), text);
-                } else if out.error.is_none() {
-                    out.error = Some(format!("capture `{cap}`: `{path}` selected nothing"));
-                }
-            }
+            self.capture(&rendered, &output, &mut out).await;
             if rendered.expect_error {
                 // The failure is what the scenario observes: it becomes part of the output.
                 let e = out.error.take();
