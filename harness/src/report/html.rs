@@ -190,6 +190,10 @@ fn evidence(out: &mut String, s: &ScenarioResult, c: &CheckResult) {
 }
 
 /// The HTML report of a run.
+#[expect(
+    clippy::too_many_lines,
+    reason = "the page is written top to bottom in document order, as its template reads"
+)]
 pub fn html(run: &RunResult) -> String {
     let counts = run.counts();
     let families = run.by_family();

@@ -61,6 +61,10 @@ fn slug(agent: &str) -> String {
 
 /// Renders `deployment` for `target` into `run_dir`. `mock_urls` maps mock names to URLs;
 /// `ports` reuses earlier port choices (reload keeps ports stable), new agents get free ports.
+#[expect(
+    clippy::too_many_lines,
+    reason = "the deployment is rendered in the order its variables depend on each other (ports, URLs, files, launch, probes)"
+)]
 pub fn render_deployment(
     target: &Target,
     deployment: &DeploymentSpec,
@@ -319,6 +323,10 @@ fn provider_url(
 }
 
 #[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one arm per built-in file generator of the profile format"
+)]
 fn generate(
     g: Generator,
     target: &Target,

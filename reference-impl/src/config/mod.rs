@@ -149,6 +149,10 @@ impl Deployment {
 }
 
 /// Reads and validates the deployment in `dir`.
+#[expect(
+    clippy::too_many_lines,
+    reason = "seed 001's loading order, file by file, each step validated before the next reads it"
+)]
 pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError> {
     let env = match &options.env {
         Some(vars) => Env::with_vars(vars.clone(), dir)?,

@@ -73,6 +73,10 @@ impl Fixture for StepRecord {
 
 /// The observation a step of `action` records, from its JSON form (absent keys: no status,
 /// no response).
+#[expect(
+    clippy::too_many_lines,
+    reason = "test support: one arm per step action, building its typed observation from a JSON fixture"
+)]
 pub(super) fn typed(action: &str, out: &Value) -> Observation {
     let status = out.get("status").and_then(Value::as_u64).unwrap_or(0) as u16;
     let content_type = out
