@@ -44,6 +44,9 @@ pub struct McpMock {
     tls: Option<Arc<MockTls>>,
     shared: Arc<McpShared>,
     server: ServerHandle,
+    /// A `down` server's port, bound but never listening: connections are refused, and no other
+    /// process can take the port while the mock lives.
+    _reserved: Option<tokio::net::TcpSocket>,
 }
 
 #[derive(Debug)]
@@ -126,14 +129,21 @@ impl McpMock {
             deleted: AtomicU64::new(0),
             ct: CancellationToken::new(),
         });
+        let mut reserved = None;
         let (bound, server) = match spec.reachability {
             Reachability::Down => {
-                // Reserve a free port, then close it: nothing listens there.
+                // Hold a free port bound without listening: connections to it are refused.
                 let bound = if addr.port() == 0 {
-                    let l = tokio::net::TcpListener::bind(addr)
-                        .await
-                        .map_err(bind_err)?;
-                    l.local_addr().map_err(bind_err)?
+                    let socket = if addr.is_ipv4() {
+                        tokio::net::TcpSocket::new_v4()
+                    } else {
+                        tokio::net::TcpSocket::new_v6()
+                    }
+                    .map_err(bind_err)?;
+                    socket.bind(addr).map_err(bind_err)?;
+                    let bound = socket.local_addr().map_err(bind_err)?;
+                    reserved = Some(socket);
+                    bound
                 } else {
                     addr
                 };
@@ -169,6 +179,7 @@ impl McpMock {
             tls,
             shared,
             server,
+            _reserved: reserved,
         })
     }
 
