@@ -1,0 +1,246 @@
+//! `report --from A --from B …`: several event streams of one target (the shares of a
+//! partitioned run, or runs of disjoint scenario sets) merged into one stream and one result.
+//!
+//! Scenarios are ordered by their `index` (a share keeps each scenario's position among all the
+//! selected scenarios, so the shares of `run --partition` merge back into the unpartitioned
+//! order), ties broken by the order of the streams, then renumbered `0..`. The merged run's
+//! stale baseline entries are the union of the streams' (by scenario), its duration the longest
+//! stream's (the shares of a matrix run side by side), its error the streams' errors, each named
+//! by its file. Streams of different targets or kit versions, or a scenario in two streams, are
+//! refused.
+
+use std::collections::BTreeMap;
+
+use super::events::{self, EVENTS_SCHEMA, EventsError, RunEvent, RunPartition, RunStarted};
+use super::RunResult;
+
+/// Streams that cannot be merged.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MergeError {
+    /// No stream at all.
+    #[error("no event stream to merge")]
+    Empty,
+    /// A stream cannot be replayed.
+    #[error("{file}: {source}")]
+    Events {
+        /// File name.
+        file: String,
+        /// Why.
+        source: EventsError,
+    },
+    /// Two streams of different targets.
+    #[error(
+        "{file} is a run of target `{found}`, {first} of target `{expected}`: only runs of one target merge"
+    )]
+    Target {
+        /// The stream that differs.
+        file: String,
+        /// Its target.
+        found: String,
+        /// The first stream.
+        first: String,
+        /// The first stream's target.
+        expected: String,
+    },
+    /// Two streams written by different versions of the kit.
+    #[error(
+        "{file} was written by pallas-conformance {found}, {first} by {expected}: only runs of one kit version merge"
+    )]
+    KitVersion {
+        /// The stream that differs.
+        file: String,
+        /// Its kit version.
+        found: String,
+        /// The first stream.
+        first: String,
+        /// The first stream's kit version.
+        expected: String,
+    },
+    /// A scenario in two streams.
+    #[error("scenario `{id}` is in both {first} and {second}: a scenario may be in one stream only")]
+    Duplicate {
+        /// Scenario id.
+        id: String,
+        /// The first stream that has it.
+        first: String,
+        /// The other.
+        second: String,
+    },
+}
+
+/// Merged streams.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Merged {
+    /// The merged stream: `run_started`, each scenario's events in order, `run_finished`.
+    pub events: Vec<RunEvent>,
+    /// What the reporters render ([`RunResult::from_events`] of `events`).
+    pub run: RunResult,
+    /// What the caller should be told: shares of a partitioned run that are missing.
+    pub warnings: Vec<String>,
+}
+
+/// The index a scenario's event carries, and its scenario id.
+fn scenario_of(e: &RunEvent) -> Option<(usize, &str)> {
+    match e {
+        RunEvent::ScenarioStarted(s) => Some((s.index, &s.id)),
+        RunEvent::StepDone(s) => Some((s.index, &s.scenario)),
+        RunEvent::Verdict(v) => Some((v.index, &v.scenario)),
+        RunEvent::ScenarioFinished(f) => Some((f.index, &f.id)),
+        _ => None,
+    }
+}
+
+fn reindexed(e: &RunEvent, index: usize, done: usize, total: usize) -> RunEvent {
+    let mut e = e.clone();
+    match &mut e {
+        RunEvent::ScenarioStarted(s) => s.index = index,
+        RunEvent::StepDone(s) => s.index = index,
+        RunEvent::Verdict(v) => v.index = index,
+        RunEvent::ScenarioFinished(f) => {
+            f.index = index;
+            f.done = done;
+            f.total = total;
+        }
+        _ => {}
+    }
+    e
+}
+
+/// The first stream's `run_started`, after checking every stream against it.
+fn common_start<'a>(streams: &'a [(String, Vec<RunEvent>)]) -> Result<&'a RunStarted, MergeError> {
+    let mut first: Option<(&str, &RunStarted)> = None;
+    for (file, events) in streams {
+        let Some(RunEvent::RunStarted(start)) = events.first() else {
+            return Err(MergeError::Events {
+                file: file.clone(),
+                source: EventsError::NoStart,
+            });
+        };
+        let Some((first_file, f)) = first else {
+            first = Some((file, start));
+            continue;
+        };
+        if start.target != f.target {
+            return Err(MergeError::Target {
+                file: file.clone(),
+                found: start.target.clone(),
+                first: first_file.to_owned(),
+                expected: f.target.clone(),
+            });
+        }
+        if start.kit_version != f.kit_version {
+            return Err(MergeError::KitVersion {
+                file: file.clone(),
+                found: start.kit_version.clone(),
+                first: first_file.to_owned(),
+                expected: f.kit_version.clone(),
+            });
+        }
+    }
+    first.map(|(_, s)| s).ok_or(MergeError::Empty)
+}
+
+/// What is missing when the streams are shares of a partitioned run.
+fn partition_warnings(streams: &[(String, Vec<RunEvent>)]) -> Vec<String> {
+    let parts: Vec<Option<RunPartition>> = streams
+        .iter()
+        .map(|(_, e)| match e.first() {
+            Some(RunEvent::RunStarted(s)) => s.partition,
+            _ => None,
+        })
+        .collect();
+    let Some(Some(first)) = parts.first() else {
+        return Vec::new();
+    };
+    if parts
+        .iter()
+        .any(|p| p.is_none_or(|p| p.n != first.n || p.of != first.of))
+    {
+        return vec![
+            "the streams are not all shares of one `--partition K/N` split of the same scenarios"
+                .into(),
+        ];
+    }
+    let missing: Vec<String> = (1..=first.n)
+        .filter(|k| !parts.iter().flatten().any(|p| p.k == *k))
+        .map(|k| format!("{k}/{}", first.n))
+        .collect();
+    if missing.is_empty() {
+        Vec::new()
+    } else {
+        vec![format!(
+            "share(s) {} of the split are missing: the report does not cover all {} scenario(s)",
+            missing.join(", "),
+            first.of
+        )]
+    }
+}
+
+/// Merges the streams (each with the file name it came from) into one stream and result.
+pub fn merge_streams(streams: &[(String, Vec<RunEvent>)]) -> Result<Merged, MergeError> {
+    let start = common_start(streams)?;
+    let mut runs = Vec::with_capacity(streams.len());
+    // (index, stream) → the scenario's events; id → the file that has it.
+    let mut groups: BTreeMap<(usize, usize), Vec<&RunEvent>> = BTreeMap::new();
+    let mut owner: BTreeMap<&str, (usize, &str)> = BTreeMap::new();
+    for (n, (file, events)) in streams.iter().enumerate() {
+        let run = RunResult::from_events(events).map_err(|source| MergeError::Events {
+            file: file.clone(),
+            source,
+        })?;
+        runs.push(run);
+        for e in events {
+            let Some((index, id)) = scenario_of(e) else {
+                continue;
+            };
+            match owner.get(id) {
+                Some((o, first)) if *o != n => {
+                    return Err(MergeError::Duplicate {
+                        id: id.to_owned(),
+                        first: (*first).to_owned(),
+                        second: file.clone(),
+                    });
+                }
+                Some(_) => {}
+                None => {
+                    owner.insert(id, (n, file));
+                }
+            }
+            groups.entry((index, n)).or_default().push(e);
+        }
+    }
+    let total = groups.len();
+    let mut merged = vec![RunEvent::RunStarted(RunStarted {
+        schema: EVENTS_SCHEMA.into(),
+        kit_version: start.kit_version.clone(),
+        target: start.target.clone(),
+        scenarios: total,
+        partition: None,
+    })];
+    for (rank, group) in groups.values().enumerate() {
+        merged.extend(group.iter().map(|e| reindexed(e, rank, rank + 1, total)));
+    }
+    let mut run = RunResult::from_events(&merged).map_err(|source| MergeError::Events {
+        file: "the merged stream".into(),
+        source,
+    })?;
+    let errors: Vec<String> = streams
+        .iter()
+        .zip(&runs)
+        .filter_map(|((file, _), r)| r.error.as_ref().map(|e| format!("{file}: {e}")))
+        .collect();
+    run.error = (!errors.is_empty()).then(|| errors.join("; "));
+    run.stale = runs.iter().flat_map(|r| r.stale.clone()).collect();
+    run.stale.sort_by(|a, b| a.scenario.cmp(&b.scenario));
+    run.duration_ms = runs.iter().map(|r| r.duration_ms).fold(0.0, f64::max);
+    merged.push(events::run_finished(&run));
+    let run = RunResult::from_events(&merged).map_err(|source| MergeError::Events {
+        file: "the merged stream".into(),
+        source,
+    })?;
+    Ok(Merged {
+        events: merged,
+        run,
+        warnings: partition_warnings(streams),
+    })
+}
