@@ -439,7 +439,7 @@ fn report_command(args: &ReportArgs, out: &mut impl Write, err: &mut impl Write)
     }
     let replayed = match streams.as_slice() {
         [(_, events)] => RunResult::from_events(events)
-            .map(|run| (events.clone(), run, Vec::new()))
+            .map(|run| (events.clone(), run, runner::partition_warnings(&streams)))
             .map_err(|e| e.to_string()),
         _ => runner::merge_streams(&streams)
             .map(|m| (m.events, m.run, m.warnings))

@@ -140,8 +140,9 @@ fn common_start<'a>(streams: &'a [(String, Vec<RunEvent>)]) -> Result<&'a RunSta
     first.map(|(_, s)| s).ok_or(MergeError::Empty)
 }
 
-/// What is missing when the streams are shares of a partitioned run.
-fn partition_warnings(streams: &[(String, Vec<RunEvent>)]) -> Vec<String> {
+/// What is missing when the streams are shares of a partitioned run (also for one stream: a
+/// lone share).
+pub fn partition_warnings(streams: &[(String, Vec<RunEvent>)]) -> Vec<String> {
     let parts: Vec<Option<RunPartition>> = streams
         .iter()
         .map(|(_, e)| match e.first() {
@@ -243,4 +244,115 @@ pub fn merge_streams(streams: &[(String, Vec<RunEvent>)]) -> Result<Merged, Merg
         run,
         warnings: partition_warnings(streams),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::checks::Verdict;
+    use crate::runner::{ScenarioResult, StaleEntry, events_of};
+
+    fn scenario(id: &str) -> ScenarioResult {
+        ScenarioResult {
+            id: id.into(),
+            title: format!("title of {id}"),
+            file: format!("{id}.yaml"),
+            verdict: Verdict::Skip,
+            checks: Vec::new(),
+            duration_ms: 1.0,
+            error: None,
+            skipped: Some("not claimed".into()),
+            output_tail: None,
+            steps: Vec::new(),
+            reproduce: String::new(),
+        }
+    }
+
+    fn full() -> RunResult {
+        RunResult {
+            target: "t".into(),
+            scenarios: ["c", "a", "d", "b"].iter().map(|i| scenario(i)).collect(),
+            stale: vec![
+                StaleEntry {
+                    scenario: "a".into(),
+                    check: "HEALTH-002".into(),
+                },
+                StaleEntry {
+                    scenario: "d".into(),
+                    check: "HEALTH-002".into(),
+                },
+            ],
+            duration_ms: 10.0,
+            error: None,
+        }
+    }
+
+    /// The stream of share `k` of 2 of [`full`], as the runner writes it: the share's scenarios
+    /// keep their index among all four.
+    fn share(k: usize) -> (String, Vec<RunEvent>) {
+        let all = full();
+        let ids: Vec<&str> = all.scenarios.iter().map(|s| s.id.as_str()).collect();
+        let mine = crate::runner::Partition { k, n: 2 }.select(&ids);
+        let mut part = all.clone();
+        part.scenarios = mine.iter().map(|&i| all.scenarios[i].clone()).collect();
+        part.stale.retain(|e| part.scenarios.iter().any(|s| s.id == e.scenario));
+        let mut events = events_of(&part);
+        for e in &mut events {
+            match e {
+                RunEvent::RunStarted(s) => {
+                    s.partition = Some(RunPartition { k, n: 2, of: 4 });
+                }
+                RunEvent::ScenarioStarted(s) => s.index = mine[s.index],
+                RunEvent::StepDone(s) => s.index = mine[s.index],
+                RunEvent::Verdict(v) => v.index = mine[v.index],
+                RunEvent::ScenarioFinished(f) => f.index = mine[f.index],
+                _ => {}
+            }
+        }
+        (format!("share{k}.jsonl"), events)
+    }
+
+    #[test]
+    fn the_shares_merge_back_into_the_unpartitioned_run_in_either_order() {
+        for streams in [vec![share(1), share(2)], vec![share(2), share(1)]] {
+            let m = merge_streams(&streams).unwrap();
+            assert_eq!(m.run, full());
+            assert_eq!(m.events, events_of(&full()));
+            assert!(m.warnings.is_empty(), "{:?}", m.warnings);
+        }
+    }
+
+    #[test]
+    fn another_target_another_kit_version_or_a_scenario_twice_is_refused() {
+        let mut other = share(2);
+        if let Some(RunEvent::RunStarted(s)) = other.1.first_mut() {
+            s.target = "u".into();
+        }
+        let e = merge_streams(&[share(1), other]).unwrap_err();
+        assert!(matches!(e, MergeError::Target { .. }), "{e}");
+        assert!(e.to_string().contains("`u`"), "{e}");
+        let mut older = share(2);
+        if let Some(RunEvent::RunStarted(s)) = older.1.first_mut() {
+            s.kit_version = "0.0.1".into();
+        }
+        let e = merge_streams(&[share(1), older]).unwrap_err();
+        assert!(matches!(e, MergeError::KitVersion { .. }), "{e}");
+        let e = merge_streams(&[share(1), share(1)]).unwrap_err();
+        assert!(matches!(&e, MergeError::Duplicate { id, .. } if id == "c"), "{e}");
+        assert_eq!(merge_streams(&[]).unwrap_err(), MergeError::Empty);
+    }
+
+    #[test]
+    fn a_missing_share_is_named_and_run_errors_keep_their_file() {
+        let w = partition_warnings(&[share(2)]);
+        assert!(w.first().is_some_and(|w| w.contains("1/2")), "{w:?}");
+        let mut cut = share(2);
+        cut.1.pop(); // no run_finished: an interrupted run
+        let m = merge_streams(&[share(1), cut]).unwrap();
+        let error = m.run.error.unwrap();
+        assert!(error.starts_with("share2.jsonl: "), "{error}");
+        assert_eq!(m.run.scenarios.len(), 4);
+    }
 }

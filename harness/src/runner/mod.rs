@@ -25,7 +25,7 @@ pub use events::{
     RunPartition, RunStarted, ScenarioFinished, ScenarioStarted, StepDone, VerdictEvent, events_of, parse_jsonl,
     scenario_events, to_jsonl,
 };
-pub use merge::{MergeError, Merged, merge_streams};
+pub use merge::{MergeError, Merged, merge_streams, partition_warnings};
 pub use partition::Partition;
 
 use crate::checks::{CheckResult, Grading, Verdict};
