@@ -11,8 +11,8 @@
 
 use std::collections::BTreeMap;
 
-use super::events::{self, EVENTS_SCHEMA, EventsError, RunEvent, RunPartition, RunStarted};
 use super::RunResult;
+use super::events::{self, EVENTS_SCHEMA, EventsError, RunEvent, RunPartition, RunStarted};
 
 /// Streams that cannot be merged.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -57,7 +57,9 @@ pub enum MergeError {
         expected: String,
     },
     /// A scenario in two streams.
-    #[error("scenario `{id}` is in both {first} and {second}: a scenario may be in one stream only")]
+    #[error(
+        "scenario `{id}` is in both {first} and {second}: a scenario may be in one stream only"
+    )]
     Duplicate {
         /// Scenario id.
         id: String,
@@ -297,7 +299,8 @@ mod tests {
         let mine = crate::runner::Partition { k, n: 2 }.select(&ids);
         let mut part = all.clone();
         part.scenarios = mine.iter().map(|&i| all.scenarios[i].clone()).collect();
-        part.stale.retain(|e| part.scenarios.iter().any(|s| s.id == e.scenario));
+        part.stale
+            .retain(|e| part.scenarios.iter().any(|s| s.id == e.scenario));
         let mut events = events_of(&part);
         for e in &mut events {
             match e {
@@ -340,7 +343,10 @@ mod tests {
         let e = merge_streams(&[share(1), older]).unwrap_err();
         assert!(matches!(e, MergeError::KitVersion { .. }), "{e}");
         let e = merge_streams(&[share(1), share(1)]).unwrap_err();
-        assert!(matches!(&e, MergeError::Duplicate { id, .. } if id == "c"), "{e}");
+        assert!(
+            matches!(&e, MergeError::Duplicate { id, .. } if id == "c"),
+            "{e}"
+        );
         assert_eq!(merge_streams(&[]).unwrap_err(), MergeError::Empty);
     }
 

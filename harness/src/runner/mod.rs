@@ -22,8 +22,8 @@ use serde::{Deserialize, Serialize};
 pub use baseline::{Baseline, BaselineError};
 pub use events::{
     BuildFinished, BuildStarted, EVENTS_SCHEMA, EventsError, KIT_VERSION, RunEvent, RunFinished,
-    RunPartition, RunStarted, ScenarioFinished, ScenarioStarted, StepDone, VerdictEvent, events_of, parse_jsonl,
-    scenario_events, to_jsonl,
+    RunPartition, RunStarted, ScenarioFinished, ScenarioStarted, StepDone, VerdictEvent, events_of,
+    parse_jsonl, scenario_events, to_jsonl,
 };
 pub use merge::{MergeError, Merged, merge_streams, partition_warnings};
 pub use partition::Partition;

@@ -79,7 +79,12 @@ mod tests {
         for bad in ["0/2", "3/2", "a/b", "1/0", "2", "", "1/2/3", "-1/2"] {
             assert!(bad.parse::<Partition>().is_err(), "{bad}");
         }
-        assert!("0/2".parse::<Partition>().unwrap_err().contains("between 1 and 2"));
+        assert!(
+            "0/2"
+                .parse::<Partition>()
+                .unwrap_err()
+                .contains("between 1 and 2")
+        );
         assert!("a/b".parse::<Partition>().unwrap_err().contains("K/N"));
     }
 
