@@ -109,7 +109,7 @@ fn reindexed(e: &RunEvent, index: usize, done: usize, total: usize) -> RunEvent 
 }
 
 /// The first stream's `run_started`, after checking every stream against it.
-fn common_start<'a>(streams: &'a [(String, Vec<RunEvent>)]) -> Result<&'a RunStarted, MergeError> {
+fn common_start(streams: &[(String, Vec<RunEvent>)]) -> Result<&RunStarted, MergeError> {
     let mut first: Option<(&str, &RunStarted)> = None;
     for (file, events) in streams {
         let Some(RunEvent::RunStarted(start)) = events.first() else {
