@@ -46,7 +46,8 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Re-render the reports of a run from its saved event stream (`run --events FILE` or
     /// `run --format jsonl > FILE`). Prints the run's terminal output again and exits with the
-    /// run's exit code.
+    /// run's exit code. Several streams of one target (the shares of `run --partition K/N`)
+    /// merge into one report, exiting with the merged run's exit code.
     Report(ReportArgs),
     /// List the check catalog (`--rules`: the rules with their verbatim quotes).
     Checks {
@@ -124,9 +125,10 @@ pub struct ReportFiles {
 /// `report` arguments.
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
-    /// The saved event stream (JSONL).
-    #[arg(long)]
-    pub from: PathBuf,
+    /// The saved event stream (JSONL); several (`--from A --from B` or `--from A B`) merge into
+    /// one report: streams of one target and kit version, each scenario in one stream only.
+    #[arg(long, required = true, num_args = 1..)]
+    pub from: Vec<PathBuf>,
     /// Report files to write.
     #[command(flatten)]
     pub files: ReportFiles,
@@ -143,6 +145,11 @@ pub struct RunArgs {
     /// Only scenarios whose id, path or tag matches a glob.
     #[arg(long = "filter")]
     pub filters: Vec<String>,
+    /// Run only the K-th of N shares of the selected scenarios (after `--filter`), e.g. `2/4`:
+    /// the scenarios sorted by id and dealt round-robin, so the N shares of a CI matrix run
+    /// each scenario exactly once; merge their event streams with `report --from`.
+    #[arg(long, value_name = "K/N")]
+    pub partition: Option<runner::Partition>,
     /// Scenarios at once (default: number of cores).
     #[arg(long)]
     pub jobs: Option<usize>,
@@ -323,6 +330,7 @@ async fn run_command(args: RunArgs, out: &mut impl Write, err: &mut impl Write) 
         scenario_deadline: args.scenario_deadline,
         baseline,
         keep_dir: args.keep.clone(),
+        partition: args.partition,
         limits: crate::client::LimitOverrides {
             answer_mib: args.max_answer_mib,
             sse_event_mib: args.max_sse_event_mib,
@@ -412,24 +420,41 @@ fn write_reports(run: &RunResult, files: &ReportFiles, err: &mut impl Write) -> 
     Ok(())
 }
 
-/// `report --from`: the terminal output and report files of a saved stream.
+/// `report --from`: the terminal output and report files of a saved stream, or of several
+/// merged.
 fn report_command(args: &ReportArgs, out: &mut impl Write, err: &mut impl Write) -> u8 {
-    let text = match std::fs::read_to_string(&args.from) {
-        Ok(t) => t,
-        Err(e) => {
-            let _ = writeln!(err, "error: cannot read {}: {e}", args.from.display());
-            return exit::INVALID_INPUT;
+    let mut streams = Vec::with_capacity(args.from.len());
+    for path in &args.from {
+        let name = path.display().to_string();
+        let parsed = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {name}: {e}"))
+            .and_then(|text| runner::parse_jsonl(&name, &text).map_err(|e| e.to_string()));
+        match parsed {
+            Ok(events) => streams.push((name, events)),
+            Err(e) => {
+                let _ = writeln!(err, "error: {e}");
+                return exit::INVALID_INPUT;
+            }
         }
+    }
+    let replayed = match streams.as_slice() {
+        [(_, events)] => RunResult::from_events(events)
+            .map(|run| (events.clone(), run, runner::partition_warnings(&streams)))
+            .map_err(|e| e.to_string()),
+        _ => runner::merge_streams(&streams)
+            .map(|m| (m.events, m.run, m.warnings))
+            .map_err(|e| e.to_string()),
     };
-    let replayed = runner::parse_jsonl(&args.from.display().to_string(), &text)
-        .and_then(|events| RunResult::from_events(&events).map(|run| (events, run)));
-    let (events, run) = match replayed {
+    let (events, run, warnings) = match replayed {
         Ok(x) => x,
         Err(e) => {
             let _ = writeln!(err, "error: {e}");
             return exit::INVALID_INPUT;
         }
     };
+    for w in warnings {
+        let _ = writeln!(err, "warning: {w}");
+    }
     for e in &events {
         terminal_line(e, out);
     }

@@ -9,4 +9,5 @@ mod harness {
     mod runner;
     mod scenario_format;
     mod signals;
+    mod split;
 }

@@ -22,7 +22,13 @@ fn tag(v: Verdict) -> &'static str {
 /// target's build as a phase with its duration, and one line per finished scenario.
 pub fn event_line(e: &RunEvent) -> Option<String> {
     match e {
-        RunEvent::RunStarted(s) => Some(format!("running {} scenario(s)", s.scenarios)),
+        RunEvent::RunStarted(s) => Some(match s.partition {
+            None => format!("running {} scenario(s)", s.scenarios),
+            Some(p) => format!(
+                "running {} scenario(s): share {}/{} of {}",
+                s.scenarios, p.k, p.n, p.of
+            ),
+        }),
         RunEvent::BuildStarted(b) => Some(format!(
             "building the target: {} (once per run)",
             b.command.join(" ")

@@ -51,6 +51,20 @@ pub struct RunStarted {
     pub target: String,
     /// How many scenarios the run selected.
     pub scenarios: usize,
+    /// The share of the selection this run took (`run --partition K/N`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<RunPartition>,
+}
+
+/// `run_started.partition`: which share of the selected scenarios a partitioned run took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunPartition {
+    /// The share, 1-based.
+    pub k: usize,
+    /// How many shares.
+    pub n: usize,
+    /// How many scenarios were selected (after `--filter`) before the split.
+    pub of: usize,
 }
 
 /// `build_started`.
@@ -316,6 +330,7 @@ pub fn events_of(run: &RunResult) -> Vec<RunEvent> {
         kit_version: KIT_VERSION.into(),
         target: run.target.clone(),
         scenarios: total,
+        partition: None,
     })];
     for (i, s) in run.scenarios.iter().enumerate() {
         out.push(RunEvent::ScenarioStarted(ScenarioStarted {
@@ -462,6 +477,7 @@ mod tests {
             kit_version: KIT_VERSION.into(),
             target: "t".into(),
             scenarios: 1,
+            partition: None,
         })
     }
 

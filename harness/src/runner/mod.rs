@@ -8,6 +8,8 @@ mod baseline;
 mod events;
 mod exec;
 mod judge;
+mod merge;
+mod partition;
 mod scenario_run;
 
 use std::collections::BTreeMap;
@@ -20,9 +22,11 @@ use serde::{Deserialize, Serialize};
 pub use baseline::{Baseline, BaselineError};
 pub use events::{
     BuildFinished, BuildStarted, EVENTS_SCHEMA, EventsError, KIT_VERSION, RunEvent, RunFinished,
-    RunStarted, ScenarioFinished, ScenarioStarted, StepDone, VerdictEvent, events_of, parse_jsonl,
-    scenario_events, to_jsonl,
+    RunPartition, RunStarted, ScenarioFinished, ScenarioStarted, StepDone, VerdictEvent, events_of,
+    parse_jsonl, scenario_events, to_jsonl,
 };
+pub use merge::{MergeError, Merged, merge_streams, partition_warnings};
+pub use partition::Partition;
 
 use crate::checks::{CheckResult, Grading, Verdict};
 use crate::exit;
@@ -50,6 +54,8 @@ pub struct RunOptions {
     pub keep_dir: Option<PathBuf>,
     /// Read limits set on the command line (they win over the profile's).
     pub limits: crate::client::LimitOverrides,
+    /// Run only this share of the selected scenarios (`--partition K/N`).
+    pub partition: Option<Partition>,
 }
 
 impl Default for RunOptions {
@@ -64,6 +70,7 @@ impl Default for RunOptions {
             baseline: None,
             keep_dir: None,
             limits: crate::client::LimitOverrides::default(),
+            partition: None,
         }
     }
 }
@@ -241,6 +248,32 @@ fn matches_filter(s: &Scenario, filters: &[String]) -> bool {
         })
 }
 
+/// The scenarios a run takes: those matching the filters, then the run's share of them. Each
+/// comes with its `index` in the events: its position among all the filtered scenarios, so that
+/// the events of the shares of a partitioned run merge back into the unpartitioned order.
+fn select(
+    scenarios: &[Scenario],
+    opts: &RunOptions,
+) -> (Vec<Scenario>, Vec<usize>, Option<RunPartition>) {
+    let filtered: Vec<&Scenario> = scenarios
+        .iter()
+        .filter(|s| matches_filter(s, &opts.filters))
+        .collect();
+    let Some(p) = opts.partition else {
+        let positions = (0..filtered.len()).collect();
+        return (filtered.into_iter().cloned().collect(), positions, None);
+    };
+    let ids: Vec<&str> = filtered.iter().map(|s| s.spec.id.as_str()).collect();
+    let positions = p.select(&ids);
+    let selected = positions.iter().map(|&i| filtered[i].clone()).collect();
+    let info = RunPartition {
+        k: p.k,
+        n: p.n,
+        of: filtered.len(),
+    };
+    (selected, positions, Some(info))
+}
+
 /// Runs scenarios against a target and returns the results.
 pub async fn run(scenarios: &[Scenario], target: &Target, opts: &RunOptions) -> RunResult {
     run_with_events(scenarios, target, opts, |_| {}).await
@@ -288,17 +321,14 @@ pub async fn run_with_events(
         on_event,
     };
     let started = Instant::now();
-    let selected: Vec<Scenario> = scenarios
-        .iter()
-        .filter(|s| matches_filter(s, &opts.filters))
-        .cloned()
-        .collect();
+    let (selected, positions, partition) = select(scenarios, opts);
     let total = selected.len();
     out.emit(RunEvent::RunStarted(RunStarted {
         schema: EVENTS_SCHEMA.into(),
         kit_version: KIT_VERSION.into(),
         target: target.spec.name.clone(),
         scenarios: total,
+        partition,
     }));
     if opts.registry_url.is_none() && !target.spec.build.is_empty() {
         out.emit(RunEvent::BuildStarted(BuildStarted {
@@ -331,6 +361,7 @@ pub async fn run_with_events(
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut set = tokio::task::JoinSet::new();
     for (i, s) in selected.iter().cloned().enumerate() {
+        let index = positions[i];
         let (t, o, sem, tx) = (
             target.clone(),
             opts_arc.clone(),
@@ -340,13 +371,13 @@ pub async fn run_with_events(
         set.spawn(async move {
             let _permit = sem.acquire_owned().await;
             let _ = tx.send(RunEvent::ScenarioStarted(ScenarioStarted {
-                index: i,
+                index,
                 id: s.spec.id.clone(),
                 title: s.spec.title.clone(),
                 file: s.path.display().to_string(),
             }));
             let sink = exec::StepSink {
-                index: i,
+                index,
                 scenario: s.spec.id.clone(),
                 tx: tx.clone(),
             };
@@ -381,8 +412,8 @@ pub async fn run_with_events(
         result.reproduce = reproduce_command(&selected[i].path, &target.path);
         done += 1;
         // Its steps were reported live, as they finished.
-        result.steps = live_steps.remove(&i).unwrap_or_default();
-        for e in events::finished_events(i, done, total, &result) {
+        result.steps = live_steps.remove(&positions[i]).unwrap_or_default();
+        for e in events::finished_events(positions[i], done, total, &result) {
             out.emit(e);
         }
         results[i] = Some(result);
@@ -409,7 +440,7 @@ pub async fn run_with_events(
                     reproduce: reproduce_command(&selected[i].path, &target.path),
                 };
                 done += 1;
-                for e in scenario_events(i, done, total, &r) {
+                for e in scenario_events(positions[i], done, total, &r) {
                     out.emit(e);
                 }
                 r
