@@ -306,6 +306,43 @@ impl<F: FnMut(&RunEvent)> Emitter<F> {
     }
 }
 
+/// Runs the target's `build` once, as a phase of its own; its error, if it failed.
+async fn build_phase<F: FnMut(&RunEvent)>(
+    target: &Target,
+    out: &mut Emitter<F>,
+) -> Result<(), String> {
+    out.emit(RunEvent::BuildStarted(BuildStarted {
+        command: target.spec.build.clone(),
+    }));
+    let build_started = Instant::now();
+    let t = target.clone();
+    let built = tokio::task::spawn_blocking(move || t.build())
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()));
+    out.emit(RunEvent::BuildFinished(BuildFinished {
+        elapsed_ms: ms(build_started),
+        error: built.as_ref().err().cloned(),
+    }));
+    built
+}
+
+/// The result of a scenario whose task panicked.
+fn panicked(s: &Scenario, target_path: &std::path::Path) -> ScenarioResult {
+    ScenarioResult {
+        id: s.spec.id.clone(),
+        title: s.spec.title.clone(),
+        file: s.path.display().to_string(),
+        verdict: Verdict::Error,
+        checks: Vec::new(),
+        duration_ms: 0.0,
+        error: Some("the scenario task panicked".into()),
+        skipped: None,
+        output_tail: None,
+        steps: Vec::new(),
+        reproduce: reproduce_command(&s.path, target_path),
+    }
+}
+
 /// Like [`run`], calling `on_event` with each event of the run as it happens: `run_started`,
 /// the build, then `scenario_started` as scenarios get a slot and each finished scenario's
 /// steps, verdicts and summary (in finishing order), and `run_finished`. The result is
@@ -330,30 +367,19 @@ pub async fn run_with_events(
         scenarios: total,
         partition,
     }));
-    if opts.registry_url.is_none() && !target.spec.build.is_empty() {
-        out.emit(RunEvent::BuildStarted(BuildStarted {
-            command: target.spec.build.clone(),
-        }));
-        let build_started = Instant::now();
-        let t = target.clone();
-        let built = tokio::task::spawn_blocking(move || t.build())
-            .await
-            .unwrap_or_else(|e| Err(e.to_string()));
-        out.emit(RunEvent::BuildFinished(BuildFinished {
-            elapsed_ms: ms(build_started),
-            error: built.as_ref().err().cloned(),
-        }));
-        if let Err(e) = built {
-            let result = RunResult {
-                target: target.spec.name.clone(),
-                scenarios: Vec::new(),
-                stale: Vec::new(),
-                duration_ms: ms(started),
-                error: Some(format!("build failed: {e}")),
-            };
-            out.emit(events::run_finished(&result));
-            return replayed(&out.events, result);
-        }
+    if opts.registry_url.is_none()
+        && !target.spec.build.is_empty()
+        && let Err(e) = build_phase(target, &mut out).await
+    {
+        let result = RunResult {
+            target: target.spec.name.clone(),
+            scenarios: Vec::new(),
+            stale: Vec::new(),
+            duration_ms: ms(started),
+            error: Some(format!("build failed: {e}")),
+        };
+        out.emit(events::run_finished(&result));
+        return replayed(&out.events, result);
     }
     let target = Arc::new(target.clone());
     let opts_arc = Arc::new(opts.clone());
@@ -423,29 +449,15 @@ pub async fn run_with_events(
     }
     let mut scenarios = Vec::with_capacity(total);
     for (i, r) in results.into_iter().enumerate() {
-        let r = match r {
-            Some(r) => r,
-            None => {
-                let r = ScenarioResult {
-                    id: selected[i].spec.id.clone(),
-                    title: selected[i].spec.title.clone(),
-                    file: selected[i].path.display().to_string(),
-                    verdict: Verdict::Error,
-                    checks: Vec::new(),
-                    duration_ms: 0.0,
-                    error: Some("the scenario task panicked".into()),
-                    skipped: None,
-                    output_tail: None,
-                    steps: Vec::new(),
-                    reproduce: reproduce_command(&selected[i].path, &target.path),
-                };
-                done += 1;
-                for e in scenario_events(positions[i], done, total, &r) {
-                    out.emit(e);
-                }
-                r
+        let r = r.unwrap_or_else(|| {
+            // The scenario's task panicked: it is an error, reported like any finished one.
+            let r = panicked(&selected[i], &target.path);
+            done += 1;
+            for e in scenario_events(positions[i], done, total, &r) {
+                out.emit(e);
             }
-        };
+            r
+        });
         scenarios.push(r);
     }
     let stale = opts
