@@ -19,6 +19,7 @@ pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
     ("MCP-007", mcp_tool_errors),
     ("MCP-008", mcp_sse),
     ("MCP-009", responses),
+    ("MCP-011", mcp_tool_inputs),
 ];
 
 /// The actions that send an MCP request and expect its response.
@@ -45,27 +46,32 @@ pub(super) fn wire_valid(o: &Observed) -> Outcome {
         return Outcome::NotApplicable("no JSON-RPC message received".into());
     }
     let mut ev = Vec::new();
-    // JSON-RPC 2.0 §5: an error to a request that could not be parsed or attributed
-    // carries `"id": null`; the MCP schema lacks that shape, so it is a SHOULD matter.
-    let mut null_id = Vec::new();
+    // JSON-RPC 2.0 §5 gives an error to a request whose id could not be determined
+    // `"id": null`; MCP's error responses may omit the id "in error cases where the ID could
+    // not be read". Such an error is judged as the id-less error MCP's schema describes, so
+    // the null id alone is no violation. An id answering no request is MCP-009's matter.
     for m in &o.received {
-        let sink = if is_null_id_error(&m.message) {
-            &mut null_id
+        let message = if is_null_id_error(&m.message) {
+            let mut copy = m.message.clone();
+            if let Some(obj) = copy.as_object_mut() {
+                obj.remove("id");
+            }
+            copy
         } else {
-            &mut ev
+            m.message.clone()
         };
-        match wire::validate_mcp(&m.version, &m.message, m.request_method.as_deref()) {
-            Ok(v) => sink.extend(v.into_iter().map(|v| Evidence {
+        match wire::validate_mcp(&m.version, &message, m.request_method.as_deref()) {
+            Ok(v) => ev.extend(v.into_iter().map(|v| Evidence {
                 what: format!(
-                        "{} message {}",
-                        m.label,
-                        m.message
-                            .get("method")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned)
-                            .or_else(|| m.message.get("id").map(|i| format!("id {i}")))
-                            .unwrap_or_default()
-                    ),
+                    "{} message {}",
+                    m.label,
+                    m.message
+                        .get("method")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                        .or_else(|| m.message.get("id").map(|i| format!("id {i}")))
+                        .unwrap_or_default()
+                ),
                 expected: Some(format!("valid against MCP {} schema", m.version)),
                 seen: Some(format!("{} — {}", v.message, v.excerpt)),
                 path: Some(v.path),
@@ -78,14 +84,6 @@ pub(super) fn wire_valid(o: &Observed) -> Outcome {
     }
     if !ev.is_empty() {
         fail(format!("{} schema violation(s)", ev.len()), ev)
-    } else if !null_id.is_empty() {
-        Outcome::Should(
-            format!(
-                "{} error response(s) with \"id\": null (JSON-RPC 2.0 §5 for an unattributable request; not in the MCP schema)",
-                null_id.len()
-            ),
-            null_id,
-        )
     } else {
         Outcome::Pass
     }
@@ -323,10 +321,39 @@ pub(super) fn mcp_sessions(c: &CheckSpec, o: &Observed) -> Outcome {
     Outcome::Pass
 }
 
-/// MCP-007: an unknown tool gets a JSON-RPC error; invalid arguments an `isError` result or
-/// -32602 (`with: {unknown_tool: [steps], invalid_arguments: [steps]}`; default: calls of tools
-/// no `tools/list` listed, and calls whose arguments break the listed input schema).
-pub(super) fn mcp_tool_errors(c: &CheckSpec, o: &Observed) -> Outcome {
+/// `call`/raw `tools/call` steps classified against the tools their agent listed: calls of a
+/// tool not listed, calls whose arguments the listed `inputSchema` rejects, and calls a
+/// scenario names as invalid that the target's own schema accepts.
+struct ToolCalls<'a> {
+    unknown: Vec<&'a StepRecord>,
+    invalid: Vec<&'a StepRecord>,
+    schema_allows: Vec<&'a StepRecord>,
+}
+
+/// What the target's listing says of one call: `None` when its agent listed no tools,
+/// `Some(None)` for an unknown tool, `Some(Some(valid))` for a listed one.
+fn against_listing(listed: &[(Option<String>, Value)], s: &StepRecord) -> Option<Option<bool>> {
+    let (tool, args) = tool_call_of(s)?;
+    let of_agent: Vec<&Value> = listed
+        .iter()
+        .filter(|(a, _)| *a == s.agent)
+        .map(|(_, t)| t)
+        .collect();
+    if of_agent.is_empty() {
+        return None; // nothing to classify the call against
+    }
+    Some(
+        of_agent
+            .iter()
+            .find(|t| t.get("name").and_then(Value::as_str) == Some(tool.as_str()))
+            .map(|t| {
+                let schema = t.get("inputSchema").cloned().unwrap_or(json!({}));
+                jsonschema::validator_for(&schema).map_or(true, |v| v.is_valid(&args))
+            }),
+    )
+}
+
+fn tool_calls<'a>(c: &CheckSpec, o: &'a Observed) -> Result<ToolCalls<'a>, Outcome> {
     let listed: Vec<(Option<String>, Value)> = o
         .steps
         .iter()
@@ -338,50 +365,51 @@ pub(super) fn mcp_tool_errors(c: &CheckSpec, o: &Observed) -> Outcome {
                 .collect::<Vec<_>>()
         })
         .collect();
-    let p: params::McpToolErrors = match params(c) {
-        Ok(p) => p,
-        Err(o) => return o,
-    };
+    let p: params::McpToolErrors = params(c)?;
     let named_unknown = named_steps(o, p.unknown_tool.as_ref());
     let named_invalid = named_steps(o, p.invalid_arguments.as_ref());
-    let (mut unknown, mut invalid) = (Vec::new(), Vec::new());
+    let mut calls = ToolCalls {
+        unknown: Vec::new(),
+        invalid: Vec::new(),
+        schema_allows: Vec::new(),
+    };
     if named_unknown.is_none() && named_invalid.is_none() {
         for s in steps_of(o, c, &[ActionKind::Call, ActionKind::Raw]) {
-            let Some((tool, args)) = tool_call_of(s) else {
-                continue;
-            };
-            let of_agent: Vec<&Value> = listed
-                .iter()
-                .filter(|(a, _)| *a == s.agent)
-                .map(|(_, t)| t)
-                .collect();
-            if of_agent.is_empty() {
-                continue; // nothing to classify the call against
-            }
-            match of_agent
-                .iter()
-                .find(|t| t.get("name").and_then(Value::as_str) == Some(tool.as_str()))
-            {
-                None => unknown.push(s),
-                Some(t) => {
-                    let schema = t.get("inputSchema").cloned().unwrap_or(json!({}));
-                    if jsonschema::validator_for(&schema).is_ok_and(|v| !v.is_valid(&args)) {
-                        invalid.push(s);
-                    }
-                }
+            match against_listing(&listed, s) {
+                Some(None) => calls.unknown.push(s),
+                Some(Some(false)) => calls.invalid.push(s),
+                _ => {}
             }
         }
     }
-    let unknown = named_unknown.unwrap_or(unknown);
-    let invalid = named_invalid.unwrap_or(invalid);
-    if unknown.is_empty() && invalid.is_empty() {
-        return na("call of an unknown tool or with invalid arguments");
+    if let Some(named) = named_unknown {
+        calls.unknown = named;
+    }
+    // A call the scenario names as invalid is judged against the target's own schema.
+    for s in named_invalid.unwrap_or_default() {
+        match against_listing(&listed, s) {
+            Some(Some(false)) => calls.invalid.push(s),
+            Some(Some(true)) => calls.schema_allows.push(s),
+            _ => {}
+        }
+    }
+    Ok(calls)
+}
+
+/// MCP-007: a call of a tool the target did not list gets a JSON-RPC error (`with:
+/// {unknown_tool: [steps]}`; default: calls of tools no `tools/list` listed).
+pub(super) fn mcp_tool_errors(c: &CheckSpec, o: &Observed) -> Outcome {
+    let calls = match tool_calls(c, o) {
+        Ok(calls) => calls,
+        Err(o) => return o,
+    };
+    if calls.unknown.is_empty() {
+        return na("call of an unknown tool");
     }
     // An unknown tool "should be reported as an MCP error response": SHOULD.
-    let mut should = None;
-    for s in unknown {
-        if jsonrpc_error(s).is_none() && should.is_none() {
-            should = Some(Outcome::Should(
+    for s in calls.unknown {
+        if jsonrpc_error(s).is_none() {
+            return Outcome::Should(
                 format!(
                     "`{}` called an unknown tool without a JSON-RPC error",
                     s.name
@@ -393,17 +421,43 @@ pub(super) fn mcp_tool_errors(c: &CheckSpec, o: &Observed) -> Outcome {
                         .clone()
                         .unwrap_or_else(|| excerpt(result_or_null(s), 200)),
                 )],
-            ));
+            );
         }
     }
-    for s in invalid {
+    Outcome::Pass
+}
+
+/// MCP-011: "Servers MUST validate all tool inputs": a call whose arguments the target's own
+/// listed `inputSchema` rejects gets an `isError` result or a -32602 error (`with:
+/// {invalid_arguments: [steps]}` names candidates; a named call the target's schema accepts is
+/// not judged).
+pub(super) fn mcp_tool_inputs(c: &CheckSpec, o: &Observed) -> Outcome {
+    let calls = match tool_calls(c, o) {
+        Ok(calls) => calls,
+        Err(o) => return o,
+    };
+    if calls.invalid.is_empty() {
+        if let Some(s) = calls.schema_allows.first() {
+            return Outcome::NotApplicable(format!(
+                "the target's own inputSchema accepts the arguments of `{}`{}: no invalid input to judge",
+                s.name,
+                if calls.schema_allows.len() > 1 {
+                    format!(" (and {} more)", calls.schema_allows.len() - 1)
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        return na("call with arguments its listed inputSchema rejects");
+    }
+    for s in calls.invalid {
         let code = jsonrpc_error(s)
             .and_then(|e| e.get("code"))
             .and_then(Value::as_i64);
         if !(is_error_result(s) || code == Some(-32602)) {
             return fail(
                 format!(
-                    "`{}` sent invalid arguments without an isError result or -32602",
+                    "`{}` sent arguments its inputSchema rejects and got neither an isError result nor -32602",
                     s.name
                 ),
                 vec![Evidence::new(
@@ -422,7 +476,7 @@ pub(super) fn mcp_tool_errors(c: &CheckSpec, o: &Observed) -> Outcome {
             );
         }
     }
-    should.unwrap_or(Outcome::Pass)
+    Outcome::Pass
 }
 
 /// MCP-008: SSE events carry ids and one JSON-RPC message per `data:`.
