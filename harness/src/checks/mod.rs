@@ -318,8 +318,17 @@ pub fn evaluate(
         (true, Outcome::Inconclusive(_)) => Some(l.subject.title.clone()),
         _ => None,
     });
+    let prog_005_failed = listed
+        .iter()
+        .any(|l| l.subject.id() == "PROG-005" && matches!(l.outcome, Outcome::Fail(..)));
     for l in listed {
         let mut outcome = l.outcome;
+        if l.subject.id() == "PROG-012"
+            && matches!(outcome, Outcome::Fail(..))
+            && let Some(folded) = progress::folded_into_prog_005(observed, prog_005_failed)
+        {
+            outcome = folded;
+        }
         if let Some(premise) = &unmet
             && !l.premise
             && matches!(

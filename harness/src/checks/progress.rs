@@ -480,3 +480,26 @@ pub(super) fn prog_cancel(c: &CheckSpec, o: &Observed) -> Outcome {
     }
     Outcome::Pass
 }
+
+/// PROG-012 folded into PROG-005 (one cause, one finding): when the scenario's PROG-005 entry
+/// failed and no progress message uses the seed's `{agent} step N (llm|tool)` wording, a
+/// PROG-012 failure has no step numbers to judge and only repeats the wording PROG-005 reports.
+pub(super) fn folded_into_prog_005(o: &Observed, prog_005_failed: bool) -> Option<Outcome> {
+    if !prog_005_failed {
+        return None;
+    }
+    let step = Regex::new(r"\S step \d+ \((?:llm|tool)\)$").ok()?;
+    let worded = o.steps.iter().any(|s| {
+        progress_of(s).iter().any(|p| {
+            p.get("params")
+                .and_then(|q| q.get("message"))
+                .and_then(Value::as_str)
+                .is_some_and(|m| step.is_match(m))
+        })
+    });
+    (!worded).then(|| {
+        Outcome::NotApplicable(
+            "no progress message uses the seed's `{agent} step N (llm|tool)` wording, so there are no step numbers to judge: one cause, reported as this scenario's PROG-005 finding".into(),
+        )
+    })
+}
