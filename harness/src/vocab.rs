@@ -30,6 +30,16 @@ pub enum Capability {
     Logs,
     /// MCP sessions (`Mcp-Session-Id`, `DELETE`).
     Sessions,
+    /// Pallas deployment files: `agents.yaml` (or `PALLAS_AGENTS_CONFIG`), `.env`, `${VAR}`
+    /// expansion, and the errors a wrong file causes. Pallas-only.
+    PallasConfig,
+    /// Pallas's logging knobs: `PALLAS_LOG_LEVEL`, `PALLAS_LOG_FILE`, `PALLAS_LOG_STDERR`,
+    /// `logger.level`. Pallas-only.
+    PallasLogging,
+    /// Provider preflight at startup and `depends_on` start ordering. Pallas-only.
+    Preflight,
+    /// Single-agent mode (`pallas --agent NAME`: one agent, no registry). Pallas-only.
+    SingleAgent,
     /// The mcpctl agents contract (seed 002): pack scenarios under `scenarios/mcpctl/`.
     Mcpctl,
     /// The Percolate MCP contract (seed 003): pack scenarios under `scenarios/percolate/`.
@@ -40,7 +50,7 @@ pub enum Capability {
 
 impl Capability {
     /// Every capability, in declaration order.
-    pub const ALL: [Capability; 13] = [
+    pub const ALL: [Capability; 17] = [
         Self::Registry,
         Self::Health,
         Self::Progress,
@@ -51,10 +61,31 @@ impl Capability {
         Self::Reload,
         Self::Logs,
         Self::Sessions,
+        Self::PallasConfig,
+        Self::PallasLogging,
+        Self::Preflight,
+        Self::SingleAgent,
         Self::Mcpctl,
         Self::Percolate,
         Self::AgenticServer,
     ];
+
+    /// What only a Pallas has (its deployment, not the agent-over-MCP contract): a target that
+    /// is not a Pallas claims none of them, and every check or scenario needing one is `skip`.
+    pub const PALLAS_ONLY: [Capability; 7] = [
+        Self::Registry,
+        Self::Health,
+        Self::Metrics,
+        Self::PallasConfig,
+        Self::PallasLogging,
+        Self::Preflight,
+        Self::SingleAgent,
+    ];
+
+    /// Whether only a Pallas has it (see [`Self::PALLAS_ONLY`]).
+    pub fn is_pallas_only(self) -> bool {
+        Self::PALLAS_ONLY.contains(&self)
+    }
 
     /// The capabilities that select a contract pack of another system (a target claims at most
     /// the one it implements; Pallas targets claim none).
@@ -73,6 +104,10 @@ impl Capability {
             Self::Reload => "reload",
             Self::Logs => "logs",
             Self::Sessions => "sessions",
+            Self::PallasConfig => "pallas_config",
+            Self::PallasLogging => "pallas_logging",
+            Self::Preflight => "preflight",
+            Self::SingleAgent => "single_agent",
             Self::Mcpctl => "mcpctl",
             Self::Percolate => "percolate",
             Self::AgenticServer => "agentic_server",

@@ -151,6 +151,10 @@ pub const KNOWN: &[(&str, &str)] = &[
         "an unknown tool gets an `isError` result instead of a JSON-RPC error",
     ),
     (
+        "invalid-arguments-accepted",
+        "a `send_message` call without `message` runs as an empty message instead of an `isError` result",
+    ),
+    (
         "dotenv-overrides-env",
         "`.env` overrides a variable already set in the environment",
     ),

@@ -169,7 +169,7 @@ pub struct McpSessions {
     pub unknown_session: Option<OneOrMany>,
 }
 
-/// `MCP-007`.
+/// `MCP-007`, `MCP-011`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpToolErrors {
@@ -305,7 +305,12 @@ pub const PARAMS: &[ParamsDef] = &[
     with!(
         "MCP-007",
         McpToolErrors,
-        "`call`/raw `tools/call` steps of tools no `list_tools` listed get a JSON-RPC error; arguments invalid against the listed `inputSchema` get `isError` or -32602"
+        "`call`/raw `tools/call` steps of tools no `list_tools` listed get a JSON-RPC error"
+    ),
+    with!(
+        "MCP-011",
+        McpToolErrors,
+        "`call`/raw `tools/call` steps whose arguments the target's own listed `inputSchema` rejects get `isError` or -32602; a step named in `invalid_arguments` that the schema accepts is not judged"
     ),
     with!(
         "MCP-008",

@@ -16,10 +16,11 @@ pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
     ("MCP-004", content_types),
     ("MCP-005", mcp_accept),
     ("MCP-006", mcp_sessions),
-    ("MCP-007", mcp_tool_errors),
+    ("MCP-007", super::mcp_tools::mcp_tool_errors),
     ("MCP-008", mcp_sse),
     ("MCP-009", responses),
     ("MCP-010", one_response),
+    ("MCP-011", super::mcp_tools::mcp_tool_inputs),
 ];
 
 /// The actions that send an MCP request and expect its response.
@@ -46,27 +47,32 @@ pub(super) fn wire_valid(o: &Observed) -> Outcome {
         return Outcome::NotApplicable("no JSON-RPC message received".into());
     }
     let mut ev = Vec::new();
-    // JSON-RPC 2.0 §5: an error to a request that could not be parsed or attributed
-    // carries `"id": null`; the MCP schema lacks that shape, so it is a SHOULD matter.
-    let mut null_id = Vec::new();
+    // JSON-RPC 2.0 §5 gives an error to a request whose id could not be determined
+    // `"id": null`; MCP's error responses may omit the id "in error cases where the ID could
+    // not be read". Such an error is judged as the id-less error MCP's schema describes, so
+    // the null id alone is no violation. An id answering no request is MCP-009's matter.
     for m in &o.received {
-        let sink = if is_null_id_error(&m.message) {
-            &mut null_id
+        let message = if is_null_id_error(&m.message) {
+            let mut copy = m.message.clone();
+            if let Some(obj) = copy.as_object_mut() {
+                obj.remove("id");
+            }
+            copy
         } else {
-            &mut ev
+            m.message.clone()
         };
-        match wire::validate_mcp(&m.version, &m.message, m.request_method.as_deref()) {
-            Ok(v) => sink.extend(v.into_iter().map(|v| Evidence {
+        match wire::validate_mcp(&m.version, &message, m.request_method.as_deref()) {
+            Ok(v) => ev.extend(v.into_iter().map(|v| Evidence {
                 what: format!(
-                        "{} message {}",
-                        m.label,
-                        m.message
-                            .get("method")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned)
-                            .or_else(|| m.message.get("id").map(|i| format!("id {i}")))
-                            .unwrap_or_default()
-                    ),
+                    "{} message {}",
+                    m.label,
+                    m.message
+                        .get("method")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                        .or_else(|| m.message.get("id").map(|i| format!("id {i}")))
+                        .unwrap_or_default()
+                ),
                 expected: Some(format!("valid against MCP {} schema", m.version)),
                 seen: Some(format!("{} — {}", v.message, v.excerpt)),
                 path: Some(v.path),
@@ -79,14 +85,6 @@ pub(super) fn wire_valid(o: &Observed) -> Outcome {
     }
     if !ev.is_empty() {
         fail(format!("{} schema violation(s)", ev.len()), ev)
-    } else if !null_id.is_empty() {
-        Outcome::Should(
-            format!(
-                "{} error response(s) with \"id\": null (JSON-RPC 2.0 §5 for an unattributable request; not in the MCP schema)",
-                null_id.len()
-            ),
-            null_id,
-        )
     } else {
         Outcome::Pass
     }
@@ -414,108 +412,6 @@ pub(super) fn mcp_sessions(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     Outcome::Pass
-}
-
-/// MCP-007: an unknown tool gets a JSON-RPC error; invalid arguments an `isError` result or
-/// -32602 (`with: {unknown_tool: [steps], invalid_arguments: [steps]}`; default: calls of tools
-/// no `tools/list` listed, and calls whose arguments break the listed input schema).
-pub(super) fn mcp_tool_errors(c: &CheckSpec, o: &Observed) -> Outcome {
-    let listed: Vec<(Option<String>, Value)> = o
-        .steps
-        .iter()
-        .filter(|s| matches!(s.action(), Some(StepAction::ListTools(_))))
-        .flat_map(|s| {
-            super::health::tools_listed(s)
-                .iter()
-                .map(|t| (s.agent.clone(), t.clone()))
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    let p: params::McpToolErrors = match params(c) {
-        Ok(p) => p,
-        Err(o) => return o,
-    };
-    let named_unknown = named_steps(o, p.unknown_tool.as_ref());
-    let named_invalid = named_steps(o, p.invalid_arguments.as_ref());
-    let (mut unknown, mut invalid) = (Vec::new(), Vec::new());
-    if named_unknown.is_none() && named_invalid.is_none() {
-        for s in steps_of(o, c, &[ActionKind::Call, ActionKind::Raw]) {
-            let Some((tool, args)) = tool_call_of(s) else {
-                continue;
-            };
-            let of_agent: Vec<&Value> = listed
-                .iter()
-                .filter(|(a, _)| *a == s.agent)
-                .map(|(_, t)| t)
-                .collect();
-            if of_agent.is_empty() {
-                continue; // nothing to classify the call against
-            }
-            match of_agent
-                .iter()
-                .find(|t| t.get("name").and_then(Value::as_str) == Some(tool.as_str()))
-            {
-                None => unknown.push(s),
-                Some(t) => {
-                    let schema = t.get("inputSchema").cloned().unwrap_or(json!({}));
-                    if jsonschema::validator_for(&schema).is_ok_and(|v| !v.is_valid(&args)) {
-                        invalid.push(s);
-                    }
-                }
-            }
-        }
-    }
-    let unknown = named_unknown.unwrap_or(unknown);
-    let invalid = named_invalid.unwrap_or(invalid);
-    if unknown.is_empty() && invalid.is_empty() {
-        return na("call of an unknown tool or with invalid arguments");
-    }
-    // An unknown tool "should be reported as an MCP error response": SHOULD.
-    let mut should = None;
-    for s in unknown {
-        if jsonrpc_error(s).is_none() && should.is_none() {
-            should = Some(Outcome::Should(
-                format!(
-                    "`{}` called an unknown tool without a JSON-RPC error",
-                    s.name
-                ),
-                vec![Evidence::new(
-                    &s.name,
-                    "a JSON-RPC error",
-                    s.error
-                        .clone()
-                        .unwrap_or_else(|| excerpt(result_or_null(s), 200)),
-                )],
-            ));
-        }
-    }
-    for s in invalid {
-        let code = jsonrpc_error(s)
-            .and_then(|e| e.get("code"))
-            .and_then(Value::as_i64);
-        if !(is_error_result(s) || code == Some(-32602)) {
-            return fail(
-                format!(
-                    "`{}` sent invalid arguments without an isError result or -32602",
-                    s.name
-                ),
-                vec![Evidence::new(
-                    &s.name,
-                    "result.isError = true or error.code = -32602",
-                    s.error.clone().unwrap_or_else(|| {
-                        excerpt(
-                            s.observation
-                                .exchange()
-                                .and_then(|x| x.response.as_ref())
-                                .unwrap_or(&Value::Null),
-                            240,
-                        )
-                    }),
-                )],
-            );
-        }
-    }
-    should.unwrap_or(Outcome::Pass)
 }
 
 /// MCP-008: SSE events carry ids and one JSON-RPC message per `data:`.

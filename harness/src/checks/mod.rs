@@ -13,6 +13,7 @@ mod common;
 mod family_tests;
 mod health;
 mod mcp;
+mod mcp_tools;
 mod messages;
 mod metrics;
 mod progress;
@@ -170,6 +171,10 @@ pub(crate) fn run_builtin(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
 }
 
 /// A result for every check of `scenario` (and the automatic ones), graded and redacted.
+#[expect(
+    clippy::too_many_lines,
+    reason = "the entries of a scenario are judged in one pass: expansion, built-in or assertion, notes, then the premise over all of them"
+)]
 pub fn evaluate(
     scenario: &Scenario,
     observed: &Observed,
@@ -318,8 +323,17 @@ pub fn evaluate(
         (true, Outcome::Inconclusive(_)) => Some(l.subject.title.clone()),
         _ => None,
     });
+    let prog_005_failed = listed
+        .iter()
+        .any(|l| l.subject.id() == "PROG-005" && matches!(l.outcome, Outcome::Fail(..)));
     for l in listed {
         let mut outcome = l.outcome;
+        if l.subject.id() == "PROG-012"
+            && matches!(outcome, Outcome::Fail(..))
+            && let Some(folded) = progress::folded_into_prog_005(observed, prog_005_failed)
+        {
+            outcome = folded;
+        }
         if let Some(premise) = &unmet
             && !l.premise
             && matches!(

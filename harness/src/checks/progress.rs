@@ -24,6 +24,10 @@ pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
 ];
 
 #[allow(clippy::collapsible_match)]
+#[expect(
+    clippy::too_many_lines,
+    reason = "PROG-001 to PROG-007 judge one walk over each call's progress notifications, in order"
+)]
 pub(super) fn progress(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
     let steps = steps_of(o, c, &[ActionKind::Send, ActionKind::Call]);
     if steps.is_empty() {
@@ -218,6 +222,10 @@ fn token_steps<'a>(o: &'a Observed, c: &CheckSpec) -> Vec<&'a StepRecord> {
 }
 
 /// PROG-008: at least one `started` and one `completed|failed` per downstream tool invoked.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one walk attributes each journaled tool call to the progress that announces it, with the evidence of what is missing"
+)]
 pub(super) fn prog_coverage(c: &CheckSpec, o: &Observed) -> Outcome {
     let steps = token_steps(o, c);
     if steps.is_empty() {
@@ -479,4 +487,27 @@ pub(super) fn prog_cancel(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     Outcome::Pass
+}
+
+/// PROG-012 folded into PROG-005 (one cause, one finding): when the scenario's PROG-005 entry
+/// failed and no progress message uses the seed's `{agent} step N (llm|tool)` wording, a
+/// PROG-012 failure has no step numbers to judge and only repeats the wording PROG-005 reports.
+pub(super) fn folded_into_prog_005(o: &Observed, prog_005_failed: bool) -> Option<Outcome> {
+    if !prog_005_failed {
+        return None;
+    }
+    let step = Regex::new(r"\S step \d+ \((?:llm|tool)\)$").ok()?;
+    let worded = o.steps.iter().any(|s| {
+        progress_of(s).iter().any(|p| {
+            p.get("params")
+                .and_then(|q| q.get("message"))
+                .and_then(Value::as_str)
+                .is_some_and(|m| step.is_match(m))
+        })
+    });
+    (!worded).then(|| {
+        Outcome::NotApplicable(
+            "no progress message uses the seed's `{agent} step N (llm|tool)` wording, so there are no step numbers to judge: one cause, reported as this scenario's PROG-005 finding".into(),
+        )
+    })
 }

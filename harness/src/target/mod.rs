@@ -30,6 +30,8 @@ pub struct TargetSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub build: Vec<String>,
     /// Program and arguments, templated (`{{workspace}}`, `{{run.dir}}`, `{{ports.registry}}`).
+    /// The deployment's per-run arguments go where `{{run.args}}` stands (an element of its
+    /// own: one argument each; inside a `sh -c` script: shell-quoted), else at the end.
     pub command: Vec<String>,
     /// Environment, templated. The command line's `--target-env K=V` adds to it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

@@ -213,14 +213,7 @@ pub fn render_deployment(
     }
     env.retain(|(n, _)| !deployment.unset_env.contains(n));
     env_vars.clear();
-    let command: Vec<String> = target
-        .spec
-        .command
-        .iter()
-        .chain(deployment.args.iter())
-        .map(|c| render(c, &vars))
-        .collect::<Result<_, _>>()
-        .map_err(terr)?;
+    let command = command_line(&target.spec.command, &deployment.args, &vars).map_err(terr)?;
     let (program, args) = command
         .split_first()
         .map(|(p, a)| (p.clone(), a.to_vec()))
@@ -487,5 +480,82 @@ fn generate(
             }
             yaml(&json!({"mcp_servers": servers}))
         }
+    }
+}
+
+/// The template of the deployment's per-run arguments (`deployment.args`, e.g. `--agent NAME`).
+pub const RUN_ARGS: &str = "{{run.args}}";
+
+/// The command line: the profile's command with the deployment's per-run arguments placed
+/// where it says. An element that is exactly `{{run.args}}` becomes those arguments; inside a
+/// longer element (a `sh -c` script) `{{run.args}}` is the arguments shell-quoted; a command
+/// that names `{{run.args}}` nowhere gets them appended.
+pub(crate) fn command_line(
+    command: &[String],
+    args: &[String],
+    vars: &Vars,
+) -> Result<Vec<String>, crate::scenario::template::TemplateError> {
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| render(a, vars))
+        .collect::<Result<_, _>>()?;
+    let quoted = args
+        .iter()
+        .map(|a| shell_quote(a))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let placed = command.iter().any(|c| c.contains(RUN_ARGS));
+    let mut out = Vec::new();
+    for c in command {
+        if c == RUN_ARGS {
+            out.extend(args.iter().cloned());
+        } else {
+            let pieces: Vec<String> = c
+                .split(RUN_ARGS)
+                .map(|p| render(p, vars))
+                .collect::<Result<_, _>>()?;
+            out.push(pieces.join(&quoted));
+        }
+    }
+    if !placed {
+        out.extend(args);
+    }
+    Ok(out)
+}
+
+/// `s` as one POSIX shell word.
+fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./=:@%+-,".contains(c));
+    if plain {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod run_args_tests {
+    use super::*;
+
+    #[test]
+    fn run_args_are_placed_where_the_profile_says_or_appended() {
+        let vars = Vars::new();
+        let args = vec!["--agent".to_owned(), "it's".to_owned()];
+        let cmd = |c: &[&str]| c.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let line = command_line(
+            &cmd(&["sh", "-c", "exec serve {{run.args}} --x"]),
+            &args,
+            &vars,
+        );
+        assert_eq!(
+            line.ok(),
+            Some(cmd(&["sh", "-c", "exec serve --agent 'it'\\''s' --x"]))
+        );
+        let line = command_line(&cmd(&["serve", "{{run.args}}", "--x"]), &args, &vars);
+        assert_eq!(line.ok(), Some(cmd(&["serve", "--agent", "it's", "--x"])));
+        let line = command_line(&cmd(&["serve"]), &args, &vars);
+        assert_eq!(line.ok(), Some(cmd(&["serve", "--agent", "it's"])));
     }
 }

@@ -107,6 +107,7 @@ pub fn parse_send_message(arguments: Option<&JsonObject>) -> Result<SendMessageA
     let message = match arguments.get("message") {
         Some(Value::String(message)) => message.clone(),
         Some(_) => return Err("invalid arguments: `message` must be a string".to_owned()),
+        None if crate::defect!("invalid-arguments-accepted") => String::new(),
         None => return Err("invalid arguments: missing required argument `message`".to_owned()),
     };
     let mut images = Vec::new();

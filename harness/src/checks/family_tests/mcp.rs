@@ -111,7 +111,9 @@ fn mcp_007_classifies_calls_against_the_listed_tools() {
             json!({"status": 200, "result": {"isError": true}}),
         ),
     ]);
-    assert_eq!(run("MCP-007", &CheckSpec::default(), &o), Outcome::Pass);
+    assert_eq!(run("MCP-011", &CheckSpec::default(), &o), Outcome::Pass);
+    // An invalid call is no unknown tool: MCP-007 has nothing to judge.
+    assert!(skipped(&run("MCP-007", &CheckSpec::default(), &o)));
     let o = obs(vec![
         tools.clone(),
         call(
@@ -120,16 +122,43 @@ fn mcp_007_classifies_calls_against_the_listed_tools() {
             json!({"status": 200, "result": {"content": []}}),
         ),
     ]);
-    assert!(fails(&run("MCP-007", &CheckSpec::default(), &o)));
+    assert!(fails(&run("MCP-011", &CheckSpec::default(), &o)));
     let o = obs(vec![
-        tools,
+        tools.clone(),
         call(
             "echo",
             json!({"n": 1}),
             json!({"status": 200, "result": {}}),
         ),
     ]);
-    assert!(skipped(&run("MCP-007", &CheckSpec::default(), &o)));
+    assert!(skipped(&run("MCP-011", &CheckSpec::default(), &o)));
+    // A call the scenario names as invalid that the target's own schema accepts (an
+    // argument the schema allows) is not judged; one the schema rejects is.
+    let named = CheckSpec {
+        with: Some(json!({"invalid_arguments": ["call"]})),
+        ..CheckSpec::default()
+    };
+    let o = obs(vec![
+        tools.clone(),
+        call(
+            "echo",
+            json!({"n": 1, "images": "not a list"}),
+            json!({"status": 200, "result": {"content": []}}),
+        ),
+    ]);
+    let Outcome::NotApplicable(why) = run("MCP-011", &named, &o) else {
+        panic!("the target's schema accepts these arguments")
+    };
+    assert!(why.contains("inputSchema accepts"), "{why}");
+    let o = obs(vec![
+        tools,
+        call(
+            "echo",
+            json!({"images": []}),
+            json!({"status": 200, "result": {"content": []}}),
+        ),
+    ]);
+    assert!(fails(&run("MCP-011", &named, &o)));
 }
 
 #[test]

@@ -149,3 +149,48 @@ fn prog_003_says_when_the_seed_itself_prescribes_the_sequence() {
     };
     assert_eq!(reason, "progress went from 2 to 1");
 }
+
+#[test]
+fn prog_012_failing_on_the_wording_alone_is_folded_into_prog_005() {
+    use crate::checks::{Verdict, evaluate};
+    let scenario = crate::scenario::parse_str(
+        "t.yaml",
+        "id: t\ntitle: t\nsteps:\n  - name: call\n    send: {agent: harper, message: hi, progress_token: t}\nchecks:\n  - check: PROG-005\n  - check: PROG-012\n    assert:\n      output: {step: call, path: \"$.progress[?match(@.params.message, 'harper step 1 [(](llm|tool)[)]')]\", count: {equals: 1}}\n",
+    )
+    .expect("scenario parses");
+    let verdicts = |notes: Vec<serde_json::Value>| {
+        let results = evaluate(
+            &scenario,
+            &obs(vec![token_step(notes)]),
+            &|_| true,
+            crate::checks::Grading::default(),
+            &crate::redact::Redactor::default(),
+        );
+        let of = |id: &str| {
+            results
+                .iter()
+                .find(|r| r.id == id)
+                .map(|r| (r.verdict, r.reason.clone()))
+                .expect("reported")
+        };
+        (of("PROG-005"), of("PROG-012"))
+    };
+    // A breach at the check's level (PROG-005 is a SHOULD: warn).
+    let breach = |v: Verdict| matches!(v, Verdict::Fail | Verdict::Warn);
+    let t = json!("t");
+    // Another wording: PROG-005 fails; PROG-012 has no step numbers, one cause, one finding.
+    let (p5, p12) = verdicts(vec![note(t.clone(), 0.0, None, "Calling the model")]);
+    assert!(breach(p5.0), "{:?}", p5);
+    assert_eq!(p12.0, Verdict::Skip, "{}", p12.1);
+    assert!(p12.1.contains("PROG-005"), "{}", p12.1);
+    // The seed's wording counted from 0: PROG-005 passes and PROG-012 is its own finding.
+    let (p5, p12) = verdicts(vec![note(t.clone(), 0.0, None, "harper step 0 (llm)")]);
+    assert_eq!(p5.0, Verdict::Pass);
+    assert!(breach(p12.0), "{:?}", p12);
+    // Wrong wording beside a misnumbered step in the seed's wording: both are reported.
+    let (p5, p12) = verdicts(vec![
+        note(t.clone(), 0.0, None, "harper step 0 (llm)"),
+        note(t, 1.0, None, "Calling the model"),
+    ]);
+    assert!(breach(p5.0) && breach(p12.0), "{p5:?} {p12:?}");
+}

@@ -1,0 +1,167 @@
+//! Tool-call checks of the MCP family: an unknown tool gets a protocol error (MCP-007), and
+//! tool inputs are validated against the target's own `inputSchema` (MCP-011).
+
+use serde_json::{Value, json};
+
+use super::common::*;
+use super::{Evidence, Observed, Outcome, StepRecord, excerpt};
+use crate::catalog::params;
+use crate::scenario::{ActionKind, CheckSpec, StepAction};
+
+/// `call`/raw `tools/call` steps classified against the tools their agent listed: calls of a
+/// tool not listed, calls whose arguments the listed `inputSchema` rejects, and calls a
+/// scenario names as invalid that the target's own schema accepts.
+struct ToolCalls<'a> {
+    unknown: Vec<&'a StepRecord>,
+    invalid: Vec<&'a StepRecord>,
+    schema_allows: Vec<&'a StepRecord>,
+}
+
+/// What the target's listing says of one call: `None` when its agent listed no tools,
+/// `Some(None)` for an unknown tool, `Some(Some(valid))` for a listed one.
+fn against_listing(listed: &[(Option<String>, Value)], s: &StepRecord) -> Option<Option<bool>> {
+    let (tool, args) = tool_call_of(s)?;
+    let of_agent: Vec<&Value> = listed
+        .iter()
+        .filter(|(a, _)| *a == s.agent)
+        .map(|(_, t)| t)
+        .collect();
+    if of_agent.is_empty() {
+        return None; // nothing to classify the call against
+    }
+    Some(
+        of_agent
+            .iter()
+            .find(|t| t.get("name").and_then(Value::as_str) == Some(tool.as_str()))
+            .map(|t| {
+                let schema = t.get("inputSchema").cloned().unwrap_or(json!({}));
+                jsonschema::validator_for(&schema).map_or(true, |v| v.is_valid(&args))
+            }),
+    )
+}
+
+fn tool_calls<'a>(c: &CheckSpec, o: &'a Observed) -> Result<ToolCalls<'a>, Outcome> {
+    let listed: Vec<(Option<String>, Value)> = o
+        .steps
+        .iter()
+        .filter(|s| matches!(s.action(), Some(StepAction::ListTools(_))))
+        .flat_map(|s| {
+            super::health::tools_listed(s)
+                .iter()
+                .map(|t| (s.agent.clone(), t.clone()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let p: params::McpToolErrors = params(c)?;
+    let named_unknown = named_steps(o, p.unknown_tool.as_ref());
+    let named_invalid = named_steps(o, p.invalid_arguments.as_ref());
+    let mut calls = ToolCalls {
+        unknown: Vec::new(),
+        invalid: Vec::new(),
+        schema_allows: Vec::new(),
+    };
+    if named_unknown.is_none() && named_invalid.is_none() {
+        for s in steps_of(o, c, &[ActionKind::Call, ActionKind::Raw]) {
+            match against_listing(&listed, s) {
+                Some(None) => calls.unknown.push(s),
+                Some(Some(false)) => calls.invalid.push(s),
+                _ => {}
+            }
+        }
+    }
+    if let Some(named) = named_unknown {
+        calls.unknown = named;
+    }
+    // A call the scenario names as invalid is judged against the target's own schema.
+    for s in named_invalid.unwrap_or_default() {
+        match against_listing(&listed, s) {
+            Some(Some(false)) => calls.invalid.push(s),
+            Some(Some(true)) => calls.schema_allows.push(s),
+            _ => {}
+        }
+    }
+    Ok(calls)
+}
+
+/// MCP-007: a call of a tool the target did not list gets a JSON-RPC error (`with:
+/// {unknown_tool: [steps]}`; default: calls of tools no `tools/list` listed).
+pub(super) fn mcp_tool_errors(c: &CheckSpec, o: &Observed) -> Outcome {
+    let calls = match tool_calls(c, o) {
+        Ok(calls) => calls,
+        Err(o) => return o,
+    };
+    if calls.unknown.is_empty() {
+        return na("call of an unknown tool");
+    }
+    // An unknown tool "should be reported as an MCP error response": SHOULD.
+    for s in calls.unknown {
+        if jsonrpc_error(s).is_none() {
+            return Outcome::Should(
+                format!(
+                    "`{}` called an unknown tool without a JSON-RPC error",
+                    s.name
+                ),
+                vec![Evidence::new(
+                    &s.name,
+                    "a JSON-RPC error",
+                    s.error
+                        .clone()
+                        .unwrap_or_else(|| excerpt(result_or_null(s), 200)),
+                )],
+            );
+        }
+    }
+    Outcome::Pass
+}
+
+/// MCP-011: "Servers MUST validate all tool inputs": a call whose arguments the target's own
+/// listed `inputSchema` rejects gets an `isError` result or a -32602 error (`with:
+/// {invalid_arguments: [steps]}` names candidates; a named call the target's schema accepts is
+/// not judged).
+pub(super) fn mcp_tool_inputs(c: &CheckSpec, o: &Observed) -> Outcome {
+    let calls = match tool_calls(c, o) {
+        Ok(calls) => calls,
+        Err(o) => return o,
+    };
+    if calls.invalid.is_empty() {
+        if let Some(s) = calls.schema_allows.first() {
+            return Outcome::NotApplicable(format!(
+                "the target's own inputSchema accepts the arguments of `{}`{}: no invalid input to judge",
+                s.name,
+                if calls.schema_allows.len() > 1 {
+                    format!(" (and {} more)", calls.schema_allows.len() - 1)
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        return na("call with arguments its listed inputSchema rejects");
+    }
+    for s in calls.invalid {
+        let code = jsonrpc_error(s)
+            .and_then(|e| e.get("code"))
+            .and_then(Value::as_i64);
+        if !(is_error_result(s) || code == Some(-32602)) {
+            return fail(
+                format!(
+                    "`{}` sent arguments its inputSchema rejects and got neither an isError result nor -32602",
+                    s.name
+                ),
+                vec![Evidence::new(
+                    &s.name,
+                    "result.isError = true or error.code = -32602",
+                    s.error.clone().unwrap_or_else(|| {
+                        excerpt(
+                            s.observation
+                                .exchange()
+                                .and_then(|x| x.response.as_ref())
+                                .unwrap_or(&Value::Null),
+                            240,
+                        )
+                    }),
+                )],
+            );
+        }
+    }
+    Outcome::Pass
+}

@@ -1,0 +1,148 @@
+//! The capability vocabulary: the generic agent-over-MCP contract versus Pallas deployment.
+
+use std::path::{Path, PathBuf};
+
+use pallas_conformance::checks::{Grading, Observed, Verdict, evaluate};
+use pallas_conformance::redact::Redactor;
+use pallas_conformance::scenario::{self, Scenario};
+use pallas_conformance::target;
+use pallas_conformance::vocab::Capability;
+
+use super::common::scenarios_dir;
+
+/// The areas that exercise Pallas deployment, not the agent-over-MCP contract.
+const PALLAS_AREAS: [&str; 6] = [
+    "config", "logging", "startup", "registry", "health", "metrics",
+];
+/// The check families of those areas.
+const PALLAS_FAMILIES: [&str; 6] = ["CFG-", "LOG-", "START-", "REG-", "HEALTH-", "MET-"];
+
+fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            yaml_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "yaml")
+            && !p
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('_'))
+        {
+            out.push(p);
+        }
+    }
+}
+
+/// Every scenario outside `targets/` and the packs of other systems.
+fn pallas_scenarios() -> Vec<(String, Scenario)> {
+    let mut files = Vec::new();
+    yaml_files(&scenarios_dir(), &mut files);
+    files
+        .into_iter()
+        .filter_map(|f| {
+            let rel = f
+                .strip_prefix(scenarios_dir())
+                .unwrap()
+                .display()
+                .to_string();
+            let skip = ["targets/", "percolate/", "mcpctl/", "agentic-server/"]
+                .iter()
+                .any(|p| rel.starts_with(p));
+            (!skip).then(|| (rel, scenario::load_file(&f).expect("scenario loads")))
+        })
+        .collect()
+}
+
+#[test]
+fn every_check_of_the_pallas_families_needs_a_pallas_only_capability() {
+    let missing: Vec<String> = pallas_conformance::catalog::all()
+        .iter()
+        .filter(|d| PALLAS_FAMILIES.iter().any(|f| d.id.starts_with(f)))
+        .filter(|d| !d.capability.is_some_and(Capability::is_pallas_only))
+        .map(|d| format!("{} ({:?})", d.id, d.capability))
+        .collect();
+    assert!(missing.is_empty(), "not Pallas-only: {missing:?}");
+}
+
+#[test]
+fn every_scenario_of_the_pallas_areas_requires_a_pallas_only_capability() {
+    let missing: Vec<String> = pallas_scenarios()
+        .into_iter()
+        .filter(|(rel, _)| {
+            PALLAS_AREAS
+                .iter()
+                .any(|a| rel.starts_with(&format!("{a}/")))
+        })
+        .filter(|(_, s)| !s.spec.requires.iter().any(|c| c.is_pallas_only()))
+        .map(|(rel, _)| rel)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "a generic target would run: {missing:?}"
+    );
+}
+
+/// The claims of a target that is not a Pallas: every generic capability, no Pallas-only one.
+fn generic_only(c: Capability) -> bool {
+    !c.is_pallas_only() && !Capability::PACKS.contains(&c)
+}
+
+/// What a profile claims.
+type Claims = Box<dyn Fn(Capability) -> bool>;
+
+#[test]
+fn no_pallas_only_check_judges_a_target_that_does_not_claim_it() {
+    let mut profiles: Vec<(String, Claims)> = vec![("generic-only".into(), Box::new(generic_only))];
+    for name in ["fast-agent-0.7.22", "fast-agent-latest"] {
+        let t = target::load(&scenarios_dir().join(format!("targets/{name}.yaml"))).unwrap();
+        assert!(
+            !t.spec.capabilities.iter().any(|c| c.is_pallas_only()),
+            "{name} is not a Pallas"
+        );
+        profiles.push((name.into(), Box::new(move |c| t.claims(c))));
+    }
+    let mut judged = Vec::new();
+    let mut skipped_scenarios = 0;
+    for (name, claims) in &profiles {
+        for (rel, s) in pallas_scenarios() {
+            if s.spec.requires.iter().any(|c| !claims(*c)) {
+                skipped_scenarios += 1; // the runner skips the whole scenario, with the reason
+                continue;
+            }
+            // Nothing observed: whatever is not skipped is inconclusive or failing.
+            let results = evaluate(
+                &s,
+                &Observed::default(),
+                &|c| claims(c),
+                Grading::default(),
+                &Redactor::default(),
+            );
+            for r in results {
+                let pallas_only = pallas_conformance::catalog::get(&r.id)
+                    .and_then(|d| d.capability)
+                    .is_some_and(|c| c.is_pallas_only() && !claims(c));
+                if pallas_only && r.verdict != Verdict::Skip {
+                    judged.push(format!("{name}: {rel}: {} {:?}", r.id, r.verdict));
+                }
+            }
+        }
+    }
+    assert!(skipped_scenarios > 0, "the Pallas areas are skipped");
+    assert!(
+        judged.is_empty(),
+        "Pallas-only checks judged:\n{}",
+        judged.join("\n")
+    );
+}
+
+#[test]
+fn a_profile_claiming_an_unknown_capability_is_refused_with_a_did_you_mean() {
+    let text = "name: t\ncommand: [x]\nagent_url: \"http://127.0.0.1:1/mcp\"\ncapabilities: [progress, pallas_confg]\n";
+    let err = target::parse_str("t.yaml", text).expect_err("unknown capability");
+    let out = err.render_plain();
+    assert!(out.contains("pallas_confg"), "{out}");
+    assert!(out.contains("did you mean `pallas_config`"), "{out}");
+}
