@@ -116,6 +116,27 @@ class Pallas:
                 log.warning("%s agent %s: downstream %s auth header references unset variable %s",
                             self.prefix, name, server, var)
 
+    async def _defer_unreachable(self, name: str, fast: Any) -> None:
+        """fast-agent aborts an agent whose downstream fails to connect at startup; Pallas must keep
+        serving it and report `degraded` (seed 000 §2). A downstream that fails the health probe now
+        is started with fast-agent's `load_on_start: false` (its tools stay unavailable until the
+        next start); `get_health` keeps reporting it."""
+        from pallas.health import probe
+
+        settings = getattr(fast.app, "_config_or_path", None)
+        configured = getattr(getattr(settings, "mcp", None), "servers", None) or {}
+        names = [n for n in configured if configured[n].load_on_start]
+        agent_servers = {s for a in fast.agents.values() for s in (a.get("config").servers or [])} \
+            if isinstance(getattr(fast, "agents", None), dict) else set(names)
+        names = [n for n in names if n in agent_servers]
+        raw = self._resolve_downstream_servers(names)
+        results = await asyncio.gather(*(probe(n, raw[n]) for n in names if n in raw))
+        for n, up in zip([n for n in names if n in raw], results, strict=True):
+            if not up:
+                configured[n].load_on_start = False
+                log.warning("%s agent %s: downstream %s unreachable at startup; started without it",
+                            self.prefix, name, n)
+
     async def _start_agent(self, name: str) -> None:
         from pallas.health import register_health_tool
         from pallas.multimodal_server import MultimodalAgentMCPServer
@@ -123,6 +144,10 @@ class Pallas:
         module_path, port = self.agents[name]
         fast = importlib.import_module(module_path).fast
         scope = self.deployment["agents"][name].get("instance_scope") or "shared"
+        try:
+            await self._defer_unreachable(name, fast)
+        except Exception:
+            log.exception("%s agent %s: startup probe of the downstream servers failed", self.prefix, name)
         async with fast.run():
             primary = fast._server_managed_instances[0]
             agent_name = name if name in primary.agents else next(iter(primary.agents))
