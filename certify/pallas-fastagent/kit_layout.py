@@ -14,6 +14,7 @@ this step.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -52,7 +53,7 @@ def _module_source(name: str, card: dict, instruction: str) -> str:
 
 
 def main(root: Path) -> int:
-    path = root / "agents.yaml"
+    path = root / os.environ.get("PALLAS_AGENTS_CONFIG", "agents.yaml")
     try:
         doc = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError):
@@ -69,7 +70,7 @@ def main(root: Path) -> int:
         if card_rel is not None and "module" not in entry:
             entry["module"] = f"agents.{name}"
         module = entry.get("module")
-        card_path = root / (card_rel or f"agents/{name}.md")
+        card_path = path.parent / card_rel if card_rel else root / f"agents/{name}.md"
         if not isinstance(module, str) or not card_path.exists():
             continue
         target = root / Path(*module.split(".")).with_suffix(".py")

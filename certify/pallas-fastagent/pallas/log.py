@@ -35,11 +35,12 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(doc, default=str)
 
 
-def _level(name: str | None, default: int) -> int:
+def _level(name: str | None) -> int | None:
+    """A Python level name (`debug`, `INFO`, `warning`…); anything else counts as unset."""
     if not name:
-        return default
-    value = logging.getLevelName(name.strip().upper())
-    return value if isinstance(value, int) else default
+        return None
+    value = logging.getLevelName(str(name).strip().upper())
+    return value if isinstance(value, int) else None
 
 
 def setup_logging(config_level: str | None) -> None:
@@ -47,8 +48,8 @@ def setup_logging(config_level: str | None) -> None:
     `PALLAS_ROOT_LOG_LEVEL` (default `max(pallas_level, INFO)`) for the root logger; the rotating
     JSON file `PALLAS_LOG_FILE` (default `~/.local/state/pallas/pallas.log`, 10 MB x 5) always
     on; `PALLAS_LOG_STDERR` adds a JSON handler on `sys.__stderr__`."""
-    pallas_level = _level(os.environ.get("PALLAS_LOG_LEVEL") or config_level, logging.INFO)
-    root_level = _level(os.environ.get("PALLAS_ROOT_LOG_LEVEL"), max(pallas_level, logging.INFO))
+    pallas_level = _level(os.environ.get("PALLAS_LOG_LEVEL")) or _level(config_level) or logging.INFO
+    root_level = _level(os.environ.get("PALLAS_ROOT_LOG_LEVEL")) or max(pallas_level, logging.INFO)
     formatter = JsonFormatter()
     handlers: list[logging.Handler] = []
     path = Path(os.environ.get("PALLAS_LOG_FILE") or "~/.local/state/pallas/pallas.log").expanduser()

@@ -40,8 +40,9 @@ def catalogue(deployment: dict, config: dict, updated_at: str) -> dict:
             "name": f"{prefix}/{key.replace('_', '-')}",
             "title": agent.get("title") or key.title(),
         }
-        if agent.get("description"):
-            server["description"] = agent["description"]
+        # Optional in agents.yaml, required by the MCP server schema the registry follows: the
+        # title stands in when the deployment gives none.
+        server["description"] = agent.get("description") or server["title"]
         server["version"] = str(deployment.get("version") or "1.0.0")
         server["remotes"] = [{"type": "streamable-http", "url": f"http://{host}:{agent['port']}/mcp"}]
         if caps is not None:
