@@ -109,6 +109,9 @@ def _patch_prepare_headers() -> None:
     cm._prepare_headers_and_auth = patched
 
 
+_OPERATIONS = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}
+
+
 def _patch_execute_on_server() -> None:
     from fast_agent.mcp.mcp_aggregator import MCPAggregator
 
@@ -118,10 +121,14 @@ def _patch_execute_on_server() -> None:
 
     async def patched(self, server_name, operation_type, operation_name, *args, **kwargs):
         agent = getattr(self, "agent_name", None) or "unknown"
+        # seed 001: "`operation` is the fast-agent operation type (`tool`, `prompt`, `resource`, …)";
+        # fast-agent 0.7.22 names a dispatch by its MCP method (`tools/call`): the seed's names.
+        operation = _OPERATIONS.get(operation_type, operation_type)
         start = time.perf_counter()
         outcome = "ok"
         try:
             result = await original(self, server_name, operation_type, operation_name, *args, **kwargs)
+            trace.debug("_execute_on_server %s %s/%s done", operation_type, server_name, operation_name)
             if getattr(result, "isError", False):
                 outcome = "error"
             return result
@@ -130,8 +137,8 @@ def _patch_execute_on_server() -> None:
             trace.exception("_execute_on_server %s %s/%s failed", operation_type, server_name, operation_name)
             raise
         finally:
-            metrics.TOOL_CALLS.labels(agent, server_name, operation_type, outcome).inc()
-            metrics.TOOL_DURATION.labels(agent, server_name, operation_type).observe(
+            metrics.TOOL_CALLS.labels(agent, server_name, operation, outcome).inc()
+            metrics.TOOL_DURATION.labels(agent, server_name, operation).observe(
                 time.perf_counter() - start
             )
 

@@ -193,6 +193,7 @@ def register_health_tool(server: Any, agent_name: str, downstream: dict[str, dic
         names = list(downstream)
         reachable = await asyncio.gather(*(probe(n, downstream[n]) for n in names))
         for n, up in zip(names, reachable, strict=True):
+            log.debug("probe of %s for %s: %s", n, agent_name, "reachable" if up else "unreachable")
             metrics.DOWNSTREAM_UP.labels(agent_name, n).set(1 if up else 0)
         problems = []
         down = [n for n, up in zip(names, reachable, strict=True) if not up]

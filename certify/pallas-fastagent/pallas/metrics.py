@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4, Counter, Gauge, Histogram, generate_latest
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -28,7 +28,8 @@ HEALTH_STATUS = Gauge("pallas_agent_health_status", "Last get_health: 1 ok, 0.5 
 
 async def metrics_endpoint(request: Request) -> Response:
     del request
-    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+    # seed 001: "Returns Prometheus text exposition format (`text/plain; version=0.0.4`)".
+    return Response(generate_latest(), headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4})
 
 
 def record_usage(agent_name: str, turns: list) -> None:

@@ -105,6 +105,8 @@ class MultimodalAgentMCPServer(AgentMCPServer):
         from fast_agent.mcp.auth.context import request_bearer_token
 
         token = _inbound_bearer()
+        log.debug("send_message to %s (%d image(s), bearer %s)", agent_name, len(images or []),
+                  "present" if token else "absent")
         saved = request_bearer_token.set(token)
         published = []
         if token:

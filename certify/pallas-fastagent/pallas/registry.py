@@ -42,7 +42,9 @@ def catalogue(deployment: dict, config: dict, updated_at: str) -> dict:
         }
         # Optional in agents.yaml, required by the MCP server schema the registry follows: the
         # title stands in when the deployment gives none.
-        server["description"] = agent.get("description") or server["title"]
+        # The schema's maxLength is 100: a longer description is cut to fit.
+        description = str(agent.get("description") or server["title"])
+        server["description"] = description if len(description) <= 100 else description[:99] + "…"
         server["version"] = str(deployment.get("version") or "1.0.0")
         server["remotes"] = [{"type": "streamable-http", "url": f"http://{host}:{agent['port']}/mcp"}]
         if caps is not None:
