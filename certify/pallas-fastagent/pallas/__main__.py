@@ -1,0 +1,5 @@
+import sys
+
+from pallas.server import main
+
+sys.exit(main())
