@@ -90,10 +90,12 @@ fn generic_only(c: Capability) -> bool {
     !c.is_pallas_only() && !Capability::PACKS.contains(&c)
 }
 
+/// What a profile claims.
+type Claims = Box<dyn Fn(Capability) -> bool>;
+
 #[test]
 fn no_pallas_only_check_judges_a_target_that_does_not_claim_it() {
-    let mut profiles: Vec<(String, Box<dyn Fn(Capability) -> bool>)> =
-        vec![("generic-only".into(), Box::new(generic_only))];
+    let mut profiles: Vec<(String, Claims)> = vec![("generic-only".into(), Box::new(generic_only))];
     for name in ["fast-agent-0.7.22", "fast-agent-latest"] {
         let t = target::load(&scenarios_dir().join(format!("targets/{name}.yaml"))).unwrap();
         assert!(
