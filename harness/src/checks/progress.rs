@@ -496,7 +496,9 @@ pub(super) fn folded_into_prog_005(o: &Observed, prog_005_failed: bool) -> Optio
     if !prog_005_failed {
         return None;
     }
-    let step = Regex::new(r"\S step \d+ \((?:llm|tool)\)$").ok()?;
+    // The whole message is `{agent} step N (llm|tool)`; an agent name has no `/`, `:` or space
+    // (`harper/agent_loop: step 1 (llm)` is another wording).
+    let step = Regex::new(r"^[^\s/:]+ step \d+ \((?:llm|tool)\)$").ok()?;
     let worded = o.steps.iter().any(|s| {
         progress_of(s).iter().any(|p| {
             p.get("params")

@@ -183,6 +183,18 @@ fn prog_012_failing_on_the_wording_alone_is_folded_into_prog_005() {
     assert!(breach(p5.0), "{:?}", p5);
     assert_eq!(p12.0, Verdict::Skip, "{}", p12.1);
     assert!(p12.1.contains("PROG-005"), "{}", p12.1);
+    // A wording that only resembles the seed's (fast-agent's `{agent}/agent_loop: step N`).
+    let (p5, p12) = verdicts(vec![
+        note(t.clone(), 0.0, None, "harper/agent_loop: step 1 (llm)"),
+        note(
+            t.clone(),
+            1.0,
+            None,
+            "harper/agent_loop: step 2 (tool argos__search)",
+        ),
+    ]);
+    assert!(breach(p5.0), "{:?}", p5);
+    assert_eq!(p12.0, Verdict::Skip, "{}", p12.1);
     // The seed's wording counted from 0: PROG-005 passes and PROG-012 is its own finding.
     let (p5, p12) = verdicts(vec![note(t.clone(), 0.0, None, "harper step 0 (llm)")]);
     assert_eq!(p5.0, Verdict::Pass);
