@@ -163,7 +163,12 @@ pub(super) fn from_client(
         Ok(x) => ActionOutput {
             timed_out: x.timed_out,
             // What a timeout hid: an answer to another id, a cut connection, an unreadable event.
-            error: x.response.is_none().then(|| x.problem.clone()).flatten(),
+            // An HTTP error status is itself the answer a step observes (a 406 for a wrong
+            // Accept, a 404 for an unknown session): its body's id is judged by the checks
+            // (MCP-001, MCP-009), it does not stop the step.
+            error: (x.response.is_none() && !(400..600).contains(&x.status))
+                .then(|| x.problem.clone())
+                .flatten(),
             observation: observation(x),
         },
         Err(e) => ActionOutput::failed(e.to_string(), matches!(e, ClientError::Timeout { .. })),

@@ -80,9 +80,8 @@ pub(super) fn agent_module(project: &str, name: &str, a: &AgentSpec) -> String {
     if let Some(m) = &a.model {
         args.push(format!("model={}", s(m)));
     }
-    if let Some(d) = &a.description {
-        args.push(format!("description={}", s(d)));
-    }
+    // No `description=`: fast-agent's `@fast.agent` takes none; the agent's description is
+    // `agents.<name>.description` in agents.yaml (seed 001), which the agents_yaml generator writes.
     let mut imports = String::from("from fast_agent import FastAgent\n");
     if let Some(Value::Object(rp)) = &a.request_params {
         imports.push_str("from fast_agent.types import RequestParams\n");
