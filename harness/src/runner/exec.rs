@@ -96,6 +96,14 @@ impl Shared {
     }
 }
 
+/// A step's error as reports show it: redacted, and bounded with its full size stated.
+pub(super) fn step_error(redactor: &Redactor, error: &str) -> String {
+    crate::client::evidence::bounded_text(
+        &redactor.text(error),
+        crate::client::evidence::EVIDENCE_MAX,
+    )
+}
+
 /// The agent a connection name stands for: the agent an alias was connected
 /// to, or the name itself when it is not an alias.
 pub fn agent_of_alias<'a>(aliases: &'a BTreeMap<String, String>, name: &'a str) -> &'a str {
@@ -406,12 +414,7 @@ impl Exec {
                     name: record.name.clone(),
                     action: record.action.clone(),
                     elapsed_ms: record.elapsed_ms,
-                    error: record.error.as_ref().map(|e| {
-                        crate::client::evidence::bounded_text(
-                            &redactor.text(e),
-                            crate::client::evidence::EVIDENCE_MAX,
-                        )
-                    }),
+                    error: record.error.as_deref().map(|e| step_error(&redactor, e)),
                     timed_out: record.timed_out,
                 }));
             }

@@ -328,19 +328,10 @@ async fn build_phase<F: FnMut(&RunEvent)>(
 
 /// The result of a scenario whose task panicked.
 fn panicked(s: &Scenario, target_path: &std::path::Path) -> ScenarioResult {
-    ScenarioResult {
-        id: s.spec.id.clone(),
-        title: s.spec.title.clone(),
-        file: s.path.display().to_string(),
-        verdict: Verdict::Error,
-        checks: Vec::new(),
-        duration_ms: 0.0,
-        error: Some("the scenario task panicked".into()),
-        skipped: None,
-        output_tail: None,
-        steps: Vec::new(),
-        reproduce: reproduce_command(&s.path, target_path),
-    }
+    let mut r = scenario_run::errored(s, Instant::now(), "the scenario task panicked".into(), None);
+    r.duration_ms = 0.0;
+    r.reproduce = reproduce_command(&s.path, target_path);
+    r
 }
 
 /// Like [`run`], calling `on_event` with each event of the run as it happens: `run_started`,

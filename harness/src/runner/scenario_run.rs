@@ -60,7 +60,14 @@ fn skipped(s: &Scenario, reason: String) -> ScenarioResult {
     }
 }
 
-fn errored(s: &Scenario, started: Instant, error: String, tail: Option<String>) -> ScenarioResult {
+/// The result of a scenario that could not run: an error with its reason and, when the
+/// implementation ran, its output tail.
+pub(super) fn errored(
+    s: &Scenario,
+    started: Instant,
+    error: String,
+    tail: Option<String>,
+) -> ScenarioResult {
     ScenarioResult {
         id: s.spec.id.clone(),
         title: s.spec.title.clone(),
@@ -508,12 +515,10 @@ fn step_summaries(observed: &Observed, redactor: &Redactor) -> Vec<StepSummary> 
             name: r.name.clone(),
             action: r.action.clone(),
             elapsed_ms: r.elapsed_ms,
-            error: r.error.as_ref().map(|e| {
-                crate::client::evidence::bounded_text(
-                    &redactor.text(e),
-                    crate::client::evidence::EVIDENCE_MAX,
-                )
-            }),
+            error: r
+                .error
+                .as_deref()
+                .map(|e| super::exec::step_error(redactor, e)),
             timed_out: r.timed_out,
         })
         .collect()
