@@ -30,6 +30,7 @@ pub mod exit;
 pub mod load;
 pub mod log_format;
 pub mod observation;
+pub mod ports;
 pub mod process;
 pub mod redact;
 pub mod report;
