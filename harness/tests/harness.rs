@@ -6,6 +6,7 @@ mod harness {
     mod capabilities;
     pub mod common;
     mod events;
+    mod profiles;
     mod reports;
     mod runner;
     mod scenario_format;

@@ -21,16 +21,29 @@ const DRAIN_EVERY: Duration = Duration::from_millis(250);
 
 /// Runs the load described by `opts`.
 pub async fn run(opts: &LoadOptions) -> Result<LoadReport, LoadError> {
-    let (deployed, url, tool, pid, target_name, scope) = match &opts.endpoint {
-        Endpoint::Url { url, tool, pid } => (None, url.clone(), tool.clone(), *pid, "url", None),
+    let (deployed, url, tool, pid, target_name, scope, arguments) = match &opts.endpoint {
+        Endpoint::Url { url, tool, pid } => {
+            let arguments = serde_json::json!({ "message": opts.message });
+            (
+                None,
+                url.clone(),
+                tool.clone(),
+                *pid,
+                "url",
+                None,
+                arguments,
+            )
+        }
         Endpoint::Target { target, deploy } => {
             let d = deploy::deploy(target, deploy).await?;
             let (url, tool, pid) = (d.url.clone(), d.tool.clone(), d.pid);
             let name = target.spec.name.as_str();
-            (Some(d), url, tool, pid, name, deploy.instance_scope.clone())
+            let arguments = target.message_arguments(deploy::AGENT, &opts.message);
+            let scope = deploy.instance_scope.clone();
+            (Some(d), url, tool, pid, name, scope, arguments)
         }
     };
-    let result = drive(opts, &url, &tool, pid, deployed.as_ref()).await;
+    let result = drive(opts, &url, &tool, &arguments, pid, deployed.as_ref()).await;
     if let Some(d) = deployed {
         d.stop().await;
     }
@@ -63,6 +76,7 @@ async fn drive(
     opts: &LoadOptions,
     url: &str,
     tool: &str,
+    arguments: &serde_json::Value,
     pid: Option<u32>,
     deployed: Option<&Deployed>,
 ) -> Result<LoadReport, LoadError> {
@@ -128,7 +142,7 @@ async fn drive(
     for (i, session) in sessions.into_iter().enumerate() {
         let plan = Plan {
             tool: tool.to_owned(),
-            message: opts.message.clone(),
+            arguments: arguments.clone(),
             start,
             origin,
             end,
@@ -188,7 +202,8 @@ async fn drive(
 /// What one session does.
 struct Plan {
     tool: String,
-    message: String,
+    /// The message tool's arguments (the profile's template, filled).
+    arguments: serde_json::Value,
     start: Instant,
     origin: Instant,
     end: Option<Instant>,
@@ -233,7 +248,7 @@ async fn drive_session(
         } else {
             Instant::now()
         };
-        let outcome = session.call(&plan.tool, &plan.message).await;
+        let outcome = session.call(&plan.tool, &plan.arguments).await;
         let now = Instant::now();
         if warmup {
             tally.warmup_calls += 1;

@@ -107,13 +107,14 @@ impl Session {
         Ok(session)
     }
 
-    /// Calls `tool` with `{"message": message}`; `Ok` only for a result without `isError`.
-    pub async fn call(&mut self, tool: &str, message: &str) -> Result<(), ErrorKind> {
+    /// Calls `tool` with `arguments` (e.g. `{"message": …}`); `Ok` only for a result without
+    /// `isError`.
+    pub async fn call(&mut self, tool: &str, arguments: &Value) -> Result<(), ErrorKind> {
         let id = self.next_id;
         self.next_id += 1;
         let body = json!({
             "jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": tool, "arguments": {"message": message}}
+            "params": {"name": tool, "arguments": arguments}
         });
         let (response, _) = self.exchange(&body, Some(id)).await?;
         if response.get("error").is_some() {

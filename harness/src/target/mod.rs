@@ -56,6 +56,12 @@ pub struct TargetSpec {
     /// Name of the message tool: `send_message`, or a template such as `{agent}`.
     #[serde(default = "default_message_tool")]
     pub message_tool: String,
+    /// The message tool's arguments, templated: an object whose string values may hold
+    /// `{message}` (the message sent) and `{agent}` (the agent's name), at any depth; other
+    /// values are sent as written. Absent: `{"message": "{message}"}`. At least one string
+    /// must hold `{message}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_arguments: Option<BTreeMap<String, serde_json::Value>>,
     /// Name of the health tool.
     #[serde(default = "default_health_tool")]
     pub health_tool: String,
@@ -203,6 +209,20 @@ impl Target {
         self.spec.message_tool.replace("{agent}", agent)
     }
 
+    /// The message tool's arguments for `message` sent to `agent` (the profile's
+    /// `message_arguments`, default `{"message": message}`).
+    pub fn message_arguments(&self, agent: &str, message: &str) -> serde_json::Value {
+        match &self.spec.message_arguments {
+            None => serde_json::json!({ "message": message }),
+            Some(template) => serde_json::Value::Object(
+                template
+                    .iter()
+                    .map(|(k, v)| (k.clone(), fill_message_template(v, agent, message)))
+                    .collect(),
+            ),
+        }
+    }
+
     /// Whether the target claims a capability.
     pub fn claims(&self, cap: Capability) -> bool {
         self.spec.capabilities.contains(&cap)
@@ -236,6 +256,56 @@ impl Target {
                     .join("\n")
             ))
         }
+    }
+}
+
+/// Replaces `{agent}` and `{message}` in every string of `v`, in one pass (a message holding
+/// `{agent}` is sent as written).
+fn fill_message_template(v: &serde_json::Value, agent: &str, message: &str) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => {
+            let mut out = String::with_capacity(s.len() + message.len());
+            let mut rest = s.as_str();
+            while let Some(i) = rest.find('{') {
+                out.push_str(&rest[..i]);
+                let tail = &rest[i..];
+                if let Some(after) = tail.strip_prefix("{message}") {
+                    out.push_str(message);
+                    rest = after;
+                } else if let Some(after) = tail.strip_prefix("{agent}") {
+                    out.push_str(agent);
+                    rest = after;
+                } else {
+                    out.push('{');
+                    rest = &tail[1..];
+                }
+            }
+            out.push_str(rest);
+            Value::String(out)
+        }
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|i| fill_message_template(i, agent, message))
+                .collect(),
+        ),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), fill_message_template(v, agent, message)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Whether some string of `v`, at any depth, holds `{message}`.
+fn holds_message(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::String(s) => s.contains("{message}"),
+        serde_json::Value::Array(items) => items.iter().any(holds_message),
+        serde_json::Value::Object(map) => map.values().any(holds_message),
+        _ => false,
     }
 }
 
@@ -291,6 +361,22 @@ pub fn parse_str(file: &str, text: &str) -> Result<TargetSpec, InvalidFiles> {
                 None,
             ));
         }
+    }
+    if let Some(template) = &spec.message_arguments
+        && !template.values().any(holds_message)
+    {
+        let line = text
+            .lines()
+            .position(|l| l.trim_start().starts_with("message_arguments:"))
+            .map_or(0, |p| p + 1);
+        errors.push(crate::scenario::SpecError::at(
+            file,
+            text,
+            line,
+            1,
+            "`message_arguments` sends no `{message}`: no string value holds it",
+            Some("e.g. `message_arguments: {message: \"{message}\"}`".into()),
+        ));
     }
     if errors.is_empty() {
         Ok(spec)
