@@ -77,7 +77,9 @@ echo "-- building pallas-conformance"
 CARGO_TARGET_DIR="$target_dir" cargo build -q -p pallas-conformance --bin pallas-conformance
 harness="$target_dir/debug/pallas-conformance"
 
-selection=$("$venv/bin/python" certify/python/select_scenarios.py "$eras" scenarios)
+# NOT_RUN (set by .ci/certify-NAME): newline-separated `scenario-id=why` of scenarios that cannot
+# be judged on this runtime; they are not run, and the report lists them with the reason.
+selection=$(NOT_RUN="${NOT_RUN:-}" "$venv/bin/python" certify/python/select_scenarios.py "$eras" scenarios)
 skipped=$(printf '%s\n' "$selection" | awk -F'\t' '$1 == "skip" {print $2 "\t" $3 "\t" $4}')
 others=$(printf '%s\n' "$selection" | awk -F'\t' '$1 == "other" {n[$2]++} END {for (f in n) print "scenarios/" f "/ (" n[f] ")"}' \
   | sort | paste -sd, - | sed 's/,/, /g')
@@ -105,7 +107,7 @@ if [ -f "$out/$NAME.md" ] && { [ -n "$skipped" ] || [ -n "$others" ]; }; then
       printf '(seeds 002-004) and the mixed-world scenarios that need their mock servers are left out: %s.\n\n' "$others"
     fi
     if [ -n "$skipped" ]; then
-      printf 'Pallas scenarios left out (its `mcp` package speaks the MCP era(s) %s):\n\n' "${eras//,/, }"
+      printf 'Pallas scenarios left out by `.ci/certify-%s` (its `mcp` package speaks the MCP era(s) %s):\n\n' "$NAME" "${eras//,/, }"
       printf '| scenario | file | why |\n|---|---|---|\n'
       printf '%s\n' "$skipped" | awk -F'\t' '{print "| `" $1 "` | `" $2 "` | " $3 " |"}'
     fi

@@ -4,9 +4,10 @@
 
 Prints one tab-separated line per file: `run PATH`, `other FOLDER` (a contract pack of another
 system, or a mixed-world scenario needing its mock servers) or `skip ID PATH WHY` (written only for
-an MCP era the runtime does not speak). The same selection as .ci/certify-fast-agent.
+an MCP era the runtime does not speak, or named in NOT_RUN). The same selection as .ci/certify-fast-agent.
 """
 
+import os
 import pathlib
 import sys
 
@@ -14,6 +15,8 @@ import yaml
 
 spoken = set(sys.argv[1].split(","))
 root = pathlib.Path(sys.argv[2])
+# NOT_RUN: newline-separated `scenario-id=why` of scenarios left out with that reason.
+not_run = dict(line.split("=", 1) for line in os.environ.get("NOT_RUN", "").splitlines() if "=" in line)
 other_folders = {"mcpctl", "percolate", "agentic-server", "mixed"}
 pack_capabilities = {"mcpctl", "percolate", "agentic_server"}
 for path in sorted(root.rglob("*.y*ml")):
@@ -39,5 +42,7 @@ for path in sorted(root.rglob("*.y*ml")):
     eras = [str(e) for e in doc.get("eras") or ["2025-11-25"]]
     if not spoken & set(eras):
         print(f"skip\t{doc['id']}\t{path}\twritten for the MCP {', '.join(eras)} era only, which its `mcp` package does not speak")
+    elif doc["id"] in not_run:
+        print(f"skip\t{doc['id']}\t{path}\t{not_run[doc['id']]}")
     else:
         print(f"run\t{path}")
