@@ -64,3 +64,294 @@ fn every_profile_in_scenarios_targets_loads_and_sends_the_message() {
     }
     assert!(n >= 8, "{n} profiles");
 }
+
+// ---- The certification reports of docs/certification/ against the profiles that made them ----
+
+use pallas_conformance::catalog;
+use pallas_conformance::scenario;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+fn profiles_by_name() -> BTreeMap<String, Target> {
+    let dir = super::common::scenarios_dir().join("targets");
+    std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .map(|p| {
+            let t = target::load(&p).unwrap();
+            (t.spec.name.clone(), t)
+        })
+        .collect()
+}
+
+fn certification_reports() -> Vec<(PathBuf, Value)> {
+    let dir = super::common::workspace().join("docs/certification");
+    let mut out: Vec<(PathBuf, Value)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| {
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            (p, v)
+        })
+        .filter(|(_, v)| v["format"] == "pallas-conformance/report/v1")
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// Every warn, fail or inconclusive verdict of `report` that a Pallas-only capability the
+/// target does not claim should have skipped: the check's own capability, or one the scenario
+/// requires.
+fn pallas_only_judged(report: &Value, t: &Target) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in report["scenarios"].as_array().into_iter().flatten() {
+        let requires: Vec<_> = s["file"]
+            .as_str()
+            .and_then(|f| scenario::load_file(&super::common::workspace().join(f)).ok())
+            .map(|sc| sc.spec.requires.clone())
+            .unwrap_or_default();
+        let unclaimed_scenario = requires
+            .iter()
+            .find(|c| c.is_pallas_only() && !t.claims(**c));
+        for c in s["checks"].as_array().into_iter().flatten() {
+            let verdict = c["verdict"].as_str().unwrap_or_default();
+            if !matches!(verdict, "warn" | "fail" | "inconclusive") {
+                continue;
+            }
+            let id = c["id"].as_str().unwrap_or_default();
+            let unclaimed_check = catalog::get(id)
+                .and_then(|d| d.capability)
+                .filter(|cap| cap.is_pallas_only() && !t.claims(*cap));
+            if let Some(cap) = unclaimed_check.or(unclaimed_scenario.copied()) {
+                out.push(format!("{}: {id} {verdict} (needs {cap:?})", s["id"]));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_certification_report_judges_a_pallas_only_check_its_target_does_not_claim() {
+    let profiles = profiles_by_name();
+    let reports = certification_reports();
+    assert!(reports.len() >= 3, "{} reports", reports.len());
+    let mut judged = Vec::new();
+    for (path, report) in &reports {
+        let name = report["target"].as_str().unwrap_or_default();
+        let t = profiles
+            .get(name)
+            .unwrap_or_else(|| panic!("{}: no profile named {name}", path.display()));
+        for j in pallas_only_judged(report, t) {
+            judged.push(format!("{}: {j}", path.display()));
+        }
+    }
+    assert!(
+        judged.is_empty(),
+        "Pallas-only verdicts:\n{}",
+        judged.join("\n")
+    );
+}
+
+#[test]
+fn a_pallas_only_check_that_warned_on_a_target_without_it_is_caught() {
+    let profiles = profiles_by_name();
+    let (_, mut report) = certification_reports()
+        .into_iter()
+        .find(|(_, r)| r["target"] == "fast-agent-0.7.22")
+        .unwrap();
+    let t = &profiles["fast-agent-0.7.22"];
+    assert!(pallas_only_judged(&report, t).is_empty());
+    let not_passed = |r: &Value| {
+        r["scenarios"][0]["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| {
+                matches!(
+                    c["verdict"].as_str(),
+                    Some("warn" | "fail" | "inconclusive")
+                )
+            })
+            .count()
+    };
+    let before = not_passed(&report);
+    // A LOG check (pallas_logging) that warned, as the coarse `logs` claim once made it.
+    let checks = report["scenarios"][0]["checks"].as_array_mut().unwrap();
+    checks.push(serde_json::json!({"id": "LOG-003", "verdict": "warn"}));
+    assert_eq!(pallas_only_judged(&report, t).len(), 1);
+    // A generic check in a scenario that requires a Pallas-only capability.
+    let file = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["file"].as_str().is_some_and(|f| f.contains("/logging/")))
+        .map(|s| s["file"].clone())
+        .unwrap();
+    report["scenarios"][0]["file"] = file;
+    report["scenarios"][0]["checks"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"id": "MCP-009", "verdict": "inconclusive"}));
+    // Every verdict of that scenario that is not a pass or a skip is now reported.
+    assert_eq!(pallas_only_judged(&report, t).len(), before + 2);
+}
+
+// ---- Reviewer's notes against the verdicts they discuss ----
+
+/// The rows of the reviewed-verdicts table of a report's notes (between `<!-- verdicts:begin -->`
+/// and `<!-- verdicts:end -->`): `| verdict | check | scenario | n | holds | finding |`.
+fn reviewed_rows(notes: &str) -> Option<Vec<(String, String, String, usize, String)>> {
+    let start = notes.find("<!-- verdicts:begin -->")?;
+    let end = notes.find("<!-- verdicts:end -->")?;
+    let rows = notes[start..end]
+        .lines()
+        .filter(|l| l.starts_with('|') && !l.starts_with("|---") && !l.starts_with("| verdict"))
+        .map(|l| {
+            let cells: Vec<String> = l
+                .trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().trim_matches('`').to_owned())
+                .collect();
+            assert!(cells.len() >= 6, "row with fewer than 6 cells: {l}");
+            let n = cells[3]
+                .parse()
+                .unwrap_or_else(|_| panic!("n is not a number: {l}"));
+            (
+                cells[0].clone(),
+                cells[1].clone(),
+                cells[2].clone(),
+                n,
+                cells[4].clone(),
+            )
+        })
+        .collect();
+    Some(rows)
+}
+
+/// How many verdicts of each (verdict, check, scenario) the report holds.
+fn verdict_counts(report: &Value) -> BTreeMap<(String, String, String), usize> {
+    let mut out = BTreeMap::new();
+    for s in report["scenarios"].as_array().into_iter().flatten() {
+        for c in s["checks"].as_array().into_iter().flatten() {
+            let key = (
+                c["verdict"].as_str().unwrap_or_default().to_owned(),
+                c["id"].as_str().unwrap_or_default().to_owned(),
+                s["id"].as_str().unwrap_or_default().to_owned(),
+            );
+            *out.entry(key).or_insert(0) += 1;
+        }
+    }
+    out
+}
+
+/// What is wrong with `notes` as a review of `report`: a row whose verdict is not in the
+/// report (or not that many times), a fail or warn of the report no row reviews, or review
+/// counts that do not match the rows.
+fn stale_notes(notes: &str, report: &Value) -> Vec<String> {
+    let Some(rows) = reviewed_rows(notes) else {
+        return vec!["no reviewed-verdicts table".into()];
+    };
+    let counts = verdict_counts(report);
+    let mut out = Vec::new();
+    for (verdict, check, scenario, n, _) in &rows {
+        let key = (verdict.clone(), check.clone(), scenario.clone());
+        let seen = counts.get(&key).copied().unwrap_or(0);
+        if seen != *n {
+            out.push(format!(
+                "{verdict} {check} in {scenario}: the notes say {n}, the report has {seen}"
+            ));
+        }
+    }
+    for ((verdict, check, scenario), n) in &counts {
+        if matches!(verdict.as_str(), "fail" | "warn")
+            && !rows
+                .iter()
+                .any(|r| &r.0 == verdict && &r.1 == check && &r.2 == scenario)
+        {
+            out.push(format!(
+                "{verdict} {check} in {scenario} (x{n}) is not reviewed"
+            ));
+        }
+    }
+    let reviewed: usize = rows.iter().map(|r| r.3).sum();
+    let unfair: usize = rows
+        .iter()
+        .filter(|r| r.4.starts_with("no"))
+        .map(|r| r.3)
+        .sum();
+    let claim = format!("Reviewed {reviewed} verdicts of this report; {unfair} do not hold");
+    if !notes.contains(&claim) {
+        out.push(format!("the notes do not say \"{claim}\""));
+    }
+    out
+}
+
+/// The reports whose notes carry a reviewed-verdicts table.
+fn reviewed_reports() -> Vec<(PathBuf, String, Value)> {
+    certification_reports()
+        .into_iter()
+        .filter_map(|(p, report)| {
+            let md = std::fs::read_to_string(p.with_extension("md")).ok()?;
+            let notes = md.split("<!-- reviewer-notes -->").nth(1)?.to_owned();
+            notes
+                .contains("<!-- verdicts:begin -->")
+                .then_some((p, notes, report))
+        })
+        .collect()
+}
+
+#[test]
+fn reviewer_notes_match_the_verdicts_they_discuss() {
+    let reviewed = reviewed_reports();
+    let names: Vec<String> = reviewed.iter().map(|r| r.2["target"].to_string()).collect();
+    for name in ["agno", "langgraph"] {
+        assert!(
+            names.iter().any(|n| n.contains(name)),
+            "{name} is reviewed: {names:?}"
+        );
+    }
+    let mut stale = Vec::new();
+    for (path, notes, report) in &reviewed {
+        for s in stale_notes(notes, report) {
+            stale.push(format!("{}: {s}", path.display()));
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "stale reviewer's notes:\n{}",
+        stale.join("\n")
+    );
+}
+
+#[test]
+fn notes_that_a_changed_report_no_longer_supports_are_caught() {
+    let (_, notes, mut report) = reviewed_reports().into_iter().next().unwrap();
+    assert!(stale_notes(&notes, &report).is_empty());
+    // A verdict the notes discuss turns into a pass: the row no longer holds.
+    let rows = reviewed_rows(&notes).unwrap();
+    let (verdict, check, scenario, _, _) = rows[0].clone();
+    let mut flipped = false;
+    for s in report["scenarios"].as_array_mut().unwrap() {
+        if s["id"] != scenario.as_str() {
+            continue;
+        }
+        for c in s["checks"].as_array_mut().unwrap() {
+            if c["id"] == check.as_str() && c["verdict"] == verdict.as_str() && !flipped {
+                c["verdict"] = "pass".into();
+                flipped = true;
+            }
+        }
+    }
+    assert!(flipped);
+    assert!(!stale_notes(&notes, &report).is_empty());
+    // A new warn nobody reviewed.
+    report["scenarios"][0]["checks"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"id": "MCP-999", "verdict": "warn"}));
+    let found = stale_notes(&notes, &report);
+    assert!(found.iter().any(|s| s.contains("MCP-999")), "{found:?}");
+}
