@@ -201,9 +201,12 @@ fn a_pallas_only_check_that_warned_on_a_target_without_it_is_caught() {
 
 // ---- Reviewer's notes against the verdicts they discuss ----
 
+/// One reviewed row: verdict, check, scenario, how many, holds.
+type Row = (String, String, String, usize, String);
+
 /// The rows of the reviewed-verdicts table of a report's notes (between `<!-- verdicts:begin -->`
 /// and `<!-- verdicts:end -->`): `| verdict | check | scenario | n | holds | finding |`.
-fn reviewed_rows(notes: &str) -> Option<Vec<(String, String, String, usize, String)>> {
+fn reviewed_rows(notes: &str) -> Option<Vec<Row>> {
     let start = notes.find("<!-- verdicts:begin -->")?;
     let end = notes.find("<!-- verdicts:end -->")?;
     let rows = notes[start..end]
