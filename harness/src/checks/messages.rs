@@ -42,19 +42,23 @@ pub(super) fn message_tool_listed(c: &CheckSpec, o: &Observed) -> Outcome {
             );
         };
         let schema = t.get("inputSchema").cloned().unwrap_or(Value::Null);
+        // The argument the profile sends the message in (`message` unless its template says).
+        let key = o.message_key.as_deref().unwrap_or("message");
         let msg_type = schema
-            .pointer("/properties/message/type")
+            .get("properties")
+            .and_then(|p| p.get(key))
+            .and_then(|m| m.get("type"))
             .and_then(Value::as_str);
         let required = schema
             .get("required")
             .and_then(Value::as_array)
-            .is_some_and(|r| r.contains(&json!("message")));
+            .is_some_and(|r| r.contains(&json!(key)));
         if msg_type != Some("string") || !required {
             return fail(
-                "`message` is not a required string",
+                format!("`{key}` is not a required string"),
                 vec![Evidence::new(
                     &s.name,
-                    "properties.message.type = string, required",
+                    format!("properties.{key}.type = string, required"),
                     excerpt(&schema, 300),
                 )],
             );

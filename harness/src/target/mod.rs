@@ -223,6 +223,20 @@ impl Target {
         }
     }
 
+    /// The message tool's argument that carries the message: the top-level key of
+    /// `message_arguments` whose value is exactly `{message}` (default `message`).
+    pub fn message_key(&self) -> String {
+        self.spec
+            .message_arguments
+            .as_ref()
+            .and_then(|t| {
+                t.iter()
+                    .find(|(_, v)| v.as_str() == Some("{message}"))
+                    .map(|(k, _)| k.clone())
+            })
+            .unwrap_or_else(|| "message".to_owned())
+    }
+
     /// Whether the target claims a capability.
     pub fn claims(&self, cap: Capability) -> bool {
         self.spec.capabilities.contains(&cap)

@@ -358,3 +358,10 @@ fn notes_that_a_changed_report_no_longer_supports_are_caught() {
     let found = stale_notes(&notes, &report);
     assert!(found.iter().any(|s| s.contains("MCP-999")), "{found:?}");
 }
+
+#[test]
+fn the_message_key_is_the_template_key_that_carries_the_message() {
+    assert_eq!(profile("").unwrap().message_key(), "message");
+    let t = profile("message_arguments: {agent_id: \"{agent}\", input: \"{message}\"}\n").unwrap();
+    assert_eq!(t.message_key(), "input");
+}
