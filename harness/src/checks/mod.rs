@@ -120,9 +120,6 @@ pub struct Observed {
     pub vars: Vars,
     /// The message tool's name per agent.
     pub message_tools: BTreeMap<String, String>,
-    /// The message tool's argument that carries the message (the profile's `message_arguments`
-    /// key whose value is `{message}`), when it is not `message`.
-    pub message_key: Option<String>,
     /// The health tool's name.
     pub health_tool: String,
     /// Agent key → URL.

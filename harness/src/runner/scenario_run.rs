@@ -268,6 +268,7 @@ pub async fn run_one(
     let deployed_agents = s.spec.deployment.iter().flat_map(|d| d.agents.keys());
     for n in reach.agent_urls.keys().chain(deployed_agents) {
         vars.insert(format!("agents.{n}.message_tool"), target.message_tool(n));
+        vars.insert(format!("agents.{n}.message_key"), target.message_key());
     }
     let agent_urls = reach.agent_urls.clone();
     let shared = Arc::new(Shared::new(
@@ -342,7 +343,6 @@ async fn observe(
         deployment: deployment.as_ref().map(|d| d.spec().clone()),
         agent_urls,
         health_tool: target.spec.health_tool.clone(),
-        message_key: Some(target.message_key()).filter(|k| k != "message"),
         ..Observed::default()
     };
     if let Some(d) = &observed.deployment {
