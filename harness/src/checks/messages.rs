@@ -173,7 +173,9 @@ pub(super) fn msg_images(c: &CheckSpec, o: &Observed) -> Outcome {
         );
     };
     if !vision {
-        return na("send with images to a model with vision (the seed: \"the agent's underlying model must support vision\")");
+        return na(
+            "send with images to a model with vision (the seed: \"the agent's underlying model must support vision\")",
+        );
     }
     let steps: Vec<&StepRecord> = with_images
         .into_iter()
