@@ -138,8 +138,8 @@ pub const KNOWN: &[(&str, &str)] = &[
         "`send_message` answers an empty text instead of the model's reply",
     ),
     (
-        "vision-ignored",
-        "images reach the model although `vision` is false",
+        "images-dropped",
+        "images of a message never reach the model: only its text is sent",
     ),
     (
         "provider-error-as-success",
@@ -183,8 +183,8 @@ pub const KNOWN: &[(&str, &str)] = &[
         "`module: agents.x` is read from `x.md` instead of `agents/x.md`",
     ),
     (
-        "unset-var-expands-empty",
-        "an unset `${VAR}` in a required value expands to an empty string instead of an error",
+        "placeholder-left-literal",
+        "a `${VAR}` placeholder is used as written instead of being replaced by the variable's value",
     ),
     (
         "depends-on-reversed",

@@ -150,15 +150,18 @@ pub(super) fn msg_round_trip(c: &CheckSpec, o: &Observed) -> Outcome {
     Outcome::Pass
 }
 
-/// MSG-003: images reach the model when vision is on and are refused clearly when off, or when
-/// they are not base64 `image/*` data (`with: {vision}`; default: the deployment's
-/// `model_capabilities.vision`).
+/// MSG-003: images reach the model beside the text (`with: {vision}`; default: the deployment's
+/// `model_capabilities.vision`). Seed 001 says only that the message "is sent as a
+/// `PromptMessageExtended` containing both `TextContent` and `ImageContent` parts — the agent's
+/// underlying model must support vision": the last clause binds the deployment, so a model
+/// without vision, or data that is not base64 `image/*`, is outside what the rule judges (no
+/// seed sentence says Pallas refuses them, nor how).
 pub(super) fn msg_images(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps: Vec<&StepRecord> = steps_of(o, c, &[ActionKind::Send])
+    let with_images: Vec<&StepRecord> = steps_of(o, c, &[ActionKind::Send])
         .into_iter()
         .filter(|s| !images_sent(s).is_empty())
         .collect();
-    if steps.is_empty() {
+    if with_images.is_empty() {
         return na("send with images");
     }
     let p: params::MessageImages = match params(c) {
@@ -176,6 +179,18 @@ pub(super) fn msg_images(c: &CheckSpec, o: &Observed) -> Outcome {
             "MSG-003 needs `with: {vision}` or `model_capabilities.vision`".into(),
         );
     };
+    if !vision {
+        return na(
+            "send with images to a model with vision (the seed: \"the agent's underlying model must support vision\")",
+        );
+    }
+    let steps: Vec<&StepRecord> = with_images
+        .into_iter()
+        .filter(|s| images_sent(s).iter().all(image_is_valid))
+        .collect();
+    if steps.is_empty() {
+        return na("send with base64 `image/*` images");
+    }
     if o.llm_journals.is_empty() {
         return Outcome::Error("no mock LLM journal to see what reached the model".into());
     }
@@ -190,54 +205,19 @@ pub(super) fn msg_images(c: &CheckSpec, o: &Observed) -> Outcome {
             .iter()
             .all(|d| bodies.iter().any(|b| b.contains(d.as_str())));
         let refused = is_error_result(s) || jsonrpc_error(s).is_some();
-        // An image that is not base64 or not an `image/*` type is refused even with vision.
-        let all_valid = images_sent(s).iter().all(image_is_valid);
-        if vision && all_valid {
-            if refused || !reached {
-                return fail(
-                    format!("the images of `{}` did not reach the model", s.name),
-                    vec![Evidence::new(
-                        &s.name,
-                        "every image's data in a model request, a normal result",
-                        if refused {
-                            "refused".to_owned()
-                        } else {
-                            format!("{} model request(s) without it", bodies.len())
-                        },
-                    )],
-                );
-            }
-        } else {
-            let why = format!(
-                "{}{}",
-                result_text(s),
-                jsonrpc_error(s).map(Value::to_string).unwrap_or_default()
-            )
-            .to_lowercase();
-            if !refused || !(why.contains("image") || why.contains("vision")) || reached {
-                let what = if vision {
-                    "invalid images"
-                } else {
-                    "images without vision"
-                };
-                return fail(
-                    format!("{what} sent to `{}` were not refused clearly", s.name),
-                    vec![Evidence::new(
-                        &s.name,
-                        "an isError result or JSON-RPC error naming images/vision, nothing sent to the model",
-                        format!(
-                            "{}; reached the model: {reached}",
-                            excerpt(
-                                s.observation
-                                    .result()
-                                    .or(s.observation.jsonrpc_error())
-                                    .unwrap_or(&Value::Null),
-                                240
-                            )
-                        ),
-                    )],
-                );
-            }
+        if refused || !reached {
+            return fail(
+                format!("the images of `{}` did not reach the model", s.name),
+                vec![Evidence::new(
+                    &s.name,
+                    "every image's data in a model request, a normal result",
+                    if refused {
+                        "refused".to_owned()
+                    } else {
+                        format!("{} model request(s) without it", bodies.len())
+                    },
+                )],
+            );
         }
     }
     Outcome::Pass

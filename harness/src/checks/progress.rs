@@ -93,7 +93,9 @@ pub(super) fn progress(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
                                 // A finished sub-task's note at `1/1` after a higher step: the
                                 // very sequence seed 000's own example shows. The reason is the
                                 // same wherever it happens, so reports group it as one finding.
-                                if total == Some(1.0) && cur == 1.0 {
+                                let tool_started =
+                                    cur == 0.0 && total.is_none() && message.ends_with(": started");
+                                if (total == Some(1.0) && cur == 1.0) || tool_started {
                                     return fail(SEED_PRESCRIBED_RESET, evidence);
                                 }
                                 return fail(
@@ -197,8 +199,10 @@ pub(super) fn progress(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
 
 // ---------------------------------------------------------------- progress
 
-/// PROG-003's reason when progress falls back to a finished sub-task's `1/1`: seed versus MCP.
-pub(super) const SEED_PRESCRIBED_RESET: &str = "progress fell back to 1 at a finished sub-task's note (`progress: 1, total: 1`): seed 000 prescribes this sequence — its example (seed 000 §4 \"How It Works\", lines 237-245) sends progress 0 (`started`), 1 and 2 (loop steps), then `progress: 1, total: 1` for each `completed`, and its table says `1.0` = task finished — but MCP's rule binds: `progress` MUST increase with each notification. The seed's example breaks MCP here; the verdict follows MCP";
+/// PROG-003's reason when progress falls back at a sub-task's own note — to 0 at a tool's
+/// `started`, or to a finished sub-task's `1/1`: seed versus MCP. One text for both, so the
+/// reports group every such fall as one finding.
+pub(super) const SEED_PRESCRIBED_RESET: &str = "progress fell back at a downstream tool's own note (to 0 at `{server}/{tool}: started`, or to `progress: 1, total: 1` at its `completed`): seed 000 prescribes this sequence — its example (seed 000 §4 \"How It Works\", lines 237-245) sends progress 0 (`started`), 1 and 2 (loop steps), then `progress: 1, total: 1` for each `completed`; its guarantee is \"`on_tool_start` (progress 0) and `on_tool_complete` (progress 1/1) … for every downstream tool invocation\", so any tool after a loop step starts again at 0 — but MCP's rule binds: `progress` MUST increase with each notification. The seed's example breaks MCP here; the verdict follows MCP";
 
 pub(super) fn tool_message_re() -> Option<Regex> {
     Regex::new(r"^(?P<server>[^\s/]+)/(?P<tool>\S+): (?P<state>started|completed|failed)$").ok()

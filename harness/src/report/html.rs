@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use super::findings::{FINDING_VERDICTS, Finding, findings, shared};
 use crate::checks::{CheckResult, Verdict};
 use crate::runner::{Counts, RunResult, ScenarioResult};
 
@@ -189,6 +190,58 @@ fn evidence(out: &mut String, s: &ScenarioResult, c: &CheckResult) {
     let _ = write!(out, "</details>");
 }
 
+/// The findings: each fail, warn or error once per cause, with every scenario where it occurred
+/// (each one's evidence under it).
+fn findings_section(out: &mut String, all: &[Finding<'_>]) {
+    if all.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<section id=\"findings\">\n<h2>Findings</h2>\n<p class=\"muted\">{} finding(s); the same check failing the same way in several scenarios is one finding.</p>",
+        all.len()
+    );
+    for f in all {
+        let k = f.first;
+        let ids = f.scenario_ids();
+        let _ = write!(
+            out,
+            "<article class=\"finding v-{v}\" data-check=\"{id}\" data-verdict=\"{v}\" data-scenarios=\"{n}\"><h3><span class=\"tag\">{label}</span> {id} ({l}) in {list}</h3><p>{title} — {reason}</p>",
+            v = k.verdict.as_str(),
+            id = esc(&k.id),
+            n = ids.len(),
+            label = esc(&label(k)),
+            l = k.level.as_str(),
+            list = ids
+                .iter()
+                .map(|i| format!("<code>{}</code>", esc(i)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            title = esc(&k.title),
+            reason = esc(&k.reason),
+        );
+        if ids.len() > 1 {
+            let _ = write!(
+                out,
+                "<p class=\"one-cause\">one cause, {} scenarios</p>",
+                ids.len()
+            );
+        }
+        for (s, c) in &f.members {
+            if ids.len() > 1 {
+                let _ = write!(
+                    out,
+                    "<div class=\"muted\"><code>{}</code></div>",
+                    esc(&s.id)
+                );
+            }
+            evidence(out, s, c);
+        }
+        let _ = writeln!(out, "</article>");
+    }
+    let _ = writeln!(out, "</section>");
+}
+
 /// The HTML report of a run.
 #[expect(
     clippy::too_many_lines,
@@ -270,6 +323,8 @@ pub fn html(run: &RunResult) -> String {
     for (_, c) in &checks {
         *by_verdict.entry(c.verdict.as_str()).or_default() += 1;
     }
+    let all = findings(run, FINDING_VERDICTS);
+    findings_section(&mut out, &all);
     let _ = writeln!(
         out,
         "<section id=\"checks\">\n<h2>Verdicts</h2>\n<form id=\"filters\" onsubmit=\"return false\">"
@@ -321,6 +376,14 @@ pub fn html(run: &RunResult) -> String {
             label = esc(&label(c)),
             title = esc(&c.title),
         );
+        if let Some(f) = shared(&all, s, c) {
+            let _ = write!(
+                out,
+                "<div class=\"muted one-cause\">one cause, {} scenarios: {}</div>",
+                f.members.len(),
+                esc(&f.scenario_ids().join(", "))
+            );
+        }
         if c.verdict != Verdict::Pass {
             evidence(&mut out, s, c);
         }

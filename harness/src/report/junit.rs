@@ -1,9 +1,14 @@
-//! JUnit XML (via `quick-junit`): one suite per scenario, one test case per check.
+//! JUnit XML (via `quick-junit`): one suite per scenario, one test case per check result, so CI
+//! tools count and track each result. A finding with one cause in several scenarios (see
+//! `findings.rs`) is not merged here: each of its test cases says, in its failure description
+//! (or, for a warning, its system-out), that it is one finding shared with the other scenarios,
+//! and names them.
 
 use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
+use super::findings::{FINDING_VERDICTS, findings, shared};
 use crate::checks::Verdict;
 use crate::runner::RunResult;
 
@@ -11,6 +16,7 @@ use crate::runner::RunResult;
 pub fn junit(run: &RunResult) -> String {
     let mut report = Report::new(format!("pallas-conformance ({})", run.target));
     report.set_time(Duration::from_secs_f64(run.duration_ms / 1000.0));
+    let all = findings(run, FINDING_VERDICTS);
     for s in &run.scenarios {
         let mut suite = TestSuite::new(s.id.clone());
         suite.set_time(Duration::from_secs_f64(s.duration_ms / 1000.0));
@@ -26,6 +32,17 @@ pub fn junit(run: &RunResult) -> String {
             suite.add_test_case(tc);
         }
         for c in &s.checks {
+            // "one cause, N scenarios: a, b (also: …)" for a result shared with other scenarios.
+            let group = shared(&all, s, c).map(|f| {
+                let ids = f.scenario_ids();
+                let others: Vec<&str> = ids.iter().copied().filter(|id| *id != s.id).collect();
+                format!(
+                    "one finding, one cause, in {} scenarios: {} (also in: {})",
+                    ids.len(),
+                    ids.join(", "),
+                    others.join(", ")
+                )
+            });
             let status = match c.verdict {
                 Verdict::Pass | Verdict::Warn | Verdict::Info => TestCaseStatus::success(),
                 Verdict::Fail if c.baselined => {
@@ -46,6 +63,9 @@ pub fn junit(run: &RunResult) -> String {
                     };
                     let mut st = TestCaseStatus::non_success(kind);
                     let mut desc = format!("{}\n--> {}\n", c.reason, c.location);
+                    if let Some(g) = &group {
+                        desc.push_str(&format!("{g}\n"));
+                    }
                     for e in &c.evidence {
                         desc.push_str(&format!(
                             "{}: expected {} / seen {}\n",
@@ -62,8 +82,18 @@ pub fn junit(run: &RunResult) -> String {
             };
             let mut tc = TestCase::new(format!("{} {}", c.id, c.title), status);
             tc.set_classname(s.id.clone());
+            let mut out = String::new();
             if c.verdict == Verdict::Warn {
-                tc.set_system_out(format!("warning ({}): {}", c.level.as_str(), c.reason));
+                out = format!("warning ({}): {}", c.level.as_str(), c.reason);
+            }
+            if let Some(g) = &group {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(g);
+            }
+            if !out.is_empty() {
+                tc.set_system_out(out);
             }
             suite.add_test_case(tc);
         }

@@ -87,25 +87,16 @@ pub fn markdown(run: &RunResult) -> String {
     let mut failures = String::new();
     // One cause, one finding: the same check failing for the same reason in several scenarios
     // is listed once, with every scenario (and each one's evidence).
-    let mut groups: Vec<(
+    let groups: Vec<(
         &crate::checks::CheckResult,
         Vec<(&str, &crate::checks::CheckResult)>,
-    )> = Vec::new();
-    for s in &run.scenarios {
-        for k in s
-            .checks
-            .iter()
-            .filter(|k| matches!(k.verdict, Verdict::Fail | Verdict::Error | Verdict::Warn))
-        {
-            let same = |g: &crate::checks::CheckResult| {
-                g.id == k.id && g.verdict == k.verdict && g.reason == k.reason && g.title == k.title
-            };
-            match groups.iter_mut().find(|(g, _)| same(g)) {
-                Some((_, members)) => members.push((&s.id, k)),
-                None => groups.push((k, vec![(&s.id, k)])),
-            }
-        }
-    }
+    )> = super::findings(run, super::FINDING_VERDICTS)
+        .into_iter()
+        .map(|f| {
+            let members = f.members.iter().map(|(s, c)| (s.id.as_str(), *c)).collect();
+            (f.first, members)
+        })
+        .collect();
     for (k, members) in &groups {
         let scenarios: Vec<String> = members.iter().map(|(id, _)| format!("`{id}`")).collect();
         let _ = writeln!(

@@ -2,11 +2,13 @@
 //! rebuilds from a run's event stream (live lines: one [`crate::runner::RunEvent`] at a time).
 //! They only read data; nothing here runs anything.
 
+mod findings;
 mod html;
 mod junit;
 mod markdown;
 mod terminal;
 
+pub use findings::{FINDING_VERDICTS, Finding, findings};
 pub use html::html;
 pub use junit::junit;
 pub use markdown::markdown;
@@ -14,7 +16,9 @@ pub use terminal::{event_line, summary};
 
 use crate::runner::RunResult;
 
-/// The JSON report: every scenario and check with id, level, refs, verdict, evidence, duration.
+/// The JSON report: every scenario and check with id, level, refs, verdict, evidence, duration;
+/// and `findings`, the fail/warn/error results grouped by cause (one entry listing every scenario
+/// where the same check failed the same way).
 pub fn json(run: &RunResult) -> serde_json::Value {
     serde_json::json!({
         "format": "pallas-conformance/report/v1",
@@ -26,6 +30,7 @@ pub fn json(run: &RunResult) -> serde_json::Value {
         "error": run.error,
         "stale": run.stale,
         "scenarios": run.scenarios,
+        "findings": findings::json(run),
     })
 }
 

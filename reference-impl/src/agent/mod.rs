@@ -303,10 +303,7 @@ impl AgentServer {
         if let Some(bearer) = inbound_bearer(ctx).filter(|_| crate::defect!("log-bearer")) {
             tracing::info!(target: "pallas::agent", agent = %settings.name, token = bearer.expose(), "send_message received");
         }
-        if !args.images.is_empty()
-            && !settings.capabilities.vision
-            && !crate::defect!("vision-ignored")
-        {
+        if !args.images.is_empty() && !settings.capabilities.vision {
             return text_result(
                 format!(
                     "This agent's model ({}) does not accept images: model_capabilities.vision is false. \
@@ -327,7 +324,9 @@ impl AgentServer {
             })
         };
         let mut user_parts = vec![Part::Text(args.message)];
-        user_parts.extend(args.images);
+        if !crate::defect!("images-dropped") {
+            user_parts.extend(args.images);
+        }
         let user = ChatMessage::User(user_parts);
         let mut messages = match &self.history {
             Some(history) => history.lock().map(|h| h.clone()).unwrap_or_default(),

@@ -40,7 +40,7 @@ fn msg_002_wants_a_text_result_produced_by_the_model() {
 }
 
 #[test]
-fn msg_003_wants_images_at_the_model_with_vision_and_a_clear_refusal_without() {
+fn msg_003_wants_images_at_a_vision_model_and_leaves_a_model_without_vision_unjudged() {
     let mut s = step(
         "img",
         "send",
@@ -62,13 +62,25 @@ fn msg_003_wants_images_at_the_model_with_vision_and_a_clear_refusal_without() {
         run("MSG-003", &with(json!({"vision": true})), &o),
         Outcome::Pass
     );
-    assert!(fails(&run("MSG-003", &with(json!({"vision": false})), &o)));
-    o.steps[0].set_output(json!({"status": 200, "result": {"isError": true, "content": [{"type": "text", "text": "this model has no vision: images refused"}]}}));
-    o.llm_journals.insert("openai".into(), vec![]);
-    assert_eq!(
-        run("MSG-003", &with(json!({"vision": false})), &o),
-        Outcome::Pass
+    // Seed 001: "the agent's underlying model must support vision" binds the deployment.
+    assert!(skipped(&run(
+        "MSG-003",
+        &with(json!({"vision": false})),
+        &o
+    )));
+    // Text only at the model: the image was dropped.
+    o.llm_journals.insert(
+        "openai".into(),
+        vec![llm(at(1, 0), json!({"content": "what is this"}), 200)],
     );
+    assert!(fails(&run("MSG-003", &with(json!({"vision": true})), &o)));
+    o.steps[0].set_output(json!({"status": 200, "result": {"isError": true, "content": [{"type": "text", "text": "images refused"}]}}));
+    o.llm_journals.insert("openai".into(), vec![]);
+    assert!(skipped(&run(
+        "MSG-003",
+        &with(json!({"vision": false})),
+        &o
+    )));
     assert!(fails(&run("MSG-003", &with(json!({"vision": true})), &o)));
     assert!(matches!(
         run("MSG-003", &CheckSpec::default(), &o),
@@ -133,7 +145,7 @@ fn msg_005_wants_every_earlier_message_and_reply_in_the_history() {
 }
 
 #[test]
-fn msg_003_wants_invalid_images_refused_even_with_vision() {
+fn msg_003_leaves_images_that_are_not_base64_image_data_unjudged() {
     let mut s = step(
         "bad",
         "send",
@@ -147,19 +159,12 @@ fn msg_003_wants_invalid_images_refused_even_with_vision() {
     );
     let mut o = obs(vec![s]);
     o.llm_journals.insert("openai".into(), vec![]);
-    assert_eq!(
-        run("MSG-003", &with(json!({"vision": true})), &o),
-        Outcome::Pass
-    );
+    assert!(skipped(&run("MSG-003", &with(json!({"vision": true})), &o)));
     o.steps[0].set_request(
         json!({"message": "look", "images": [{"data": "aGVsbG8=", "mime_type": "text/plain"}]}),
     );
-    assert_eq!(
-        run("MSG-003", &with(json!({"vision": true})), &o),
-        Outcome::Pass
-    );
     o.steps[0].set_output(json!({"status": 200, "text": "a picture", "result": {"content": []}}));
-    assert!(fails(&run("MSG-003", &with(json!({"vision": true})), &o)));
+    assert!(skipped(&run("MSG-003", &with(json!({"vision": true})), &o)));
 }
 
 #[test]

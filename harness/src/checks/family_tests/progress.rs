@@ -139,6 +139,17 @@ fn prog_003_says_when_the_seed_itself_prescribes_the_sequence() {
     );
     assert!(reason.contains("lines 237-245"), "{reason}");
     assert!(!evidence.is_empty());
+    // A second tool starting at 0 after loop steps: the guarantee "`on_tool_start` (progress 0)
+    // … for every downstream tool invocation" — the same cause, the same reason.
+    let o = obs(vec![token_step(vec![
+        note(t.clone(), 1.0, None, "harper step 1 (llm)"),
+        note(t.clone(), 2.0, None, "harper step 2 (tool)"),
+        note(t.clone(), 0.0, None, "argos/argos__search: started"),
+    ])]);
+    let Outcome::Fail(second, _) = run("PROG-003", &CheckSpec::default(), &o) else {
+        panic!("MCP's MUST binds")
+    };
+    assert_eq!(second, reason);
     // Any other fall is reported as it is.
     let o = obs(vec![token_step(vec![
         note(t.clone(), 2.0, None, "harper step 2 (llm)"),

@@ -1,0 +1,187 @@
+//! Findings: the run's non-passing check results, one per cause. The same check with the same
+//! verdict, title and reason in several scenarios is one finding that lists every scenario (and
+//! keeps each one's location and evidence). Every reporter groups the same way: the Markdown and
+//! HTML reports and the terminal summary print a finding once; the JUnit report keeps one test
+//! case per check result (CI tools count them) and names the finding's other scenarios in each;
+//! the JSON report carries the grouped list under `findings`.
+
+use serde_json::{Value, json};
+
+use crate::checks::{CheckResult, Verdict};
+use crate::runner::{RunResult, ScenarioResult};
+
+/// One finding: its first result and every (scenario, result) with the same cause, in run order.
+#[derive(Debug)]
+pub struct Finding<'a> {
+    /// The first result; its id, level, verdict, title, reason and refs are the finding's.
+    pub first: &'a CheckResult,
+    /// Every scenario with this finding, the first one included.
+    pub members: Vec<(&'a ScenarioResult, &'a CheckResult)>,
+}
+
+impl Finding<'_> {
+    /// The ids of the scenarios with this finding, in run order.
+    pub fn scenario_ids(&self) -> Vec<&str> {
+        self.members.iter().map(|(s, _)| s.id.as_str()).collect()
+    }
+
+    /// Whether `c` (a result of scenario `s`) is one of this finding's members.
+    pub fn holds(&self, s: &ScenarioResult, c: &CheckResult) -> bool {
+        self.members
+            .iter()
+            .any(|(ms, mc)| std::ptr::eq(*ms, s) && std::ptr::eq(*mc, c))
+    }
+}
+
+/// Whether two results have one cause: same check, verdict, title, reason, baseline status.
+fn same_cause(a: &CheckResult, b: &CheckResult) -> bool {
+    a.id == b.id
+        && a.verdict == b.verdict
+        && a.title == b.title
+        && a.reason == b.reason
+        && a.baselined == b.baselined
+}
+
+/// The findings of `run` among results whose verdict is in `verdicts`, in run order.
+pub fn findings<'a>(run: &'a RunResult, verdicts: &[Verdict]) -> Vec<Finding<'a>> {
+    let mut out: Vec<Finding<'a>> = Vec::new();
+    for s in &run.scenarios {
+        for c in s.checks.iter().filter(|c| verdicts.contains(&c.verdict)) {
+            match out.iter_mut().find(|f| same_cause(f.first, c)) {
+                Some(f) => f.members.push((s, c)),
+                None => out.push(Finding {
+                    first: c,
+                    members: vec![(s, c)],
+                }),
+            }
+        }
+    }
+    out
+}
+
+/// The verdicts the reports list as findings.
+pub const FINDING_VERDICTS: &[Verdict] = &[Verdict::Fail, Verdict::Error, Verdict::Warn];
+
+/// The finding `c` of scenario `s` belongs to, when it shares its cause with other scenarios.
+pub fn shared<'f, 'a>(
+    all: &'f [Finding<'a>],
+    s: &ScenarioResult,
+    c: &CheckResult,
+) -> Option<&'f Finding<'a>> {
+    all.iter().find(|f| f.members.len() > 1 && f.holds(s, c))
+}
+
+/// The `findings` section of the JSON report.
+pub fn json(run: &RunResult) -> Value {
+    let list: Vec<Value> = findings(run, FINDING_VERDICTS)
+        .iter()
+        .map(|f| {
+            let k = f.first;
+            json!({
+                "check": k.id,
+                "level": k.level.as_str(),
+                "verdict": k.verdict.as_str(),
+                "baselined": k.baselined,
+                "title": k.title,
+                "reason": k.reason,
+                "refs": k.refs,
+                "scenarios": f.members.iter().map(|(s, c)| json!({
+                    "id": s.id,
+                    "location": c.location,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    Value::Array(list)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::Level;
+
+    fn result(id: &str, verdict: Verdict, reason: &str) -> CheckResult {
+        CheckResult {
+            id: id.into(),
+            level: Level::Must,
+            refs: vec![],
+            quote: None,
+            title: "t".into(),
+            verdict,
+            reason: reason.into(),
+            evidence: vec![],
+            transcript: vec![],
+            location: String::new(),
+            mode: None,
+            baselined: false,
+        }
+    }
+
+    fn scenario(id: &str, checks: Vec<CheckResult>) -> ScenarioResult {
+        ScenarioResult {
+            id: id.into(),
+            title: String::new(),
+            file: String::new(),
+            verdict: Verdict::Pass,
+            checks,
+            duration_ms: 0.0,
+            error: None,
+            skipped: None,
+            output_tail: None,
+            steps: vec![],
+            reproduce: String::new(),
+        }
+    }
+
+    #[test]
+    fn one_cause_in_two_scenarios_is_one_finding_and_another_reason_is_another() {
+        let run = RunResult {
+            scenarios: vec![
+                scenario(
+                    "a",
+                    vec![result("PROG-003", Verdict::Fail, "went from 2 to 0")],
+                ),
+                scenario(
+                    "b",
+                    vec![
+                        result("PROG-003", Verdict::Fail, "went from 2 to 0"),
+                        result("PROG-003", Verdict::Pass, ""),
+                    ],
+                ),
+                scenario(
+                    "c",
+                    vec![result("PROG-003", Verdict::Fail, "went from 1 to 0")],
+                ),
+            ],
+            target: "t".into(),
+            stale: vec![],
+            duration_ms: 0.0,
+            error: None,
+        };
+        let all = findings(&run, FINDING_VERDICTS);
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0].scenario_ids(), vec!["a", "b"]);
+        assert_eq!(all[1].scenario_ids(), vec!["c"]);
+        let (b, c) = (&run.scenarios[1], &run.scenarios[1].checks[0]);
+        assert!(shared(&all, b, c).is_some());
+        let (s, c) = (&run.scenarios[2], &run.scenarios[2].checks[0]);
+        assert!(
+            shared(&all, s, c).is_none(),
+            "a finding of one scenario is not shared"
+        );
+        let j = json(&run);
+        assert_eq!(j[0]["scenarios"].as_array().map(Vec::len), Some(2));
+        assert_eq!(j[1]["reason"], "went from 1 to 0");
+        // JUnit keeps a test case per result, each naming the finding's other scenarios.
+        let xml = crate::report::junit(&run);
+        assert_eq!(xml.matches("<failure").count(), 3);
+        assert!(xml.contains("in 2 scenarios: a, b (also in: b)"), "{xml}");
+        assert!(xml.contains("in 2 scenarios: a, b (also in: a)"), "{xml}");
+        // HTML and Markdown print the finding once, with both scenarios.
+        let html = crate::report::html(&run);
+        assert_eq!(html.matches("<article class=\"finding").count(), 2);
+        assert!(html.contains("one cause, 2 scenarios"));
+        let md = crate::report::markdown(&run);
+        assert!(md.contains("one cause, 2 scenarios: `a`, `b`"), "{md}");
+    }
+}
