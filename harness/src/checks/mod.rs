@@ -6,6 +6,7 @@ mod verdict;
 pub use assert::predicate as assert_predicate;
 pub use verdict::{CheckResult, Evidence, Grading, Outcome, Subject, Verdict};
 mod premise;
+mod value;
 
 mod bearer;
 mod common;
@@ -139,28 +140,7 @@ pub struct ReceivedMessage {
     pub request_method: Option<String>,
 }
 
-/// A built-in evaluator: the check's parameters and scope, and what was observed.
-pub(crate) type Evaluator = fn(&CheckSpec, &Observed) -> Outcome;
-
-/// Every family's evaluators, by check ID.
-const FAMILIES: &[&[(&str, Evaluator)]] = &[
-    registry::EVALUATORS,
-    health::EVALUATORS,
-    progress::EVALUATORS,
-    bearer::EVALUATORS,
-    metrics::EVALUATORS,
-    messages::EVALUATORS,
-    mcp::EVALUATORS,
-];
-
-/// The built-in evaluator of a check, if it has one.
-pub(crate) fn evaluator(id: &str) -> Option<Evaluator> {
-    FAMILIES
-        .iter()
-        .flat_map(|f| f.iter())
-        .find(|(i, _)| *i == id)
-        .map(|(_, e)| *e)
-}
+pub(crate) use value::{Check, evaluator};
 
 /// Runs the built-in evaluator of check `id`.
 pub(crate) fn run_builtin(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
@@ -204,7 +184,7 @@ pub fn evaluate(
         {
             continue; // listed explicitly below
         }
-        if premise::missing(&def.id, observed).is_some() {
+        if value::missing(&def.id, observed).is_some() {
             continue; // nothing observed that it applies to
         }
         let outcome = run_builtin(&def.id, &CheckSpec::default(), observed);
@@ -299,7 +279,7 @@ pub fn evaluate(
             });
         }
         let mut outcome = merged.unwrap_or(Outcome::Inconclusive("for_each range is empty".into()));
-        if let Some(why) = def.and_then(|d| premise::missing(&d.id, observed))
+        if let Some(why) = def.and_then(|d| value::missing(&d.id, observed))
             && !matches!(outcome, Outcome::Error(_))
         {
             outcome = Outcome::Inconclusive(why.to_owned());
