@@ -13,10 +13,10 @@ use serde_json::{Value, json};
 use serde_json_path::JsonPath;
 use tokio::sync::Mutex;
 
-use crate::checks::StepRecord;
 use crate::client::{CallOptions, ClientError, Era, Exchange, McpConnection, WireClient};
 use crate::deploy::Deployment;
 use crate::observation::Observation;
+use crate::observation::StepRecord;
 use crate::redact::Redactor;
 use crate::scenario::template::{Vars, render_json};
 use crate::scenario::{EraSpec, ScenarioSpec, StepAction, StepSpec};

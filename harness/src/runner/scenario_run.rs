@@ -8,10 +8,11 @@ use pallas_mocks::Ecosystem;
 
 use super::exec::{Exec, ScenarioContext, Shared, StepSink};
 use super::{RunOptions, ScenarioResult, StepSummary, ms, overall};
-use crate::checks::{self, CheckResult, Observed, ReceivedMessage, Verdict};
-use crate::client::observe::{ObservationKind, Recorder};
+use crate::checks::{self, CheckResult, Verdict};
+use crate::client::observe::{Recorder, WireEventKind};
 use crate::client::{WireClient, fetch_registry, server_id, streamable_http_url};
 use crate::deploy::{DeployError, Deployment, RunDir};
+use crate::observation::{Observed, ReceivedMessage};
 use crate::redact::Redactor;
 use crate::scenario::{Scenario, template::Vars};
 use crate::target::Target;
@@ -401,13 +402,13 @@ fn received_messages(
     let mut received = Vec::new();
     for o in recorder.take() {
         match o.kind {
-            ObservationKind::Sent(v) => {
+            WireEventKind::Sent(v) => {
                 if let (Some(id), Some(m)) = (v.get("id"), v.get("method").and_then(|m| m.as_str()))
                 {
                     sent_methods.insert((o.label.clone(), id.to_string()), m.to_owned());
                 }
             }
-            ObservationKind::Received { message, .. } => {
+            WireEventKind::Received { message, .. } => {
                 let request_method = message
                     .get("id")
                     .and_then(|id| sent_methods.get(&(o.label.clone(), id.to_string())))

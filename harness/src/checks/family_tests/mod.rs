@@ -3,9 +3,10 @@
 
 use serde_json::{Value, json};
 
-use crate::checks::{CheckSpec, Observed, Outcome, StepRecord};
+use crate::checks::{CheckSpec, Outcome};
 use crate::client::{Exchange, HealthReport, MetricsScrape, RegistryFetch, TimedMessage};
 use crate::observation::{Connected, HealthAnswered, MessageSent, Observation};
+use crate::observation::{Observed, StepRecord};
 use crate::scenario::DeploymentSpec;
 use pallas_mocks::{LlmJournalEntry, McpJournalEntry};
 
@@ -341,11 +342,7 @@ fn every_premise_can_be_missing_and_names_what_was_not_observed() {
         if check.premise.is_some() {
             with_premise += 1;
             let why = check.missing(&nothing);
-            assert!(
-                why.is_some_and(|w| !w.is_empty()),
-                "{}: {why:?}",
-                check.id
-            );
+            assert!(why.is_some_and(|w| !w.is_empty()), "{}: {why:?}", check.id);
         }
     }
     assert!(with_premise >= 20, "{with_premise} checks carry a premise");
