@@ -114,8 +114,8 @@ fn exchange_json(x: &Exchange) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observation::{HealthAnswered, MessageSent};
     use crate::client::TimedMessage;
+    use crate::observation::{HealthAnswered, MessageSent};
 
     fn exchange(messages: Vec<(f64, Value)>, response: Value) -> Exchange {
         Exchange {

@@ -48,6 +48,10 @@ pub struct StepRecord {
     /// The step as run, templates rendered; kept out of reports (it may hold secrets).
     #[serde(skip)]
     pub spec: StepSpec,
+    /// Where the step is written: `file:line` of the step (of its group, for a step inside
+    /// `repeat` or `parallel`); empty when unknown.
+    #[serde(skip)]
+    pub source: String,
 }
 
 impl StepRecord {

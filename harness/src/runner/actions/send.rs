@@ -13,7 +13,7 @@ impl Exec {
             args["images"] = json!(m.images);
         }
         let agent = agent_of_alias(&*self.0.alias_agents.lock().await, &m.agent).to_owned();
-        let tool = self.0.target.message_tool(&agent);
+        let tool = self.0.cx.target.message_tool(&agent);
         let o = opts(&m.bearer, &m.progress_token);
         let sent = |cancellation| {
             move |exchange| {
