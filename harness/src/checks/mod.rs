@@ -18,6 +18,7 @@ mod mcp_tools;
 mod messages;
 mod metrics;
 mod progress;
+mod progress_walk;
 mod registry;
 
 pub use metrics::{SEED_METRICS, metric_value};
