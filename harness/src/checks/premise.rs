@@ -2,14 +2,17 @@
 //! did not occur is `inconclusive` — a bridge that does nothing must not pass it.
 //!
 //! Each premise is a shared function: `None` when what it needs was observed, else why not. A
-//! check names its premise beside its evaluator, in its family's `CHECKS` table.
+//! check names its premise beside its evaluator, in its family's `CHECKS` table (a premise only
+//! one family needs may live in that family's file, like the registry's). This file imports no
+//! family file, so no family and its premise import each other.
 
 use super::Observed;
 
 /// A premise: why what a check needs was not observed (`None`: it was).
 pub(crate) type Premise = fn(&Observed) -> Option<&'static str>;
 
-fn held(yes: bool, why: &'static str) -> Option<&'static str> {
+/// `None` when `yes`, else `why`: a premise's answer.
+pub(super) fn held(yes: bool, why: &'static str) -> Option<&'static str> {
     if yes { None } else { Some(why) }
 }
 
@@ -26,16 +29,6 @@ fn progress_count(o: &Observed) -> usize {
 
 fn llm_requested(o: &Observed) -> bool {
     o.llm_journals.values().any(|j| !j.is_empty())
-}
-
-/// A registry document with an entry was fetched.
-pub(super) fn registry_entries(o: &Observed) -> Option<&'static str> {
-    held(
-        o.steps
-            .iter()
-            .any(|s| super::registry::servers_of(s).is_some_and(|a| !a.is_empty())),
-        "no registry document with an entry was fetched",
-    )
 }
 
 /// A request reached a mock LLM.

@@ -26,9 +26,6 @@ pub(super) const CHECKS: &[Check] = &[
 
 // ---------------------------------------------------------------- progress
 
-/// PROG-003's reason when progress falls back to a finished sub-task's `1/1`: seed versus MCP.
-pub(super) const SEED_PRESCRIBED_RESET: &str = "progress fell back to 1 at a finished sub-task's note (`progress: 1, total: 1`): seed 000 prescribes this sequence — its example (seed 000 §4 \"How It Works\", lines 237-245) sends progress 0 (`started`), 1 and 2 (loop steps), then `progress: 1, total: 1` for each `completed`, and its table says `1.0` = task finished — but MCP's rule binds: `progress` MUST increase with each notification. The seed's example breaks MCP here; the verdict follows MCP";
-
 pub(super) fn tool_message_re() -> Option<Regex> {
     Regex::new(r"^(?P<server>[^\s/]+)/(?P<tool>\S+): (?P<state>started|completed|failed)$").ok()
 }

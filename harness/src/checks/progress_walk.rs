@@ -5,9 +5,11 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::common::*;
-use super::progress::SEED_PRESCRIBED_RESET;
 use super::{Evidence, Observed, Outcome, StepRecord, excerpt};
 use crate::scenario::{ActionKind, CheckSpec};
+
+/// PROG-003's reason when progress falls back to a finished sub-task's `1/1`: seed versus MCP.
+pub(super) const SEED_PRESCRIBED_RESET: &str = "progress fell back to 1 at a finished sub-task's note (`progress: 1, total: 1`): seed 000 prescribes this sequence — its example (seed 000 §4 \"How It Works\", lines 237-245) sends progress 0 (`started`), 1 and 2 (loop steps), then `progress: 1, total: 1` for each `completed`, and its table says `1.0` = task finished — but MCP's rule binds: `progress` MUST increase with each notification. The seed's example breaks MCP here; the verdict follows MCP";
 
 /// What a walk over the calls concludes when no call of the right kind was in scope.
 fn no_call_judged() -> Outcome {

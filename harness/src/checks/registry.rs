@@ -12,18 +12,28 @@ use crate::scenario::{ActionKind, CheckSpec, DeploymentSpec, StepAction};
 
 /// The checks of this family: evaluator and premise.
 pub(super) const CHECKS: &[Check] = &[
-    Check::new("REG-001", reg_schema).premise(premise::registry_entries),
+    Check::new("REG-001", reg_schema).premise(registry_entries),
     // REG-002 judges the answer itself, whatever it is.
     Check::new("REG-002", reg_http),
-    Check::new("REG-003", reg_names).premise(premise::registry_entries),
-    Check::new("REG-004", reg_remotes).premise(premise::registry_entries),
-    Check::new("REG-005", reg_exactly_deployed).premise(premise::registry_entries),
-    Check::new("REG-006", reg_defaults).premise(premise::registry_entries),
-    Check::new("REG-007", reg_capabilities).premise(premise::registry_entries),
-    Check::assertion("REG-008").premise(premise::registry_entries),
-    Check::assertion("REG-009").premise(premise::registry_entries),
-    Check::assertion("REG-010").premise(premise::registry_entries),
+    Check::new("REG-003", reg_names).premise(registry_entries),
+    Check::new("REG-004", reg_remotes).premise(registry_entries),
+    Check::new("REG-005", reg_exactly_deployed).premise(registry_entries),
+    Check::new("REG-006", reg_defaults).premise(registry_entries),
+    Check::new("REG-007", reg_capabilities).premise(registry_entries),
+    Check::assertion("REG-008").premise(registry_entries),
+    Check::assertion("REG-009").premise(registry_entries),
+    Check::assertion("REG-010").premise(registry_entries),
 ];
+
+/// The premise of the registry checks: a registry document with an entry was fetched.
+fn registry_entries(o: &Observed) -> Option<&'static str> {
+    premise::held(
+        o.steps
+            .iter()
+            .any(|s| servers_of(s).is_some_and(|a| !a.is_empty())),
+        "no registry document with an entry was fetched",
+    )
+}
 
 /// The registry document a `registry` step fetched.
 fn fetched(s: &StepRecord) -> Option<&RegistryFetch> {
