@@ -5,7 +5,10 @@ use serde_json::{Value, json};
 use serde_json_path::JsonPath;
 
 use super::{Evidence, Observed, Outcome, excerpt, select_steps};
-use crate::scenario::{AssertSpec, PathAssert};
+use crate::scenario::{
+    AssertSpec, JournalAssert, LlmJournalAssert, LogsAssert, PathAssert, SessionsAssert,
+    TimingAssert,
+};
 
 /// Evaluates a predicate on a value; `Err` says why it does not hold.
 pub fn predicate(p: &PathAssert, value: &Value) -> Result<(), Evidence> {
@@ -102,275 +105,299 @@ fn within(time: &str, steps: &[&super::StepRecord]) -> bool {
         .any(|s| time >= s.started_at.as_str() && time <= s.ended_at.as_str())
 }
 
-/// Runs one assertion.
-#[expect(
-    clippy::too_many_lines,
-    reason = "one arm per assertion kind of the scenario format, each a few lines; splitting would scatter the table the format docs mirror"
-)]
+/// Runs one assertion: the arm of its kind (the scenario format's assertion table).
 pub fn run(a: &AssertSpec, o: &Observed) -> Outcome {
     if let Some(p) = &a.output {
-        let globs: Vec<String> = p.step.iter().cloned().collect();
-        let steps = select_steps(&o.steps, &globs);
-        if steps.is_empty() {
-            return Outcome::Error(format!(
-                "no step named `{}` ran",
-                p.step.as_deref().unwrap_or("")
-            ));
-        }
-        for s in steps {
-            // No output, or an exchange without its response: the step's error says why
-            // (an unreadable answer, an answer to another id, a cut connection).
-            if let Some(err) = &s.error
-                && (s.output.is_null() || s.output.get("response").is_some_and(Value::is_null))
-            {
-                return Outcome::Error(format!("step `{}` could not run: {err}", s.name));
-            }
-            if p.schema.is_some()
-                && p.count.is_none()
-                && p.exists.is_none()
-                && p.first.is_none()
-                && JsonPath::parse(&p.path).is_ok_and(|q| q.query(&s.output).all().is_empty())
-            {
-                // A schema over nothing holds vacuously: nothing was there to judge.
-                return Outcome::Inconclusive(format!(
-                    "step `{}`: `{}` selected nothing to validate",
-                    s.name, p.path
-                ));
-            }
-            if s.timed_out {
-                return Outcome::Error(match &s.error {
-                    Some(e) => format!(
-                        "step `{}` timed out: its output is incomplete ({e})",
-                        s.name
-                    ),
-                    None => format!("step `{}` timed out: its output is incomplete", s.name),
-                });
-            }
-            if let Err(mut e) = predicate(p, &s.output) {
-                e.what = format!("step `{}` {}", s.name, e.what);
-                return Outcome::Fail(
-                    format!("step `{}`: `{}` does not hold", s.name, p.path),
-                    vec![e],
-                );
-            }
-        }
-        return Outcome::Pass;
+        return assert_output(p, o);
     }
     if let Some(t) = &a.timing {
-        let steps = select_steps(&o.steps, std::slice::from_ref(&t.step));
-        if steps.is_empty() {
-            return Outcome::Error(format!("no step named `{}` ran", t.step));
-        }
-        for s in steps {
-            let d = s.elapsed_ms;
-            if let Some(max) = t.max
-                && d > max.as_secs_f64() * 1000.0
-            {
-                return Outcome::Fail(
-                    format!("step `{}` took {d:.0} ms", s.name),
-                    vec![Evidence::new(
-                        format!("step `{}`", s.name),
-                        format!("<= {} ms", max.as_millis()),
-                        format!("{d:.0} ms"),
-                    )],
-                );
-            }
-            if let Some(min) = t.min
-                && d < min.as_secs_f64() * 1000.0
-            {
-                return Outcome::Fail(
-                    format!("step `{}` took {d:.0} ms", s.name),
-                    vec![Evidence::new(
-                        format!("step `{}`", s.name),
-                        format!(">= {} ms", min.as_millis()),
-                        format!("{d:.0} ms"),
-                    )],
-                );
-            }
-        }
-        return Outcome::Pass;
+        return assert_timing(t, o);
     }
     if let Some(j) = &a.journal {
-        let Some(entries) = o.mcp_journals.get(&j.server) else {
-            return Outcome::Error(format!("no journal for mock server `{}`", j.server));
-        };
-        let during = select_steps(&o.steps, &j.during);
-        let mut selected = Vec::new();
-        for e in entries {
-            if j.method
-                .as_ref()
-                .is_some_and(|m| e.jsonrpc_method.as_ref() != Some(m))
-            {
-                continue;
-            }
-            if j.tool.as_ref().is_some_and(|t| e.tool.as_ref() != Some(t)) {
-                continue;
-            }
-            if !j.during.is_empty() && !within(&e.time, &during) {
-                continue;
-            }
-            let view = serde_json::to_value(e).unwrap_or_default();
-            if let Some(f) = &j.filter
-                && predicate(f, &view).is_err()
-            {
-                continue;
-            }
-            selected.push(e);
-        }
-        if let Some(c) = &j.count
-            && !c.holds(selected.len() as u64)
-        {
-            return Outcome::Fail(
-                format!("{} matching request(s) at `{}`", selected.len(), j.server),
-                vec![Evidence::new(
-                    format!("journal of `{}`", j.server),
-                    format!("count {}", c.describe()),
-                    selected.len().to_string(),
-                )],
-            );
-        }
-        if let Some(h) = &j.header {
-            for e in &selected {
-                let seen = e.headers.get(&h.to_ascii_lowercase());
-                let bad = if j.header_absent {
-                    seen.is_some()
-                } else if let Some(want) = &j.header_equals {
-                    seen != Some(want)
-                } else {
-                    seen.is_none()
-                };
-                if bad {
-                    let expected = if j.header_absent {
-                        "absent".to_owned()
-                    } else {
-                        j.header_equals.clone().unwrap_or_else(|| "present".into())
-                    };
-                    return Outcome::Fail(
-                        format!(
-                            "`{}` received `{h}` {}",
-                            j.server,
-                            seen.map_or("absent".to_owned(), |v| format!("= {v}"))
-                        ),
-                        vec![Evidence {
-                            what: format!(
-                                "{} {} at {}",
-                                e.jsonrpc_method.as_deref().unwrap_or(&e.method),
-                                e.tool.as_deref().unwrap_or(""),
-                                e.time
-                            ),
-                            expected: Some(format!("{h}: {expected}")),
-                            seen: Some(format!("{h}: {}", seen.map_or("absent", String::as_str))),
-                            path: None,
-                        }],
-                    );
-                }
-            }
-        }
-        return Outcome::Pass;
+        return assert_journal(j, o);
     }
     if let Some(j) = &a.llm_journal {
-        let Some(entries) = o.llm_journals.get(&j.llm) else {
-            return Outcome::Error(format!("no journal for mock LLM `{}`", j.llm));
-        };
-        let during = select_steps(&o.steps, &j.during);
-        let n = entries
-            .iter()
-            .filter(|e| {
-                j.path_contains
-                    .as_ref()
-                    .is_none_or(|p| e.path.contains(p.as_str()))
-            })
-            .filter(|e| {
-                j.method
-                    .as_ref()
-                    .is_none_or(|m| e.method.eq_ignore_ascii_case(m))
-            })
-            .filter(|e| j.during.is_empty() || within(&e.time, &during))
-            .count();
-        return if j.count.holds(n as u64) {
-            Outcome::Pass
-        } else {
-            Outcome::Fail(
-                format!("{n} request(s) reached mock LLM `{}`", j.llm),
-                vec![Evidence::new(
-                    format!("journal of `{}`", j.llm),
-                    format!("count {}", j.count.describe()),
-                    n.to_string(),
-                )],
-            )
-        };
+        return assert_llm_journal(j, o);
     }
     if let Some(s) = &a.sessions {
-        let names: Vec<&String> = match &s.server {
-            Some(n) => vec![n],
-            None => o.sessions.keys().collect(),
-        };
-        for n in names {
-            let Some(st) = o.sessions.get(n) else {
-                return Outcome::Error(format!("no session accounting for `{n}`"));
-            };
-            if let Some(c) = &s.open_now
-                && !c.holds(st.open_now)
-            {
-                return Outcome::Fail(
-                    format!("`{n}` has {} session(s) open", st.open_now),
-                    vec![Evidence::new(
-                        format!("sessions of `{n}`"),
-                        format!("open_now {}", c.describe()),
-                        json!(st).to_string(),
-                    )],
-                );
-            }
-            if let Some(c) = &s.opened
-                && !c.holds(st.opened)
-            {
-                return Outcome::Fail(
-                    format!("`{n}` opened {} session(s)", st.opened),
-                    vec![Evidence::new(
-                        format!("sessions of `{n}`"),
-                        format!("opened {}", c.describe()),
-                        json!(st).to_string(),
-                    )],
-                );
-            }
-        }
-        return Outcome::Pass;
+        return assert_sessions(s, o);
     }
     if let Some(l) = &a.logs {
-        if !o.logs_available {
-            return Outcome::Error(
-                "the implementation's logs are not available (attach mode?)".into(),
+        return assert_logs(l, o);
+    }
+    Outcome::Error("empty assertion".into())
+}
+
+/// `output:` a step output: a path of its JSON, compared.
+fn assert_output(p: &PathAssert, o: &Observed) -> Outcome {
+    let globs: Vec<String> = p.step.iter().cloned().collect();
+    let steps = select_steps(&o.steps, &globs);
+    if steps.is_empty() {
+        return Outcome::Error(format!(
+            "no step named `{}` ran",
+            p.step.as_deref().unwrap_or("")
+        ));
+    }
+    for s in steps {
+        // No output, or an exchange without its response: the step's error says why
+        // (an unreadable answer, an answer to another id, a cut connection).
+        if let Some(err) = &s.error
+            && (s.output.is_null() || s.output.get("response").is_some_and(Value::is_null))
+        {
+            return Outcome::Error(format!("step `{}` could not run: {err}", s.name));
+        }
+        if p.schema.is_some()
+            && p.count.is_none()
+            && p.exists.is_none()
+            && p.first.is_none()
+            && JsonPath::parse(&p.path).is_ok_and(|q| q.query(&s.output).all().is_empty())
+        {
+            // A schema over nothing holds vacuously: nothing was there to judge.
+            return Outcome::Inconclusive(format!(
+                "step `{}`: `{}` selected nothing to validate",
+                s.name, p.path
+            ));
+        }
+        if s.timed_out {
+            return Outcome::Error(match &s.error {
+                Some(e) => format!(
+                    "step `{}` timed out: its output is incomplete ({e})",
+                    s.name
+                ),
+                None => format!("step `{}` timed out: its output is incomplete", s.name),
+            });
+        }
+        if let Err(mut e) = predicate(p, &s.output) {
+            e.what = format!("step `{}` {}", s.name, e.what);
+            return Outcome::Fail(
+                format!("step `{}`: `{}` does not hold", s.name, p.path),
+                vec![e],
             );
         }
-        let mut forbidden: Vec<String> = l.never_contains.clone();
-        if l.no_secrets {
-            forbidden.extend(
-                o.vars
-                    .iter()
-                    .filter(|(k, _)| k.starts_with("secret."))
-                    .map(|(_, v)| v.clone()),
+    }
+    Outcome::Pass
+}
+
+/// `timing:` a step's duration.
+fn assert_timing(t: &TimingAssert, o: &Observed) -> Outcome {
+    let steps = select_steps(&o.steps, std::slice::from_ref(&t.step));
+    if steps.is_empty() {
+        return Outcome::Error(format!("no step named `{}` ran", t.step));
+    }
+    for s in steps {
+        let d = s.elapsed_ms;
+        if let Some(max) = t.max
+            && d > max.as_secs_f64() * 1000.0
+        {
+            return Outcome::Fail(
+                format!("step `{}` took {d:.0} ms", s.name),
+                vec![Evidence::new(
+                    format!("step `{}`", s.name),
+                    format!("<= {} ms", max.as_millis()),
+                    format!("{d:.0} ms"),
+                )],
             );
         }
-        for f in forbidden.iter().filter(|f| !f.is_empty()) {
-            if let Some(line) = o.logs.lines().find(|line| line.contains(f.as_str())) {
+        if let Some(min) = t.min
+            && d < min.as_secs_f64() * 1000.0
+        {
+            return Outcome::Fail(
+                format!("step `{}` took {d:.0} ms", s.name),
+                vec![Evidence::new(
+                    format!("step `{}`", s.name),
+                    format!(">= {} ms", min.as_millis()),
+                    format!("{d:.0} ms"),
+                )],
+            );
+        }
+    }
+    Outcome::Pass
+}
+
+/// `journal:` what a mock MCP server's journal saw.
+fn assert_journal(j: &JournalAssert, o: &Observed) -> Outcome {
+    let Some(entries) = o.mcp_journals.get(&j.server) else {
+        return Outcome::Error(format!("no journal for mock server `{}`", j.server));
+    };
+    let during = select_steps(&o.steps, &j.during);
+    let mut selected = Vec::new();
+    for e in entries {
+        if j.method
+            .as_ref()
+            .is_some_and(|m| e.jsonrpc_method.as_ref() != Some(m))
+        {
+            continue;
+        }
+        if j.tool.as_ref().is_some_and(|t| e.tool.as_ref() != Some(t)) {
+            continue;
+        }
+        if !j.during.is_empty() && !within(&e.time, &during) {
+            continue;
+        }
+        let view = serde_json::to_value(e).unwrap_or_default();
+        if let Some(f) = &j.filter
+            && predicate(f, &view).is_err()
+        {
+            continue;
+        }
+        selected.push(e);
+    }
+    if let Some(c) = &j.count
+        && !c.holds(selected.len() as u64)
+    {
+        return Outcome::Fail(
+            format!("{} matching request(s) at `{}`", selected.len(), j.server),
+            vec![Evidence::new(
+                format!("journal of `{}`", j.server),
+                format!("count {}", c.describe()),
+                selected.len().to_string(),
+            )],
+        );
+    }
+    if let Some(h) = &j.header {
+        for e in &selected {
+            let seen = e.headers.get(&h.to_ascii_lowercase());
+            let bad = if j.header_absent {
+                seen.is_some()
+            } else if let Some(want) = &j.header_equals {
+                seen != Some(want)
+            } else {
+                seen.is_none()
+            };
+            if bad {
+                let expected = if j.header_absent {
+                    "absent".to_owned()
+                } else {
+                    j.header_equals.clone().unwrap_or_else(|| "present".into())
+                };
                 return Outcome::Fail(
-                    "a forbidden string appears in the implementation's output".into(),
-                    vec![Evidence::new(
-                        "log line",
-                        "no secret",
-                        line.chars().take(300).collect::<String>(),
-                    )],
+                    format!(
+                        "`{}` received `{h}` {}",
+                        j.server,
+                        seen.map_or("absent".to_owned(), |v| format!("= {v}"))
+                    ),
+                    vec![Evidence {
+                        what: format!(
+                            "{} {} at {}",
+                            e.jsonrpc_method.as_deref().unwrap_or(&e.method),
+                            e.tool.as_deref().unwrap_or(""),
+                            e.time
+                        ),
+                        expected: Some(format!("{h}: {expected}")),
+                        seen: Some(format!("{h}: {}", seen.map_or("absent", String::as_str))),
+                        path: None,
+                    }],
                 );
             }
         }
-        for c in &l.contains {
-            if !o.logs.contains(c.as_str()) {
-                return Outcome::Fail(format!("the logs never mention {c:?}"), vec![]);
-            }
-        }
-        return Outcome::Pass;
     }
-    Outcome::Error("empty assertion".into())
+    Outcome::Pass
+}
+
+/// `llm_journal:` what a mock LLM's journal saw.
+fn assert_llm_journal(j: &LlmJournalAssert, o: &Observed) -> Outcome {
+    let Some(entries) = o.llm_journals.get(&j.llm) else {
+        return Outcome::Error(format!("no journal for mock LLM `{}`", j.llm));
+    };
+    let during = select_steps(&o.steps, &j.during);
+    let n = entries
+        .iter()
+        .filter(|e| {
+            j.path_contains
+                .as_ref()
+                .is_none_or(|p| e.path.contains(p.as_str()))
+        })
+        .filter(|e| {
+            j.method
+                .as_ref()
+                .is_none_or(|m| e.method.eq_ignore_ascii_case(m))
+        })
+        .filter(|e| j.during.is_empty() || within(&e.time, &during))
+        .count();
+    if j.count.holds(n as u64) {
+        Outcome::Pass
+    } else {
+        Outcome::Fail(
+            format!("{n} request(s) reached mock LLM `{}`", j.llm),
+            vec![Evidence::new(
+                format!("journal of `{}`", j.llm),
+                format!("count {}", j.count.describe()),
+                n.to_string(),
+            )],
+        )
+    }
+}
+
+/// `sessions:` a mock MCP server's session accounting.
+fn assert_sessions(s: &SessionsAssert, o: &Observed) -> Outcome {
+    let names: Vec<&String> = match &s.server {
+        Some(n) => vec![n],
+        None => o.sessions.keys().collect(),
+    };
+    for n in names {
+        let Some(st) = o.sessions.get(n) else {
+            return Outcome::Error(format!("no session accounting for `{n}`"));
+        };
+        if let Some(c) = &s.open_now
+            && !c.holds(st.open_now)
+        {
+            return Outcome::Fail(
+                format!("`{n}` has {} session(s) open", st.open_now),
+                vec![Evidence::new(
+                    format!("sessions of `{n}`"),
+                    format!("open_now {}", c.describe()),
+                    json!(st).to_string(),
+                )],
+            );
+        }
+        if let Some(c) = &s.opened
+            && !c.holds(st.opened)
+        {
+            return Outcome::Fail(
+                format!("`{n}` opened {} session(s)", st.opened),
+                vec![Evidence::new(
+                    format!("sessions of `{n}`"),
+                    format!("opened {}", c.describe()),
+                    json!(st).to_string(),
+                )],
+            );
+        }
+    }
+    Outcome::Pass
+}
+
+/// `logs:` the implementation's logs.
+fn assert_logs(l: &LogsAssert, o: &Observed) -> Outcome {
+    if !o.logs_available {
+        return Outcome::Error("the implementation's logs are not available (attach mode?)".into());
+    }
+    let mut forbidden: Vec<String> = l.never_contains.clone();
+    if l.no_secrets {
+        forbidden.extend(
+            o.vars
+                .iter()
+                .filter(|(k, _)| k.starts_with("secret."))
+                .map(|(_, v)| v.clone()),
+        );
+    }
+    for f in forbidden.iter().filter(|f| !f.is_empty()) {
+        if let Some(line) = o.logs.lines().find(|line| line.contains(f.as_str())) {
+            return Outcome::Fail(
+                "a forbidden string appears in the implementation's output".into(),
+                vec![Evidence::new(
+                    "log line",
+                    "no secret",
+                    line.chars().take(300).collect::<String>(),
+                )],
+            );
+        }
+    }
+    for c in &l.contains {
+        if !o.logs.contains(c.as_str()) {
+            return Outcome::Fail(format!("the logs never mention {c:?}"), vec![]);
+        }
+    }
+    Outcome::Pass
 }
 
 #[cfg(test)]

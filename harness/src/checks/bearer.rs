@@ -3,21 +3,21 @@
 use std::collections::BTreeSet;
 
 use super::common::*;
-use super::{Evidence, Observed, Outcome, StepRecord};
+use super::{Check, Evidence, Observed, Outcome, StepRecord, premise};
 use crate::catalog::params;
 use crate::scenario::template::render;
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
-/// The evaluators of this family, by check ID.
-pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
-    ("AUTH-001", auth_forwarded),
-    ("AUTH-002", auth_not_leaked),
-    ("AUTH-003", auth_explicit),
-    ("AUTH-004", auth_isolation),
-    ("AUTH-005", auth_none),
-    ("AUTH-006", auth_probes),
-    ("AUTH-007", |_, o| logs_clean(o)),
-    ("AUTH-008", auth_not_to_llm),
+/// The checks of this family: evaluator and premise.
+pub(super) const CHECKS: &[Check] = &[
+    Check::new("AUTH-001", auth_forwarded).premise(premise::downstream_call),
+    Check::new("AUTH-002", auth_not_leaked).premise(premise::downstream_call),
+    Check::new("AUTH-003", auth_explicit).premise(premise::downstream_call),
+    Check::new("AUTH-004", auth_isolation).premise(premise::downstream_call),
+    Check::new("AUTH-005", auth_none).premise(premise::downstream_call),
+    Check::new("AUTH-006", auth_probes).premise(premise::health_probe),
+    Check::new("AUTH-007", |_, o| logs_clean(o)),
+    Check::new("AUTH-008", auth_not_to_llm),
 ];
 
 pub(super) fn bearers(o: &Observed) -> Vec<String> {

@@ -3,22 +3,24 @@
 use serde_json::{Value, json};
 
 use super::common::*;
-use super::{Evidence, Observed, Outcome, StepRecord, excerpt};
+use super::{Check, Evidence, Observed, Outcome, StepRecord, excerpt, premise};
 use crate::catalog::params;
+use crate::client::HealthReport;
 use crate::observation::{HealthAnswered, Observation};
 use crate::scenario::{ActionKind, CheckSpec};
 
-/// The evaluators of this family, by check ID.
-pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
-    ("HEALTH-001", health_listed),
-    ("HEALTH-002", |c, o| health_body("HEALTH-002", c, o)),
-    ("HEALTH-003", |c, o| health_body("HEALTH-003", c, o)),
-    ("HEALTH-004", |c, o| health_body("HEALTH-004", c, o)),
-    ("HEALTH-005", health_no_llm),
-    ("HEALTH-006", health_fast),
-    ("HEALTH-007", sessions_closed),
-    ("HEALTH-008", health_no_progress),
-    ("HEALTH-009", |c, o| health_body("HEALTH-009", c, o)),
+/// The checks of this family: evaluator and premise.
+pub(super) const CHECKS: &[Check] = &[
+    Check::new("HEALTH-001", health_listed),
+    Check::new("HEALTH-002", health_status_known),
+    Check::new("HEALTH-003", health_message_and_timestamp),
+    Check::new("HEALTH-004", health_status_expected),
+    Check::new("HEALTH-005", health_no_llm),
+    Check::new("HEALTH-006", health_fast),
+    Check::new("HEALTH-007", sessions_closed).premise(premise::health_probe),
+    Check::new("HEALTH-008", health_no_progress),
+    Check::new("HEALTH-009", health_gate),
+    Check::assertion("HEALTH-010").premise(premise::health_probe),
 ];
 
 pub(super) const HEALTH_DESCRIPTION: &str =
@@ -79,42 +81,45 @@ pub(super) fn health_listed(c: &CheckSpec, o: &Observed) -> Outcome {
     Outcome::Pass
 }
 
-pub(super) fn health_body(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
-    // HEALTH-009 takes the gate, HEALTH-004 the status and mentions (catalog::params).
-    let gate_param: params::HealthGate = match id {
-        "HEALTH-009" => match params(c) {
-            Ok(p) => p,
-            Err(o) => return o,
-        },
-        _ => Default::default(),
-    };
-    let status_param: params::HealthStatus = match id {
-        "HEALTH-004" => match params(c) {
-            Ok(p) => p,
-            Err(o) => return o,
-        },
-        _ => Default::default(),
+/// HEALTH-009: Daedalus's gate over each `get_health` answer (`with: {gate}`).
+pub(super) fn health_gate(c: &CheckSpec, o: &Observed) -> Outcome {
+    let gate_param: params::HealthGate = match params(c) {
+        Ok(p) => p,
+        Err(o) => return o,
     };
     let steps = steps_of(o, c, &[ActionKind::Health]);
     if steps.is_empty() {
         return na("health");
     }
     for s in steps {
-        if id == "HEALTH-009" {
-            let gate = match &s.observation {
-                Observation::HealthAnswered(h) => h.gate.as_str(),
-                _ => "",
-            };
-            if let Some(want) = gate_param.gate.as_deref()
-                && !gate.starts_with(want)
-            {
-                return fail(
-                    format!("Daedalus would gate chat as `{gate}`"),
-                    vec![Evidence::new(&s.name, want, gate)],
-                );
-            }
-            continue;
+        let gate = match &s.observation {
+            Observation::HealthAnswered(h) => h.gate.as_str(),
+            _ => "",
+        };
+        if let Some(want) = gate_param.gate.as_deref()
+            && !gate.starts_with(want)
+        {
+            return fail(
+                format!("Daedalus would gate chat as `{gate}`"),
+                vec![Evidence::new(&s.name, want, gate)],
+            );
         }
+    }
+    Outcome::Pass
+}
+
+/// Each `get_health` answer in scope, read as health JSON, judged by `judge` (the first
+/// failure decides); a step that could not run is an error, an unreadable answer a failure.
+fn health_answers(
+    c: &CheckSpec,
+    o: &Observed,
+    judge: impl Fn(&StepRecord, &HealthReport) -> Option<Outcome>,
+) -> Outcome {
+    let steps = steps_of(o, c, &[ActionKind::Health]);
+    if steps.is_empty() {
+        return na("health");
+    }
+    for s in steps {
         if let Some(e) = &s.error {
             return Outcome::Error(format!("`{}` could not run: {e}", s.name));
         }
@@ -134,58 +139,80 @@ pub(super) fn health_body(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
                 )],
             );
         };
-        let status = h.status.as_str();
-        match id {
-            "HEALTH-002" => {
-                if !["ok", "degraded", "error"].contains(&status) {
-                    return fail(
-                        format!("status `{status}`"),
-                        vec![Evidence::new(&s.name, "ok|degraded|error", status)],
-                    );
-                }
-            }
-            "HEALTH-003" => {
-                if status != "ok" && h.message.as_deref().is_none_or(str::is_empty) {
-                    return fail(
-                        format!("status `{status}` without a message"),
-                        vec![Evidence::new(&s.name, "a message", excerpt(&json!(h), 200))],
-                    );
-                }
-                if let Some(ts) = h.timestamp.as_deref()
-                    && chrono::DateTime::parse_from_rfc3339(ts).is_err()
-                {
-                    return fail(
-                        "timestamp is not ISO 8601",
-                        vec![Evidence::new(&s.name, "RFC 3339 timestamp", ts)],
-                    );
-                }
-            }
-            _ => {
-                if let Some(want) = status_param.status.as_deref()
-                    && status != want
-                {
-                    return fail(
-                        format!("status `{status}`, expected `{want}`"),
-                        vec![Evidence::new(&s.name, want, excerpt(&json!(h), 300))],
-                    );
-                }
-                let msg = h.message.as_deref().unwrap_or("");
-                for m in &status_param.mentions {
-                    if !msg.contains(m) {
-                        return fail(
-                            format!("the message does not name `{m}`"),
-                            vec![Evidence::new(
-                                &s.name,
-                                format!("message mentioning {m:?}"),
-                                msg,
-                            )],
-                        );
-                    }
-                }
-            }
+        if let Some(stop) = judge(s, h) {
+            return stop;
         }
     }
     Outcome::Pass
+}
+
+/// HEALTH-002: the status is `ok`, `degraded` or `error`.
+pub(super) fn health_status_known(c: &CheckSpec, o: &Observed) -> Outcome {
+    health_answers(c, o, |s, h| {
+        let status = h.status.as_str();
+        (!["ok", "degraded", "error"].contains(&status)).then(|| {
+            fail(
+                format!("status `{status}`"),
+                vec![Evidence::new(&s.name, "ok|degraded|error", status)],
+            )
+        })
+    })
+}
+
+/// HEALTH-003: a message whenever the status is not `ok`; a timestamp, when present, ISO 8601.
+pub(super) fn health_message_and_timestamp(c: &CheckSpec, o: &Observed) -> Outcome {
+    health_answers(c, o, |s, h| {
+        let status = h.status.as_str();
+        if status != "ok" && h.message.as_deref().is_none_or(str::is_empty) {
+            return Some(fail(
+                format!("status `{status}` without a message"),
+                vec![Evidence::new(&s.name, "a message", excerpt(&json!(h), 200))],
+            ));
+        }
+        if let Some(ts) = h.timestamp.as_deref()
+            && chrono::DateTime::parse_from_rfc3339(ts).is_err()
+        {
+            return Some(fail(
+                "timestamp is not ISO 8601",
+                vec![Evidence::new(&s.name, "RFC 3339 timestamp", ts)],
+            ));
+        }
+        None
+    })
+}
+
+/// HEALTH-004: the status and message match the situation (`with: {status, mentions}`).
+pub(super) fn health_status_expected(c: &CheckSpec, o: &Observed) -> Outcome {
+    let status_param: params::HealthStatus = match params(c) {
+        Ok(p) => p,
+        Err(o) => return o,
+    };
+    health_answers(c, o, |s, h| {
+        let status = h.status.as_str();
+        if let Some(want) = status_param.status.as_deref()
+            && status != want
+        {
+            return Some(fail(
+                format!("status `{status}`, expected `{want}`"),
+                vec![Evidence::new(&s.name, want, excerpt(&json!(h), 300))],
+            ));
+        }
+        let msg = h.message.as_deref().unwrap_or("");
+        status_param
+            .mentions
+            .iter()
+            .find(|m| !msg.contains(m.as_str()))
+            .map(|m| {
+                fail(
+                    format!("the message does not name `{m}`"),
+                    vec![Evidence::new(
+                        &s.name,
+                        format!("message mentioning {m:?}"),
+                        msg,
+                    )],
+                )
+            })
+    })
 }
 
 pub(super) fn health_no_llm(c: &CheckSpec, o: &Observed) -> Outcome {

@@ -3,24 +3,24 @@
 use serde_json::{Value, json};
 
 use super::common::*;
-use super::{Evidence, Observed, Outcome, StepRecord, excerpt, wire};
+use super::{Check, Evidence, Observed, Outcome, StepRecord, excerpt, premise, wire};
 use crate::catalog::params;
 use crate::observation::Observation;
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
-/// The evaluators of this family, by check ID.
-pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
-    ("MCP-001", |_, o| wire_valid(o)),
-    ("MCP-002", handshake),
-    ("MCP-003", mcp_delete),
-    ("MCP-004", content_types),
-    ("MCP-005", mcp_accept),
-    ("MCP-006", mcp_sessions),
-    ("MCP-007", super::mcp_tools::mcp_tool_errors),
-    ("MCP-008", mcp_sse),
-    ("MCP-009", responses),
-    ("MCP-010", one_response),
-    ("MCP-011", super::mcp_tools::mcp_tool_inputs),
+/// The checks of this family: evaluator and premise.
+pub(super) const CHECKS: &[Check] = &[
+    Check::new("MCP-001", |_, o| wire_valid(o)),
+    Check::new("MCP-002", handshake),
+    Check::new("MCP-003", mcp_delete),
+    Check::new("MCP-004", content_types),
+    Check::new("MCP-005", mcp_accept),
+    Check::new("MCP-006", mcp_sessions),
+    Check::new("MCP-007", super::mcp_tools::mcp_tool_errors),
+    Check::new("MCP-008", mcp_sse).premise(premise::sse_answer),
+    Check::new("MCP-009", responses),
+    Check::new("MCP-010", one_response),
+    Check::new("MCP-011", super::mcp_tools::mcp_tool_inputs),
 ];
 
 /// The actions that send an MCP request and expect its response.

@@ -3,17 +3,17 @@
 use serde_json::{Value, json};
 
 use super::common::*;
-use super::{Evidence, Observed, Outcome, StepRecord, excerpt};
+use super::{Check, Evidence, Observed, Outcome, StepRecord, excerpt, premise};
 use crate::catalog::params;
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
-/// The evaluators of this family, by check ID.
-pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
-    ("MSG-001", message_tool_listed),
-    ("MSG-002", msg_round_trip),
-    ("MSG-003", msg_images),
-    ("MSG-004", msg_provider_failure),
-    ("MSG-005", msg_history),
+/// The checks of this family: evaluator and premise.
+pub(super) const CHECKS: &[Check] = &[
+    Check::new("MSG-001", message_tool_listed),
+    Check::new("MSG-002", msg_round_trip).premise(premise::llm_requests),
+    Check::new("MSG-003", msg_images).premise(premise::llm_requests),
+    Check::new("MSG-004", msg_provider_failure).premise(premise::llm_requests),
+    Check::new("MSG-005", msg_history).premise(premise::llm_requests),
 ];
 
 pub(super) fn message_tool_listed(c: &CheckSpec, o: &Observed) -> Outcome {

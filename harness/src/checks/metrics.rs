@@ -3,18 +3,18 @@
 use serde_json::{Value, json};
 
 use super::common::*;
-use super::{Evidence, Observed, Outcome, StepRecord, excerpt};
+use super::{Check, Evidence, Observed, Outcome, StepRecord, excerpt};
 use crate::catalog::params;
 use crate::client::MetricsScrape;
 use crate::observation::Observation;
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
-/// The evaluators of this family, by check ID.
-pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
-    ("MET-001", |c, o| metrics("MET-001", c, o)),
-    ("MET-002", |c, o| metrics("MET-002", c, o)),
-    ("MET-003", met_moves),
-    ("MET-004", met_health_gauges),
+/// The checks of this family: evaluator and premise.
+pub(super) const CHECKS: &[Check] = &[
+    Check::new("MET-001", met_exposition),
+    Check::new("MET-002", met_families),
+    Check::new("MET-003", met_moves),
+    Check::new("MET-004", met_health_gauges),
 ];
 
 /// The seed's metrics: name, type, label names.
@@ -52,40 +52,57 @@ pub const SEED_METRICS: &[(&str, &str, &[&str])] = &[
     ("pallas_agent_health_status", "gauge", &["agent"]),
 ];
 
-pub(super) fn metrics(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
+/// Each `metrics` step in scope, judged by `judge` (the first failure decides).
+fn per_scrape(
+    c: &CheckSpec,
+    o: &Observed,
+    judge: impl Fn(&StepRecord, u16, Option<&MetricsScrape>) -> Option<Outcome>,
+) -> Outcome {
     let steps = steps_of(o, c, &[ActionKind::Metrics]);
     if steps.is_empty() {
         return na("metrics");
     }
     for s in steps {
-        let status = status(s);
-        let scrape = scrape_of(s);
-        if id == "MET-001" {
-            let ct = s.observation.content_type().unwrap_or("");
-            if status != 200 {
-                return fail(
-                    format!("/metrics answered HTTP {status}"),
-                    vec![Evidence::new(&s.name, "200", status.to_string())],
-                );
-            }
-            if !ct.starts_with("text/plain") {
-                return fail(
-                    "wrong Content-Type",
-                    vec![Evidence::new(&s.name, "text/plain; version=0.0.4", ct)],
-                );
-            }
-            if let Some(e) = scrape.and_then(|m| m.parse_errors.first()) {
-                return fail(
-                    "the exposition does not parse",
-                    vec![Evidence::new(
-                        &s.name,
-                        "valid Prometheus text",
-                        excerpt(&json!(e), 200),
-                    )],
-                );
-            }
-            continue;
+        if let Some(stop) = judge(s, status(s), scrape_of(s)) {
+            return stop;
         }
+    }
+    Outcome::Pass
+}
+
+/// MET-001: `/metrics` answers 200, `text/plain`, a parseable exposition.
+pub(super) fn met_exposition(c: &CheckSpec, o: &Observed) -> Outcome {
+    per_scrape(c, o, |s, status, scrape| {
+        let ct = s.observation.content_type().unwrap_or("");
+        if status != 200 {
+            return Some(fail(
+                format!("/metrics answered HTTP {status}"),
+                vec![Evidence::new(&s.name, "200", status.to_string())],
+            ));
+        }
+        if !ct.starts_with("text/plain") {
+            return Some(fail(
+                "wrong Content-Type",
+                vec![Evidence::new(&s.name, "text/plain; version=0.0.4", ct)],
+            ));
+        }
+        if let Some(e) = scrape.and_then(|m| m.parse_errors.first()) {
+            return Some(fail(
+                "the exposition does not parse",
+                vec![Evidence::new(
+                    &s.name,
+                    "valid Prometheus text",
+                    excerpt(&json!(e), 200),
+                )],
+            ));
+        }
+        None
+    })
+}
+
+/// MET-002: every seed metric family is present with its type and labels.
+pub(super) fn met_families(c: &CheckSpec, o: &Observed) -> Outcome {
+    per_scrape(c, o, |s, _, scrape| {
         let families = scrape.map_or(&[][..], |m| m.families.as_slice());
         let mut absent = Vec::new();
         for (name, kind, labels) in SEED_METRICS {
@@ -99,10 +116,10 @@ pub(super) fn metrics(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
             // nothing has touched yet) is present: its declared type still has to match.
             let k = f.kind.as_str();
             if k != *kind {
-                return fail(
+                return Some(fail(
                     format!("`{name}` has type {k}"),
                     vec![Evidence::new(name.to_string(), kind.to_string(), k)],
-                );
+                ));
             }
             for sample in &f.samples {
                 let sname = sample.name.as_str();
@@ -115,20 +132,20 @@ pub(super) fn metrics(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
                     .collect();
                 for l in *labels {
                     if !have.contains(l) {
-                        return fail(
+                        return Some(fail(
                             format!("`{sname}` lacks label `{l}`"),
                             vec![Evidence::new(
                                 sname,
                                 format!("labels {labels:?}"),
                                 format!("{have:?}"),
                             )],
-                        );
+                        ));
                     }
                 }
             }
         }
         if !absent.is_empty() {
-            return fail(
+            return Some(fail(
                 format!(
                     "{} seed metric famil{} absent altogether (neither samples nor HELP/TYPE): {}",
                     absent.len(),
@@ -145,10 +162,10 @@ pub(super) fn metrics(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
                         Evidence::new(&s.name, format!("{name} ({kind})"), "absent")
                     })
                     .collect(),
-            );
+            ));
         }
-    }
-    Outcome::Pass
+        None
+    })
 }
 
 // ---------------------------------------------------------------- metrics

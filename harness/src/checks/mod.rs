@@ -6,6 +6,7 @@ mod verdict;
 pub use assert::predicate as assert_predicate;
 pub use verdict::{CheckResult, Evidence, Grading, Outcome, Subject, Verdict};
 mod premise;
+mod value;
 
 mod bearer;
 mod common;
@@ -17,150 +18,22 @@ mod mcp_tools;
 mod messages;
 mod metrics;
 mod progress;
+mod progress_walk;
 mod registry;
 
 pub use metrics::{SEED_METRICS, metric_value};
 pub use registry::python_title;
 pub mod wire;
 
-use std::collections::BTreeMap;
-
-use pallas_mocks::{LlmJournalEntry, McpJournalEntry, SessionStats};
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::catalog::{self, Evaluation};
-use crate::observation::Observation;
+use crate::observation::{Observed, StepRecord};
 use crate::redact::Redactor;
-use crate::scenario::template::{Vars, render_json};
-use crate::scenario::{
-    ActionKind, Capability, CheckSpec, DeploymentSpec, Level, Scenario, StepAction, StepSpec,
-};
+use crate::scenario::template::render_json;
+use crate::scenario::{Capability, CheckSpec, Level, Scenario};
 
-/// What one step did, as the checks see it.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct StepRecord {
-    /// Name (`send#3`, `calls[7]`).
-    pub name: String,
-    /// Action key.
-    pub action: String,
-    /// Connection name, if any.
-    pub agent: Option<String>,
-    /// Milliseconds since the run's recorder started, at the start and end.
-    pub started_ms: f64,
-    /// End.
-    pub ended_ms: f64,
-    /// Wall-clock start and end (RFC 3339, to correlate with mock journals).
-    pub started_at: String,
-    /// End.
-    pub ended_at: String,
-    /// Duration.
-    pub elapsed_ms: f64,
-    /// What the step observed, typed by action: what the checks read.
-    #[serde(skip)]
-    pub observation: Observation,
-    /// The observation as JSON ([`Observation::to_json`]; with `expect_error`, the error as its
-    /// `error` key): what `output:` assertions and captures query, and what reports show.
-    pub output: Value,
-    /// Why the step could not run (a harness or transport error).
-    pub error: Option<String>,
-    /// The step hit its timeout.
-    pub timed_out: bool,
-    /// The bearer it sent (raw; redacted in reports).
-    #[serde(skip)]
-    pub bearer: Option<String>,
-    /// The progress token it sent.
-    pub progress_token: Option<Value>,
-    /// The step as run, templates rendered; kept out of reports (it may hold secrets).
-    #[serde(skip)]
-    pub spec: StepSpec,
-}
-
-impl StepRecord {
-    /// The step's action, typed.
-    pub fn action(&self) -> Option<StepAction<'_>> {
-        self.spec.action()
-    }
-
-    /// Whether the step's action is one of `kinds`.
-    pub fn is(&self, kinds: &[ActionKind]) -> bool {
-        self.action().is_some_and(|a| kinds.contains(&a.kind()))
-    }
-
-    /// The rendered action as written in the scenario (`{message, images}`, `{tool,
-    /// arguments}`, `{body, headers, with_session}`…), for evidence.
-    pub fn request_json(&self) -> Value {
-        serde_json::to_value(&self.spec)
-            .ok()
-            .and_then(|v| v.get(&self.action).cloned())
-            .unwrap_or(Value::Null)
-    }
-}
-
-/// Everything a scenario run observed.
-#[derive(Debug, Clone, Default)]
-pub struct Observed {
-    /// Steps in completion order.
-    pub steps: Vec<StepRecord>,
-    /// Journals of the mock MCP servers.
-    pub mcp_journals: BTreeMap<String, Vec<McpJournalEntry>>,
-    /// Journals of the mock LLMs.
-    pub llm_journals: BTreeMap<String, Vec<LlmJournalEntry>>,
-    /// Session accounting of the mock MCP servers.
-    pub sessions: BTreeMap<String, SessionStats>,
-    /// The implementation's stdout, stderr and log files, concatenated.
-    pub logs: String,
-    /// Whether logs could be read at all.
-    pub logs_available: bool,
-    /// The deployment in force at the end (after reloads).
-    pub deployment: Option<DeploymentSpec>,
-    /// Every JSON-RPC message received.
-    pub received: Vec<ReceivedMessage>,
-    /// Template variables at the end of the run (captures included).
-    pub vars: Vars,
-    /// The message tool's name per agent.
-    pub message_tools: BTreeMap<String, String>,
-    /// The health tool's name.
-    pub health_tool: String,
-    /// Agent key → URL.
-    pub agent_urls: BTreeMap<String, String>,
-}
-
-/// A JSON-RPC message received from the implementation.
-#[derive(Debug, Clone, Default)]
-pub struct ReceivedMessage {
-    /// Connection label.
-    pub label: String,
-    /// Negotiated protocol version of the connection.
-    pub version: String,
-    /// The message.
-    pub message: Value,
-    /// The method of the request this message answers, when it is a response.
-    pub request_method: Option<String>,
-}
-
-/// A built-in evaluator: the check's parameters and scope, and what was observed.
-pub(crate) type Evaluator = fn(&CheckSpec, &Observed) -> Outcome;
-
-/// Every family's evaluators, by check ID.
-const FAMILIES: &[&[(&str, Evaluator)]] = &[
-    registry::EVALUATORS,
-    health::EVALUATORS,
-    progress::EVALUATORS,
-    bearer::EVALUATORS,
-    metrics::EVALUATORS,
-    messages::EVALUATORS,
-    mcp::EVALUATORS,
-];
-
-/// The built-in evaluator of a check, if it has one.
-pub(crate) fn evaluator(id: &str) -> Option<Evaluator> {
-    FAMILIES
-        .iter()
-        .flat_map(|f| f.iter())
-        .find(|(i, _)| *i == id)
-        .map(|(_, e)| *e)
-}
+pub(crate) use value::{Check, evaluator};
 
 /// Runs the built-in evaluator of check `id`.
 pub(crate) fn run_builtin(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
@@ -171,10 +44,6 @@ pub(crate) fn run_builtin(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
 }
 
 /// A result for every check of `scenario` (and the automatic ones), graded and redacted.
-#[expect(
-    clippy::too_many_lines,
-    reason = "the entries of a scenario are judged in one pass: expansion, built-in or assertion, notes, then the premise over all of them"
-)]
 pub fn evaluate(
     scenario: &Scenario,
     observed: &Observed,
@@ -182,16 +51,49 @@ pub fn evaluate(
     grading: Grading,
     redactor: &Redactor,
 ) -> Vec<CheckResult> {
-    let mut out = Vec::new();
-    let judge = |subject: Subject, outcome: Outcome, scope: &[String]| {
-        let outcome = unobservable(outcome, observed, scope);
-        let mut result = CheckResult::judged(subject, outcome, claims, grading, redactor);
+    let judge = Judge {
+        observed,
+        claims,
+        grading,
+        redactor,
+    };
+    let mut out = automatic(scenario, &judge);
+    // Listed entries are judged after all of them are evaluated: a scenario premise that does
+    // not hold makes every other entry's pass or failure inconclusive (nothing was exercised).
+    let listed: Vec<Listed> = (0..scenario.spec.checks.len())
+        .map(|i| listed_entry(scenario, i, observed, claims))
+        .collect();
+    out.extend(settle(listed, &judge));
+    out
+}
+
+/// What grades an outcome into a result: the observations, the claims, the grading, the
+/// redactor.
+struct Judge<'a> {
+    observed: &'a Observed,
+    claims: &'a dyn Fn(Capability) -> bool,
+    grading: Grading,
+    redactor: &'a Redactor,
+}
+
+impl Judge<'_> {
+    /// `outcome` graded into a result; a non-pass verdict gets its transcript.
+    fn judge(&self, subject: Subject, outcome: Outcome, scope: &[String]) -> CheckResult {
+        let outcome = unobservable(outcome, self.observed, scope);
+        let mut result =
+            CheckResult::judged(subject, outcome, self.claims, self.grading, self.redactor);
         if !matches!(result.verdict, Verdict::Pass | Verdict::Skip) {
-            result.transcript = transcript(observed, scope, &result.evidence, redactor);
+            result.transcript = transcript(self.observed, scope, &result.evidence, self.redactor);
         }
         result
-    };
-    // Automatic checks.
+    }
+}
+
+/// The automatic checks the scenario does not list, over what it observed (none whose premise
+/// or situation did not occur).
+fn automatic(scenario: &Scenario, judge: &Judge<'_>) -> Vec<CheckResult> {
+    let observed = judge.observed;
+    let mut out = Vec::new();
     for def in catalog::all()
         .iter()
         .filter(|d| d.evaluation == Evaluation::Automatic)
@@ -202,9 +104,9 @@ pub fn evaluate(
             .iter()
             .any(|c| c.check.as_deref() == Some(def.id.as_str()) && c.assert.is_none())
         {
-            continue; // listed explicitly below
+            continue; // listed explicitly
         }
-        if premise::missing(&def.id, observed).is_some() {
+        if value::missing(&def.id, observed).is_some() {
             continue; // nothing observed that it applies to
         }
         let outcome = run_builtin(&def.id, &CheckSpec::default(), observed);
@@ -214,111 +116,121 @@ pub fn evaluate(
         ) {
             continue; // nothing observed that it applies to
         }
-        out.push(judge(
-            Subject::check(def, None, String::new()),
-            outcome,
-            &[],
-        ));
+        out.push(judge.judge(Subject::check(def, None, String::new()), outcome, &[]));
     }
-    // Listed entries are judged after all of them are evaluated: a scenario premise that does
-    // not hold makes every other entry's pass or failure inconclusive (nothing was exercised).
-    let mut listed: Vec<Listed> = Vec::new();
-    for (i, check) in scenario.spec.checks.iter().enumerate() {
-        let location = scenario.check_location(i);
-        let def = check.check.as_deref().and_then(catalog::get);
-        let subject = match def {
-            Some(def) => Subject::check(def, check.title.clone(), location),
-            None => Subject::assertion(
-                // Validation refuses an unattributed assertion without a level.
-                check.level.unwrap_or(Level::Should),
-                scenario.spec.refs.clone(),
-                check
-                    .title
-                    .clone()
-                    .unwrap_or_else(|| "scenario assertion".into()),
-                location,
-            ),
-        };
-        if let Some(cap) = check.requires.iter().find(|c| !claims(**c)) {
-            listed.push(Listed {
-                premise: false,
-                subject,
-                outcome: Outcome::NotApplicable(format!(
-                    "the target does not claim `{}`",
-                    cap.as_str()
-                )),
-                scope: Vec::new(),
-                note: None,
-            });
-            continue;
-        }
-        let expansions: Vec<CheckSpec> = match &check.for_each {
-            None => vec![check.clone()],
-            Some(f) => (f.from..f.to)
-                .map(|n| {
-                    let mut vars = observed.vars.clone();
-                    vars.insert(f.var.clone(), n.to_string());
-                    let mut c = check.clone();
-                    c.for_each = None;
-                    if let Ok(v) = serde_json::to_value(&c)
-                        && let Ok(r) = render_json(&v, &vars)
-                        && let Ok(c2) = serde_json::from_value(r)
-                    {
-                        c = c2;
-                    }
-                    c
-                })
-                .collect(),
-        };
-        // A for_each entry is one result: the first failing expansion decides.
-        let mut merged: Option<Outcome> = None;
-        // With `assert:`, the built-in evaluator's failure is reported beside the verdict.
-        let mut builtin_note: Option<String> = None;
-        for c in &expansions {
-            if let (Some(_), Some(d)) = (&c.assert, def)
-                && d.evaluation != Evaluation::Assertion
-                && builtin_note.is_none()
-                && let Outcome::Fail(r, _) | Outcome::Should(r, _) = run_builtin(&d.id, c, observed)
-            {
-                builtin_note = Some(r);
-            }
-            let outcome = match (&c.assert, &c.check) {
-                // The author's assertion is the stated rule for this entry; the built-in
-                // evaluator still reports its own verdict beside it.
-                (Some(a), _) => assert::run(a, observed),
-                (None, Some(id)) => match run_builtin(id, c, observed) {
-                    // A listed check whose situation did not occur could not be judged.
-                    Outcome::NotApplicable(r) => Outcome::Inconclusive(r),
-                    o => o,
-                },
-                (None, None) => Outcome::Error("empty check entry".into()),
-            };
-            merged = Some(match merged {
-                None => outcome,
-                Some(prev) => merge(prev, outcome),
-            });
-        }
-        let mut outcome = merged.unwrap_or(Outcome::Inconclusive("for_each range is empty".into()));
-        if let Some(why) = def.and_then(|d| premise::missing(&d.id, observed))
-            && !matches!(outcome, Outcome::Error(_))
-        {
-            outcome = Outcome::Inconclusive(why.to_owned());
-        }
-        if check.premise
-            && let Outcome::Fail(r, _) | Outcome::Should(r, _) = &outcome
-        {
-            outcome = Outcome::Inconclusive(format!(
-                "the scenario's premise does not hold, so what it sets up was not exercised: {r}"
-            ));
-        }
-        listed.push(Listed {
-            premise: check.premise,
+    out
+}
+
+/// The copies of a listed entry its `for_each` makes (the entry itself without one).
+fn expansions(check: &CheckSpec, observed: &Observed) -> Vec<CheckSpec> {
+    match &check.for_each {
+        None => vec![check.clone()],
+        Some(f) => (f.from..f.to)
+            .map(|n| {
+                let mut vars = observed.vars.clone();
+                vars.insert(f.var.clone(), n.to_string());
+                let mut c = check.clone();
+                c.for_each = None;
+                if let Ok(v) = serde_json::to_value(&c)
+                    && let Ok(r) = render_json(&v, &vars)
+                    && let Ok(c2) = serde_json::from_value(r)
+                {
+                    c = c2;
+                }
+                c
+            })
+            .collect(),
+    }
+}
+
+/// Listed entry `i` of `scenario`, evaluated (not yet judged).
+fn listed_entry(
+    scenario: &Scenario,
+    i: usize,
+    observed: &Observed,
+    claims: &dyn Fn(Capability) -> bool,
+) -> Listed {
+    let check = &scenario.spec.checks[i];
+    let location = scenario.check_location(i);
+    let def = check.check.as_deref().and_then(catalog::get);
+    let subject = match def {
+        Some(def) => Subject::check(def, check.title.clone(), location),
+        None => Subject::assertion(
+            // Validation refuses an unattributed assertion without a level.
+            check.level.unwrap_or(Level::Should),
+            scenario.spec.refs.clone(),
+            check
+                .title
+                .clone()
+                .unwrap_or_else(|| "scenario assertion".into()),
+            location,
+        ),
+    };
+    if let Some(cap) = check.requires.iter().find(|c| !claims(**c)) {
+        return Listed {
+            premise: false,
             subject,
-            outcome,
-            scope: scope_of(check),
-            note: builtin_note,
+            outcome: Outcome::NotApplicable(format!(
+                "the target does not claim `{}`",
+                cap.as_str()
+            )),
+            scope: Vec::new(),
+            note: None,
+        };
+    }
+    // A for_each entry is one result: the first failing expansion decides.
+    let mut merged: Option<Outcome> = None;
+    // With `assert:`, the built-in evaluator's failure is reported beside the verdict.
+    let mut builtin_note: Option<String> = None;
+    for c in &expansions(check, observed) {
+        if let (Some(_), Some(d)) = (&c.assert, def)
+            && d.evaluation != Evaluation::Assertion
+            && builtin_note.is_none()
+            && let Outcome::Fail(r, _) | Outcome::Should(r, _) = run_builtin(&d.id, c, observed)
+        {
+            builtin_note = Some(r);
+        }
+        let outcome = match (&c.assert, &c.check) {
+            // The author's assertion is the stated rule for this entry; the built-in
+            // evaluator still reports its own verdict beside it.
+            (Some(a), _) => assert::run(a, observed),
+            (None, Some(id)) => match run_builtin(id, c, observed) {
+                // A listed check whose situation did not occur could not be judged.
+                Outcome::NotApplicable(r) => Outcome::Inconclusive(r),
+                o => o,
+            },
+            (None, None) => Outcome::Error("empty check entry".into()),
+        };
+        merged = Some(match merged {
+            None => outcome,
+            Some(prev) => merge(prev, outcome),
         });
     }
+    let mut outcome = merged.unwrap_or(Outcome::Inconclusive("for_each range is empty".into()));
+    if let Some(why) = def.and_then(|d| value::missing(&d.id, observed))
+        && !matches!(outcome, Outcome::Error(_))
+    {
+        outcome = Outcome::Inconclusive(why.to_owned());
+    }
+    if check.premise
+        && let Outcome::Fail(r, _) | Outcome::Should(r, _) = &outcome
+    {
+        outcome = Outcome::Inconclusive(format!(
+            "the scenario's premise does not hold, so what it sets up was not exercised: {r}"
+        ));
+    }
+    Listed {
+        premise: check.premise,
+        subject,
+        outcome,
+        scope: scope_of(check),
+        note: builtin_note,
+    }
+}
+
+/// The listed entries judged together: an unmet scenario premise makes the others
+/// inconclusive; a PROG-012 failure already counted by PROG-005 is folded into it.
+fn settle(listed: Vec<Listed>, judge: &Judge<'_>) -> Vec<CheckResult> {
     let unmet: Option<String> = listed.iter().find_map(|l| match (&l.premise, &l.outcome) {
         (true, Outcome::Inconclusive(_)) => Some(l.subject.title.clone()),
         _ => None,
@@ -326,11 +238,12 @@ pub fn evaluate(
     let prog_005_failed = listed
         .iter()
         .any(|l| l.subject.id() == "PROG-005" && matches!(l.outcome, Outcome::Fail(..)));
+    let mut out = Vec::new();
     for l in listed {
         let mut outcome = l.outcome;
         if l.subject.id() == "PROG-012"
             && matches!(outcome, Outcome::Fail(..))
-            && let Some(folded) = progress::folded_into_prog_005(observed, prog_005_failed)
+            && let Some(folded) = progress::folded_into_prog_005(judge.observed, prog_005_failed)
         {
             outcome = folded;
         }
@@ -345,11 +258,11 @@ pub fn evaluate(
                 "the scenario's premise \"{premise}\" does not hold, so what this entry judges was not exercised"
             ));
         }
-        let mut result = judge(l.subject, outcome, &l.scope);
+        let mut result = judge.judge(l.subject, outcome, &l.scope);
         if let Some(note) = l.note {
             let note = format!(
                 "built-in evaluator (not deciding: the assertion states the rule here): {}",
-                redactor.text(&note)
+                judge.redactor.text(&note)
             );
             result.reason = if result.reason.is_empty() {
                 note

@@ -1,16 +1,19 @@
 //! Premises: the observations a check needs before it can say anything. A check whose premise
 //! did not occur is `inconclusive` — a bridge that does nothing must not pass it.
+//!
+//! Each premise is a shared function: `None` when what it needs was observed, else why not. A
+//! check names its premise beside its evaluator, in its family's `CHECKS` table (a premise only
+//! one family needs may live in that family's file, like the registry's). This file imports no
+//! family file, so no family and its premise import each other.
 
 use super::Observed;
 
-fn registry_entries(o: &Observed) -> bool {
-    o.steps
-        .iter()
-        .any(|s| super::registry::servers_of(s).is_some_and(|a| !a.is_empty()))
-}
+/// A premise: why what a check needs was not observed (`None`: it was).
+pub(crate) type Premise = fn(&Observed) -> Option<&'static str>;
 
-fn llm_requests(o: &Observed) -> bool {
-    o.llm_journals.values().any(|j| !j.is_empty())
+/// `None` when `yes`, else `why`: a premise's answer.
+pub(super) fn held(yes: bool, why: &'static str) -> Option<&'static str> {
+    if yes { None } else { Some(why) }
 }
 
 fn downstream(o: &Observed, method: &str) -> bool {
@@ -24,62 +27,78 @@ fn progress_count(o: &Observed) -> usize {
     o.steps.iter().map(|s| s.observation.progress().len()).sum()
 }
 
-fn sse_answer(o: &Observed) -> bool {
-    o.steps.iter().any(|s| {
-        s.observation
-            .content_type()
-            .is_some_and(|c| c.starts_with("text/event-stream"))
-    })
+fn llm_requested(o: &Observed) -> bool {
+    o.llm_journals.values().any(|j| !j.is_empty())
 }
 
-fn cancelled(o: &Observed) -> bool {
-    o.steps
+/// A request reached a mock LLM.
+pub(super) fn llm_requests(o: &Observed) -> Option<&'static str> {
+    held(
+        llm_requested(o),
+        "no request reached the mock LLM: the agent loop never ran",
+    )
+}
+
+/// The mock LLM or a downstream tool was called.
+pub(super) fn llm_or_downstream_call(o: &Observed) -> Option<&'static str> {
+    held(
+        llm_requested(o) || downstream(o, "tools/call"),
+        "neither the mock LLM nor a downstream server was called",
+    )
+}
+
+/// At least one progress notification was received.
+pub(super) fn progress_seen(o: &Observed) -> Option<&'static str> {
+    held(
+        progress_count(o) >= 1,
+        "no progress notification was received",
+    )
+}
+
+/// At least two progress notifications were received.
+pub(super) fn progress_twice(o: &Observed) -> Option<&'static str> {
+    held(
+        progress_count(o) >= 2,
+        "fewer than two progress notifications were received",
+    )
+}
+
+/// A downstream tool call reached a mock MCP server.
+pub(super) fn downstream_call(o: &Observed) -> Option<&'static str> {
+    held(
+        downstream(o, "tools/call"),
+        "no downstream tool call reached a mock MCP server",
+    )
+}
+
+/// A call was cancelled after it got progress.
+pub(super) fn cancelled_after_progress(o: &Observed) -> Option<&'static str> {
+    let cancelled = o
+        .steps
         .iter()
-        .any(|s| s.observation.cancelled_at_ms().is_some())
+        .any(|s| s.observation.cancelled_at_ms().is_some());
+    held(
+        cancelled && progress_count(o) >= 1,
+        "no call was cancelled after progress",
+    )
 }
 
-/// Why the premise of check `id` did not occur in `o` (`None`: it did, or the check needs
-/// nothing beyond what its evaluator already requires).
-pub fn missing(id: &str, o: &Observed) -> Option<&'static str> {
-    let family = crate::catalog::family_of(id);
-    let held = match (family, id) {
-        (_, "REG-002") => true, // judges the answer itself, whatever it is
-        ("REG", _) => registry_entries(o),
-        (_, "MSG-002" | "MSG-003" | "MSG-004" | "MSG-005") => llm_requests(o),
-        (_, "PROG-001") => llm_requests(o) || downstream(o, "tools/call"),
-        (_, "PROG-003") => progress_count(o) >= 2,
-        (_, "PROG-002" | "PROG-004" | "PROG-005" | "PROG-007" | "PROG-009") => {
-            progress_count(o) >= 1
-        }
-        (_, "PROG-006" | "PROG-008") => downstream(o, "tools/call"),
-        (_, "PROG-010") => cancelled(o) && progress_count(o) >= 1,
-        (_, "AUTH-001" | "AUTH-002" | "AUTH-003" | "AUTH-004" | "AUTH-005") => {
-            downstream(o, "tools/call")
-        }
-        (_, "AUTH-006" | "HEALTH-007" | "HEALTH-010") => downstream(o, "initialize"),
-        (_, "MCP-008") => sse_answer(o),
-        _ => true,
-    };
-    if held {
-        return None;
-    }
-    Some(match (family, id) {
-        ("REG", _) => "no registry document with an entry was fetched",
-        (_, "MSG-002" | "MSG-003" | "MSG-004" | "MSG-005") => {
-            "no request reached the mock LLM: the agent loop never ran"
-        }
-        (_, "PROG-001") => "neither the mock LLM nor a downstream server was called",
-        (_, "PROG-003") => "fewer than two progress notifications were received",
-        (
-            _,
-            "PROG-006" | "PROG-008" | "AUTH-001" | "AUTH-002" | "AUTH-003" | "AUTH-004"
-            | "AUTH-005",
-        ) => "no downstream tool call reached a mock MCP server",
-        (_, "PROG-010") => "no call was cancelled after progress",
-        (_, "MCP-008") => "no request was answered with an SSE stream",
-        (_, "AUTH-006" | "HEALTH-007" | "HEALTH-010") => {
-            "no health probe reached a mock MCP server"
-        }
-        _ => "no progress notification was received",
-    })
+/// A health probe (`initialize`) reached a mock MCP server.
+pub(super) fn health_probe(o: &Observed) -> Option<&'static str> {
+    held(
+        downstream(o, "initialize"),
+        "no health probe reached a mock MCP server",
+    )
+}
+
+/// A request was answered with an SSE stream.
+pub(super) fn sse_answer(o: &Observed) -> Option<&'static str> {
+    held(
+        o.steps.iter().any(|s| {
+            s.observation
+                .content_type()
+                .is_some_and(|c| c.starts_with("text/event-stream"))
+        }),
+        "no request was answered with an SSE stream",
+    )
 }

@@ -4,205 +4,27 @@ use regex::Regex;
 use serde_json::{Value, json};
 
 use super::common::*;
-use super::{Evidence, Observed, Outcome, StepRecord, excerpt};
+use super::progress_walk as walk;
+use super::{Check, Evidence, Observed, Outcome, StepRecord, excerpt, premise};
 use crate::catalog::params;
 use crate::client::TimedMessage;
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
-/// The evaluators of this family, by check ID.
-pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
-    ("PROG-001", |c, o| progress("PROG-001", c, o)),
-    ("PROG-002", |c, o| progress("PROG-002", c, o)),
-    ("PROG-003", |c, o| progress("PROG-003", c, o)),
-    ("PROG-004", |c, o| progress("PROG-004", c, o)),
-    ("PROG-005", |c, o| progress("PROG-005", c, o)),
-    ("PROG-006", |c, o| progress("PROG-006", c, o)),
-    ("PROG-007", |c, o| progress("PROG-007", c, o)),
-    ("PROG-008", prog_coverage),
-    ("PROG-009", prog_totals),
-    ("PROG-010", prog_cancel),
+/// The checks of this family: evaluator and premise.
+pub(super) const CHECKS: &[Check] = &[
+    Check::new("PROG-001", walk::prog_no_token).premise(premise::llm_or_downstream_call),
+    Check::new("PROG-002", walk::prog_token_echoed).premise(premise::progress_seen),
+    Check::new("PROG-003", walk::prog_increases).premise(premise::progress_twice),
+    Check::new("PROG-004", walk::prog_seed_numbers).premise(premise::progress_seen),
+    Check::new("PROG-005", walk::prog_messages).premise(premise::progress_seen),
+    Check::new("PROG-006", walk::prog_started_before_ended).premise(premise::downstream_call),
+    Check::new("PROG-007", walk::prog_none_after_result).premise(premise::progress_seen),
+    Check::new("PROG-008", prog_coverage).premise(premise::downstream_call),
+    Check::new("PROG-009", prog_totals).premise(premise::progress_seen),
+    Check::new("PROG-010", prog_cancel).premise(premise::cancelled_after_progress),
 ];
 
-#[allow(clippy::collapsible_match)]
-#[expect(
-    clippy::too_many_lines,
-    reason = "PROG-001 to PROG-007 judge one walk over each call's progress notifications, in order"
-)]
-pub(super) fn progress(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, &[ActionKind::Send, ActionKind::Call]);
-    if steps.is_empty() {
-        return na("send or call");
-    }
-    let fmt = Regex::new(r"^(?:(?P<tool>[^\s/]+/\S+): (?P<state>started|completed|failed)|(?P<agent>\S+) step (?P<n>\d+) \((?:llm|tool)\))$").ok();
-    let prefix = Regex::new(r"^(?P<tool>[^\s/:]+/[^\s:]+):(?P<rest>.*)$").ok();
-    let mut judged = false;
-    for s in steps {
-        let p = progress_of(s);
-        match (&s.progress_token, id) {
-            (None, "PROG-001") => {
-                judged = true;
-                if !p.is_empty() {
-                    return fail(
-                        format!(
-                            "`{}` sent no token but got {} progress notification(s)",
-                            s.name,
-                            p.len()
-                        ),
-                        vec![Evidence::new(&s.name, "no progress", excerpt(p[0], 200))],
-                    );
-                }
-            }
-            (None, _) | (Some(_), "PROG-001") => {}
-            (Some(token), _) => {
-                judged = true;
-                let mut last: Option<f64> = None;
-                let mut step_last: Option<f64> = None;
-                let mut started: Vec<String> = Vec::new();
-                for (i, n) in p.iter().enumerate() {
-                    let params = n.get("params").unwrap_or(&Value::Null);
-                    let progress = params.get("progress").and_then(Value::as_f64);
-                    let total = params.get("total").and_then(Value::as_f64);
-                    let message = params.get("message").and_then(Value::as_str).unwrap_or("");
-                    let ev = || Evidence {
-                        what: format!("{} progress #{i}", s.name),
-                        expected: None,
-                        seen: Some(excerpt(params, 240)),
-                        path: Some(format!("/progress/{i}")),
-                    };
-                    match id {
-                        "PROG-002" => {
-                            if params.get("progressToken") != Some(token) {
-                                return fail(
-                                    "the progress token was not echoed exactly",
-                                    vec![Evidence {
-                                        expected: Some(token.to_string()),
-                                        seen: params.get("progressToken").map(|t| t.to_string()),
-                                        ..ev()
-                                    }],
-                                );
-                            }
-                        }
-                        "PROG-003" => {
-                            if let (Some(prev), Some(cur)) = (last, progress)
-                                && cur <= prev
-                            {
-                                let evidence = vec![Evidence {
-                                    expected: Some(format!("> {prev}")),
-                                    ..ev()
-                                }];
-                                // A finished sub-task's note at `1/1` after a higher step: the
-                                // very sequence seed 000's own example shows. The reason is the
-                                // same wherever it happens, so reports group it as one finding.
-                                let tool_started =
-                                    cur == 0.0 && total.is_none() && message.ends_with(": started");
-                                if (total == Some(1.0) && cur == 1.0) || tool_started {
-                                    return fail(SEED_PRESCRIBED_RESET, evidence);
-                                }
-                                return fail(
-                                    format!("progress went from {prev} to {cur}"),
-                                    evidence,
-                                );
-                            }
-                            last = progress.or(last);
-                        }
-                        "PROG-004" => {
-                            // The numbers, not the wording (PROG-005): `started` with no total,
-                            // loop steps increasing with no total, ends at total = progress.
-                            let started_note = prefix
-                                .as_ref()
-                                .and_then(|r| r.captures(message))
-                                .is_some_and(|cp| cp["rest"].trim() == "started");
-                            let ok = match (progress, total) {
-                                (None, _) => false,
-                                (Some(_), None) if started_note => true,
-                                (Some(cur), Some(t)) => t == cur,
-                                (Some(cur), None) => {
-                                    let good = step_last.is_none_or(|prev| cur > prev);
-                                    step_last = Some(cur);
-                                    good
-                                }
-                            };
-                            if !ok {
-                                return fail("progress does not follow the seed's pattern", vec![Evidence { expected: Some("started: 0; step N: increasing, total null; completed/failed: progress = total".into()), ..ev() }]);
-                            }
-                        }
-                        "PROG-005" => {
-                            if !fmt.as_ref().is_some_and(|r| r.is_match(message)) {
-                                return fail(format!("unexpected progress message {message:?}"), vec![Evidence { expected: Some("{server}/{tool}: started|completed|failed or {agent} step N (llm|tool)".into()), ..ev() }]);
-                            }
-                        }
-                        "PROG-006" => {
-                            // `{server}/{tool}: started` opens; a `{server}/{tool}:` note at
-                            // total = progress (or worded completed/failed) closes, whatever
-                            // its text (an error message counts).
-                            if let Some(cp) = prefix.as_ref().and_then(|r| r.captures(message)) {
-                                let tool = cp["tool"].to_owned();
-                                let rest = cp["rest"].trim();
-                                let worded_end = fmt
-                                    .as_ref()
-                                    .and_then(|r| r.captures(message))
-                                    .is_some_and(|c| {
-                                        c.name("state").is_some_and(|m| m.as_str() != "started")
-                                    });
-                                let terminal =
-                                    worded_end || (progress.is_some() && total == progress);
-                                if rest == "started" {
-                                    started.push(tool);
-                                } else if terminal {
-                                    if let Some(pos) = started.iter().position(|t| *t == tool) {
-                                        started.remove(pos);
-                                    } else {
-                                        return fail(
-                                            format!("`{tool}` ended before it started"),
-                                            vec![ev()],
-                                        );
-                                    }
-                                }
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                if id == "PROG-006" && !started.is_empty() {
-                    return fail(format!("started but never completed: {started:?}"), vec![]);
-                }
-                if id == "PROG-007" {
-                    let after: Vec<&Value> = s
-                        .observation
-                        .exchange()
-                        .into_iter()
-                        .flat_map(|x| x.after_response())
-                        .map(|m| &m.message)
-                        .collect();
-                    if let Some(first) = after.first() {
-                        return fail(
-                            format!("{} message(s) after the result", after.len()),
-                            vec![Evidence::new(
-                                &s.name,
-                                "nothing after the result",
-                                excerpt(first, 240),
-                            )],
-                        );
-                    }
-                }
-            }
-        }
-    }
-    if judged {
-        Outcome::Pass
-    } else {
-        Outcome::NotApplicable(
-            "no step of the right kind (with or without a progress token)".into(),
-        )
-    }
-}
-
 // ---------------------------------------------------------------- progress
-
-/// PROG-003's reason when progress falls back at a sub-task's own note — to 0 at a tool's
-/// `started`, or to a finished sub-task's `1/1`: seed versus MCP. One text for both, so the
-/// reports group every such fall as one finding.
-pub(super) const SEED_PRESCRIBED_RESET: &str = "progress fell back at a downstream tool's own note (to 0 at `{server}/{tool}: started`, or to `progress: 1, total: 1` at its `completed`): seed 000 prescribes this sequence — its example (seed 000 §4 \"How It Works\", lines 237-245) sends progress 0 (`started`), 1 and 2 (loop steps), then `progress: 1, total: 1` for each `completed`; its guarantee is \"`on_tool_start` (progress 0) and `on_tool_complete` (progress 1/1) … for every downstream tool invocation\", so any tool after a loop step starts again at 0 — but MCP's rule binds: `progress` MUST increase with each notification. The seed's example breaks MCP here; the verdict follows MCP";
 
 pub(super) fn tool_message_re() -> Option<Regex> {
     Regex::new(r"^(?P<server>[^\s/]+)/(?P<tool>\S+): (?P<state>started|completed|failed)$").ok()
@@ -225,11 +47,96 @@ fn token_steps<'a>(o: &'a Observed, c: &CheckSpec) -> Vec<&'a StepRecord> {
         .collect()
 }
 
+/// The deployment's server keys that use mock `mock` (the mock's own name when none does).
+fn servers_of(o: &Observed, mock: &str) -> Vec<String> {
+    match &o.deployment {
+        Some(d) => {
+            let v: Vec<String> = d
+                .servers
+                .iter()
+                .filter(|(_, s)| s.mock.as_deref() == Some(mock))
+                .map(|(k, _)| k.clone())
+                .collect();
+            if v.is_empty() {
+                vec![mock.to_owned()]
+            } else {
+                v
+            }
+        }
+        None => vec![mock.to_owned()],
+    }
+}
+
+/// The downstream tools invoked during step `s` (server keys, tool): the `listed` ones, else
+/// the tool calls the mock journals saw during it; `None` when another send or call overlaps
+/// it (its calls cannot be attributed).
+fn invoked_during(
+    o: &Observed,
+    s: &StepRecord,
+    listed: &[(String, String)],
+) -> Option<Vec<(Vec<String>, String)>> {
+    if !listed.is_empty() {
+        return Some(
+            listed
+                .iter()
+                .map(|(s, t)| (vec![s.clone()], t.clone()))
+                .collect(),
+        );
+    }
+    if o.steps.iter().any(|x| {
+        x.name != s.name
+            && matches!(x.action(), Some(StepAction::Send(_) | StepAction::Call(_)))
+            && overlap(x, s)
+    }) {
+        return None;
+    }
+    Some(
+        o.mcp_journals
+            .iter()
+            .flat_map(|(mock, entries)| {
+                entries
+                    .iter()
+                    .filter(|e| {
+                        e.jsonrpc_method.as_deref() == Some("tools/call") && within(&e.time, s)
+                    })
+                    .filter_map(|e| e.tool.clone())
+                    .map(|t| (servers_of(o, mock), t))
+                    .collect::<Vec<_>>()
+            })
+            .collect(),
+    )
+}
+
+/// Step `s`'s `{server}/{tool}` progress notes as (server, tool, state); `ended` marks a
+/// `{server}/{tool}:` note at total = progress that is not worded `completed|failed` (e.g. an
+/// error text).
+fn tool_notes(s: &StepRecord, re: &Regex, prefix: &Regex) -> Vec<(String, String, String)> {
+    progress_of(s)
+        .iter()
+        .filter_map(|n| {
+            let m = n.pointer("/params/message").and_then(Value::as_str)?;
+            if let Some(cp) = re.captures(m) {
+                return Some((
+                    cp["server"].to_owned(),
+                    cp["tool"].to_owned(),
+                    cp["state"].to_owned(),
+                ));
+            }
+            let cp = prefix.captures(m)?;
+            let progress = n.pointer("/params/progress").and_then(Value::as_f64)?;
+            let total = n.pointer("/params/total").and_then(Value::as_f64)?;
+            (total == progress).then(|| {
+                (
+                    cp["server"].to_owned(),
+                    cp["tool"].to_owned(),
+                    "ended".to_owned(),
+                )
+            })
+        })
+        .collect()
+}
+
 /// PROG-008: at least one `started` and one `completed|failed` per downstream tool invoked.
-#[expect(
-    clippy::too_many_lines,
-    reason = "one walk attributes each journaled tool call to the progress that announces it, with the evidence of what is missing"
-)]
 pub(super) fn prog_coverage(c: &CheckSpec, o: &Observed) -> Outcome {
     let steps = token_steps(o, c);
     if steps.is_empty() {
@@ -251,79 +158,12 @@ pub(super) fn prog_coverage(c: &CheckSpec, o: &Observed) -> Outcome {
         .filter_map(|t| t.split_once('/'))
         .map(|(s, t)| (s.to_owned(), t.to_owned()))
         .collect();
-    // Mock name → the deployment's server keys using it.
-    let servers_of = |mock: &str| -> Vec<String> {
-        match &o.deployment {
-            Some(d) => {
-                let v: Vec<String> = d
-                    .servers
-                    .iter()
-                    .filter(|(_, s)| s.mock.as_deref() == Some(mock))
-                    .map(|(k, _)| k.clone())
-                    .collect();
-                if v.is_empty() {
-                    vec![mock.to_owned()]
-                } else {
-                    v
-                }
-            }
-            None => vec![mock.to_owned()],
-        }
-    };
     let mut judged = 0;
     for s in steps {
-        let invoked: Vec<(Vec<String>, String)> = if listed.is_empty() {
-            if o.steps.iter().any(|x| {
-                x.name != s.name
-                    && matches!(x.action(), Some(StepAction::Send(_) | StepAction::Call(_)))
-                    && overlap(x, s)
-            }) {
-                continue; // downstream calls cannot be attributed to one of overlapping steps
-            }
-            o.mcp_journals
-                .iter()
-                .flat_map(|(mock, entries)| {
-                    entries
-                        .iter()
-                        .filter(|e| {
-                            e.jsonrpc_method.as_deref() == Some("tools/call") && within(&e.time, s)
-                        })
-                        .filter_map(|e| e.tool.clone())
-                        .map(|t| (servers_of(mock), t))
-                        .collect::<Vec<_>>()
-                })
-                .collect()
-        } else {
-            listed
-                .iter()
-                .map(|(s, t)| (vec![s.clone()], t.clone()))
-                .collect()
+        let Some(invoked) = invoked_during(o, s, &listed) else {
+            continue; // downstream calls cannot be attributed to one of overlapping steps
         };
-        // (server, tool, state); `ended` marks a `{server}/{tool}:` note at total = progress
-        // that is not worded `completed|failed` (e.g. an error text).
-        let notes: Vec<(String, String, String)> = progress_of(s)
-            .iter()
-            .filter_map(|n| {
-                let m = n.pointer("/params/message").and_then(Value::as_str)?;
-                if let Some(cp) = re.captures(m) {
-                    return Some((
-                        cp["server"].to_owned(),
-                        cp["tool"].to_owned(),
-                        cp["state"].to_owned(),
-                    ));
-                }
-                let cp = prefix.captures(m)?;
-                let progress = n.pointer("/params/progress").and_then(Value::as_f64)?;
-                let total = n.pointer("/params/total").and_then(Value::as_f64)?;
-                (total == progress).then(|| {
-                    (
-                        cp["server"].to_owned(),
-                        cp["tool"].to_owned(),
-                        "ended".to_owned(),
-                    )
-                })
-            })
-            .collect();
+        let notes = tool_notes(s, &re, &prefix);
         let seen = || {
             format!(
                 "{:?}",

@@ -5,21 +5,35 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::common::*;
-use super::{Evidence, Observed, Outcome, StepRecord, excerpt, wire};
+use super::{Check, Evidence, Observed, Outcome, StepRecord, excerpt, premise, wire};
 use crate::client::RegistryFetch;
 use crate::observation::Observation;
-use crate::scenario::{ActionKind, CheckSpec, StepAction};
+use crate::scenario::{ActionKind, CheckSpec, DeploymentSpec, StepAction};
 
-/// The evaluators of this family, by check ID.
-pub(super) const EVALUATORS: &[(&str, super::Evaluator)] = &[
-    ("REG-001", reg_schema),
-    ("REG-002", reg_http),
-    ("REG-003", |c, o| reg_vs_deployment("REG-003", c, o)),
-    ("REG-004", reg_remotes),
-    ("REG-005", |c, o| reg_vs_deployment("REG-005", c, o)),
-    ("REG-006", reg_defaults),
-    ("REG-007", |c, o| reg_vs_deployment("REG-007", c, o)),
+/// The checks of this family: evaluator and premise.
+pub(super) const CHECKS: &[Check] = &[
+    Check::new("REG-001", reg_schema).premise(registry_entries),
+    // REG-002 judges the answer itself, whatever it is.
+    Check::new("REG-002", reg_http),
+    Check::new("REG-003", reg_names).premise(registry_entries),
+    Check::new("REG-004", reg_remotes).premise(registry_entries),
+    Check::new("REG-005", reg_exactly_deployed).premise(registry_entries),
+    Check::new("REG-006", reg_defaults).premise(registry_entries),
+    Check::new("REG-007", reg_capabilities).premise(registry_entries),
+    Check::assertion("REG-008").premise(registry_entries),
+    Check::assertion("REG-009").premise(registry_entries),
+    Check::assertion("REG-010").premise(registry_entries),
 ];
+
+/// The premise of the registry checks: a registry document with an entry was fetched.
+fn registry_entries(o: &Observed) -> Option<&'static str> {
+    premise::held(
+        o.steps
+            .iter()
+            .any(|s| servers_of(s).is_some_and(|a| !a.is_empty())),
+        "no registry document with an entry was fetched",
+    )
+}
 
 /// The registry document a `registry` step fetched.
 fn fetched(s: &StepRecord) -> Option<&RegistryFetch> {
@@ -120,19 +134,31 @@ pub(super) fn reg_http(c: &CheckSpec, o: &Observed) -> Outcome {
     Outcome::Pass
 }
 
-pub(super) fn reg_vs_deployment(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
+/// A registry answer beside the deployment it should describe (REG-003, REG-005, REG-007).
+struct Listing<'a> {
+    s: &'a StepRecord,
+    d: &'a DeploymentSpec,
+    servers: &'a Vec<Value>,
+    /// Expected registry name → agent key.
+    expected: BTreeMap<String, &'a String>,
+    /// The names the registry listed.
+    names: Vec<String>,
+}
+
+/// The last registry answer in scope and the deployment, or the outcome that stops a check.
+fn listing<'a>(c: &CheckSpec, o: &'a Observed) -> Result<Listing<'a>, Outcome> {
     let steps = steps_of(o, c, &[ActionKind::Registry]);
     let Some(s) = steps.last() else {
-        return na("registry");
+        return Err(na("registry"));
     };
     let Some(d) = &o.deployment else {
-        return Outcome::NotApplicable("no deployment (attach mode)".into());
+        return Err(Outcome::NotApplicable("no deployment (attach mode)".into()));
     };
     if let Some(error) = unreadable(s) {
-        return error;
+        return Err(error);
     }
     let Some(servers) = servers_of(s) else {
-        return fail("the registry body has no `servers` array", vec![]);
+        return Err(fail("the registry body has no `servers` array", vec![]));
     };
     let ns = d.namespace.clone().unwrap_or_default();
     let expected: BTreeMap<String, &String> = d
@@ -154,90 +180,117 @@ pub(super) fn reg_vs_deployment(id: &str, c: &CheckSpec, o: &Observed) -> Outcom
         .filter_map(|e| e.pointer("/server/name").and_then(Value::as_str))
         .map(str::to_owned)
         .collect();
-    match id {
-        "REG-003" => {
-            for n in &names {
-                if !expected.contains_key(n) {
-                    return fail(
-                        format!("unexpected registry name `{n}`"),
-                        vec![Evidence::new(
-                            &s.name,
-                            format!("one of {:?}", expected.keys().collect::<Vec<_>>()),
-                            n.clone(),
-                        )],
-                    );
-                }
-            }
-            Outcome::Pass
-        }
-        "REG-005" => {
-            let mut seen = names.clone();
-            seen.sort();
-            let want: Vec<String> = expected.keys().cloned().collect();
-            if seen == want {
-                Outcome::Pass
-            } else {
-                fail(
-                    "the registry does not list exactly the deployed agents",
-                    vec![Evidence::new(
-                        &s.name,
-                        format!("{want:?}"),
-                        format!("{seen:?}"),
-                    )],
-                )
-            }
-        }
-        _ => {
-            for e in servers {
-                let caps = e.pointer("/server/capabilities");
-                let name = e
-                    .pointer("/server/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("?");
-                match (&d.model_capabilities, caps) {
-                    (None, Some(c)) => {
-                        return fail(
-                            format!("`{name}` publishes capabilities without `model_capabilities`"),
-                            vec![Evidence::new(name, "no `capabilities`", excerpt(c, 200))],
-                        );
-                    }
-                    (Some(_), None) => {
-                        return fail(
-                            format!("`{name}` lacks `capabilities`"),
-                            vec![Evidence::new(name, "`capabilities`", "absent")],
-                        );
-                    }
-                    (Some(mc), Some(c)) => {
-                        let model = d.model.split_once('.').map_or(d.model.as_str(), |(_, m)| m);
-                        let mut want = json!({"model": model});
-                        if let Some(v) = mc.vision {
-                            want["vision"] = json!(v);
-                        }
-                        if let Some(v) = mc.context_window {
-                            want["context_window"] = json!(v);
-                        }
-                        if let Some(v) = mc.max_output_tokens {
-                            want["max_output_tokens"] = json!(v);
-                        }
-                        for (k, v) in want.as_object().into_iter().flatten() {
-                            if c.get(k) != Some(v) {
-                                return fail(
-                                    format!("`{name}` capabilities.{k} differs"),
-                                    vec![Evidence::new(
-                                        format!("{name} capabilities.{k}"),
-                                        v.to_string(),
-                                        c.get(k).map_or("absent".into(), |x| x.to_string()),
-                                    )],
-                                );
-                            }
-                        }
-                    }
-                    (None, None) => {}
-                }
-            }
-            Outcome::Pass
+    Ok(Listing {
+        s,
+        d,
+        servers,
+        expected,
+        names,
+    })
+}
+
+/// REG-003: every listed name is `{namespace}/{slug}` of a deployed agent.
+pub(super) fn reg_names(c: &CheckSpec, o: &Observed) -> Outcome {
+    let Listing {
+        s, expected, names, ..
+    } = match listing(c, o) {
+        Ok(l) => l,
+        Err(stop) => return stop,
+    };
+    for n in &names {
+        if !expected.contains_key(n) {
+            return fail(
+                format!("unexpected registry name `{n}`"),
+                vec![Evidence::new(
+                    &s.name,
+                    format!("one of {:?}", expected.keys().collect::<Vec<_>>()),
+                    n.clone(),
+                )],
+            );
         }
     }
+    Outcome::Pass
+}
+
+/// REG-005: the registry lists exactly the deployed agents.
+pub(super) fn reg_exactly_deployed(c: &CheckSpec, o: &Observed) -> Outcome {
+    let Listing {
+        s, expected, names, ..
+    } = match listing(c, o) {
+        Ok(l) => l,
+        Err(stop) => return stop,
+    };
+    let mut seen = names.clone();
+    seen.sort();
+    let want: Vec<String> = expected.keys().cloned().collect();
+    if seen == want {
+        Outcome::Pass
+    } else {
+        fail(
+            "the registry does not list exactly the deployed agents",
+            vec![Evidence::new(
+                &s.name,
+                format!("{want:?}"),
+                format!("{seen:?}"),
+            )],
+        )
+    }
+}
+
+/// REG-007: `capabilities` is published exactly when `model_capabilities` is configured.
+pub(super) fn reg_capabilities(c: &CheckSpec, o: &Observed) -> Outcome {
+    let Listing { d, servers, .. } = match listing(c, o) {
+        Ok(l) => l,
+        Err(stop) => return stop,
+    };
+    for e in servers {
+        let caps = e.pointer("/server/capabilities");
+        let name = e
+            .pointer("/server/name")
+            .and_then(Value::as_str)
+            .unwrap_or("?");
+        match (&d.model_capabilities, caps) {
+            (None, Some(c)) => {
+                return fail(
+                    format!("`{name}` publishes capabilities without `model_capabilities`"),
+                    vec![Evidence::new(name, "no `capabilities`", excerpt(c, 200))],
+                );
+            }
+            (Some(_), None) => {
+                return fail(
+                    format!("`{name}` lacks `capabilities`"),
+                    vec![Evidence::new(name, "`capabilities`", "absent")],
+                );
+            }
+            (Some(mc), Some(c)) => {
+                let model = d.model.split_once('.').map_or(d.model.as_str(), |(_, m)| m);
+                let mut want = json!({"model": model});
+                if let Some(v) = mc.vision {
+                    want["vision"] = json!(v);
+                }
+                if let Some(v) = mc.context_window {
+                    want["context_window"] = json!(v);
+                }
+                if let Some(v) = mc.max_output_tokens {
+                    want["max_output_tokens"] = json!(v);
+                }
+                for (k, v) in want.as_object().into_iter().flatten() {
+                    if c.get(k) != Some(v) {
+                        return fail(
+                            format!("`{name}` capabilities.{k} differs"),
+                            vec![Evidence::new(
+                                format!("{name} capabilities.{k}"),
+                                v.to_string(),
+                                c.get(k).map_or("absent".into(), |x| x.to_string()),
+                            )],
+                        );
+                    }
+                }
+            }
+            (None, None) => {}
+        }
+    }
+    Outcome::Pass
 }
 
 // ---------------------------------------------------------------- registry

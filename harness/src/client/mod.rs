@@ -49,7 +49,7 @@ pub use daedalus::{
 pub use limits::{LimitOverrides, ReadLimits};
 pub use metrics::{MetricFamily, MetricsScrape, Sample, parse_prometheus_text, scrape_metrics};
 pub use observe::{
-    HttpExchange, Observation, ObservationKind, REDACTED, Recorder, SseEventRecord, redact_header,
+    HttpExchange, REDACTED, Recorder, SseEventRecord, WireEvent, WireEventKind, redact_header,
     redact_headers,
 };
 pub use registry::{RegistryFetch, fetch_registry, registry_document_url};

@@ -56,7 +56,7 @@ pub struct HttpExchange {
     pub url: String,
     /// Request headers as sent, secret values redacted.
     pub request_headers: Vec<(String, String)>,
-    /// Request body as text (JSON-RPC messages are also recorded as [`ObservationKind::Sent`]).
+    /// Request body as text (JSON-RPC messages are also recorded as [`WireEventKind::Sent`]).
     pub request_body: Option<String>,
     /// Response status, if a response arrived.
     pub status: Option<u16>,
@@ -78,7 +78,7 @@ pub struct HttpExchange {
 /// One Server-Sent Event as it arrived, including empty priming events.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SseEventRecord {
-    /// Sequence number of the [`ObservationKind::Http`] observation whose stream carried it.
+    /// Sequence number of the [`WireEventKind::Http`] observation whose stream carried it.
     pub http_seq: u64,
     /// The `id:` field, if any.
     pub id: Option<String>,
@@ -93,7 +93,7 @@ pub struct SseEventRecord {
 /// What one observation is.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ObservationKind {
+pub enum WireEventKind {
     /// An HTTP exchange.
     Http(HttpExchange),
     /// A JSON-RPC message the client sent, in order.
@@ -120,9 +120,9 @@ pub enum ObservationKind {
     },
 }
 
-/// One recorded observation.
+/// One recorded wire event (an HTTP exchange, a message sent or received, an SSE event).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Observation {
+pub struct WireEvent {
     /// Position in the recording, from 1, strictly increasing.
     pub seq: u64,
     /// Milliseconds since the recorder was created.
@@ -130,14 +130,14 @@ pub struct Observation {
     /// The connection label (an agent name, `registry`, `metrics`).
     pub label: String,
     /// What was observed.
-    pub kind: ObservationKind,
+    pub kind: WireEventKind,
 }
 
 #[derive(Debug)]
 struct Inner {
     started: Instant,
     next_seq: u64,
-    observations: Vec<Observation>,
+    observations: Vec<WireEvent>,
     /// Secret values (bearer tokens, API keys) scrubbed from everything recorded.
     secrets: Vec<String>,
 }
@@ -180,17 +180,17 @@ impl Inner {
         }
     }
 
-    fn scrub_kind(&self, kind: &mut ObservationKind) {
+    fn scrub_kind(&self, kind: &mut WireEventKind) {
         if self.secrets.is_empty() {
             return;
         }
         match kind {
-            ObservationKind::Http(http) => self.scrub_http(http),
-            ObservationKind::Sent(message) | ObservationKind::Received { message, .. } => {
+            WireEventKind::Http(http) => self.scrub_http(http),
+            WireEventKind::Sent(message) | WireEventKind::Received { message, .. } => {
                 self.scrub_json(message)
             }
-            ObservationKind::SseEvent(event) => self.scrub(&mut event.data),
-            ObservationKind::Malformed { text, .. } => self.scrub(text),
+            WireEventKind::SseEvent(event) => self.scrub(&mut event.data),
+            WireEventKind::Malformed { text, .. } => self.scrub(text),
         }
     }
 }
@@ -249,13 +249,13 @@ impl Recorder {
     }
 
     /// Appends an observation and returns its sequence number.
-    pub fn record(&self, label: &str, mut kind: ObservationKind) -> u64 {
+    pub fn record(&self, label: &str, mut kind: WireEventKind) -> u64 {
         let mut inner = self.lock();
         inner.scrub_kind(&mut kind);
         let seq = inner.next_seq;
         inner.next_seq += 1;
         let at_ms = inner.started.elapsed().as_secs_f64() * 1000.0;
-        inner.observations.push(Observation {
+        inner.observations.push(WireEvent {
             seq,
             at_ms,
             label: label.to_owned(),
@@ -270,25 +270,25 @@ impl Recorder {
         let Some(index) = inner.observations.iter().rposition(|o| o.seq == seq) else {
             return;
         };
-        let ObservationKind::Http(slot) = &mut inner.observations[index].kind else {
+        let WireEventKind::Http(slot) = &mut inner.observations[index].kind else {
             return;
         };
         update(slot);
         let mut http = std::mem::replace(slot, empty_http());
         inner.scrub_http(&mut http);
-        if let ObservationKind::Http(slot) = &mut inner.observations[index].kind {
+        if let WireEventKind::Http(slot) = &mut inner.observations[index].kind {
             *slot = http;
         }
     }
 
     /// A copy of every observation so far, in order.
-    pub fn snapshot(&self) -> Vec<Observation> {
+    pub fn snapshot(&self) -> Vec<WireEvent> {
         self.lock().observations.clone()
     }
 
     /// Every observation so far, in order, moved out of the recorder (which is left empty):
     /// the end of a scenario reads them once, without a copy.
-    pub fn take(&self) -> Vec<Observation> {
+    pub fn take(&self) -> Vec<WireEvent> {
         std::mem::take(&mut self.lock().observations)
     }
 
@@ -355,7 +355,7 @@ mod tests {
         rec.add_secret("tok-7");
         rec.record(
             "a",
-            ObservationKind::Received {
+            WireEventKind::Received {
                 message: serde_json::json!({"result": {"text": "saw Bearer tok-7", "n": [1, "tok-7"]}}),
                 sse_event_id: None,
                 http_seq: 0,
@@ -375,8 +375,8 @@ mod tests {
     fn sequence_numbers_increase_and_clones_share_the_log() {
         let rec = Recorder::new();
         let other = rec.clone();
-        let a = rec.record("a", ObservationKind::Sent(serde_json::json!({"id": 1})));
-        let b = other.record("b", ObservationKind::Sent(serde_json::json!({"id": 2})));
+        let a = rec.record("a", WireEventKind::Sent(serde_json::json!({"id": 1})));
+        let b = other.record("b", WireEventKind::Sent(serde_json::json!({"id": 2})));
         assert!(b > a);
         let snap = rec.snapshot();
         assert_eq!(snap.len(), 2);

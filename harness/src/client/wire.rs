@@ -126,7 +126,7 @@ impl WireClient {
         }
         if let Some(sent) = &request.sent {
             self.recorder
-                .record(label, ObservationKind::Sent(sent.clone()));
+                .record(label, WireEventKind::Sent(sent.clone()));
         }
 
         let started = Instant::now();
@@ -148,14 +148,14 @@ impl WireClient {
             Err(_) => {
                 http.elapsed_ms = ms_since(started);
                 http.error = Some(format!("timeout after {} ms", timeout.as_millis()));
-                self.recorder.record(label, ObservationKind::Http(http));
+                self.recorder.record(label, WireEventKind::Http(http));
                 return Ok(Exchange::timed_out(ms_since(started)));
             }
             Ok(Err(e)) => {
                 http.elapsed_ms = ms_since(started);
                 let reason = error_chain(&e);
                 http.error = Some(reason.clone());
-                self.recorder.record(label, ObservationKind::Http(http));
+                self.recorder.record(label, WireEventKind::Http(http));
                 return Err(ClientError::Transport {
                     url: request.url,
                     reason,
@@ -183,7 +183,7 @@ impl WireClient {
         http.response_headers = redact_headers(&headers);
         http.content_type = content_type.clone();
         http.elapsed_ms = ms_since(started);
-        let http_seq = self.recorder.record(label, ObservationKind::Http(http));
+        let http_seq = self.recorder.record(label, WireEventKind::Http(http));
 
         let mut exchange = Exchange {
             status,
@@ -402,7 +402,7 @@ pub struct RawRequest {
     pub headers: Vec<(String, String)>,
     /// Body bytes.
     pub body: Option<Bytes>,
-    /// The JSON-RPC message the body holds, recorded as [`ObservationKind::Sent`].
+    /// The JSON-RPC message the body holds, recorded as [`WireEventKind::Sent`].
     pub sent: Option<Value>,
     /// The id whose JSON-RPC response ends the exchange.
     pub response_id: Option<Value>,
@@ -426,7 +426,7 @@ impl MessageSink<'_> {
     fn sse_event(&mut self, event: SseEvent) {
         self.recorder.record(
             self.label,
-            ObservationKind::SseEvent(SseEventRecord {
+            WireEventKind::SseEvent(SseEventRecord {
                 http_seq: self.http_seq,
                 id: event.id.clone(),
                 event: event.event.clone(),
@@ -457,7 +457,7 @@ impl MessageSink<'_> {
         let at_ms = self.recorder.now_ms();
         self.recorder.record(
             self.label,
-            ObservationKind::Received {
+            WireEventKind::Received {
                 message: message.clone(),
                 sse_event_id: sse_event_id.clone(),
                 http_seq: self.http_seq,
@@ -495,7 +495,7 @@ impl MessageSink<'_> {
     fn malformed(&mut self, text: String, reason: &str) {
         self.recorder.record(
             self.label,
-            ObservationKind::Malformed {
+            WireEventKind::Malformed {
                 http_seq: self.http_seq,
                 text,
                 reason: reason.to_owned(),

@@ -13,25 +13,20 @@ use serde_json::{Value, json};
 use serde_json_path::JsonPath;
 use tokio::sync::Mutex;
 
-use crate::checks::StepRecord;
 use crate::client::{CallOptions, ClientError, Era, Exchange, McpConnection, WireClient};
 use crate::deploy::Deployment;
 use crate::observation::Observation;
+use crate::observation::StepRecord;
 use crate::redact::Redactor;
 use crate::scenario::template::{Vars, render_json};
-use crate::scenario::{EraSpec, ScenarioSpec, StepAction, StepSpec};
+use crate::scenario::{EraSpec, Scenario, ScenarioSpec, StepAction, StepSpec};
 use crate::target::Target;
 
-/// What the steps of one scenario share: the scenario's fixed context, then the state the steps
-/// change, each behind its own lock (the deployment behind one).
+/// What the steps of one scenario share: the scenario's fixed context, held once, then the
+/// state the steps change, each behind its own lock (the deployment behind one).
 pub struct Shared {
-    pub client: WireClient,
-    pub registry_url: Option<String>,
-    pub target: Target,
-    pub spec: ScenarioSpec,
-    pub step_timeout: Duration,
-    /// Where the deployment's files are (an empty directory in attach mode).
-    pub run_dir: PathBuf,
+    /// The fixed context (immutable).
+    pub cx: Arc<ScenarioContext>,
     pub vars: Mutex<Vars>,
     pub redactor: Mutex<Redactor>,
     pub conns: Mutex<BTreeMap<String, McpConnection>>,
@@ -43,8 +38,6 @@ pub struct Shared {
     /// Connection alias → the agent it is connected to.
     pub alias_agents: Mutex<BTreeMap<String, String>>,
     pub(super) counter: AtomicUsize,
-    /// Where each finished step is reported as it finishes.
-    pub steps: Option<StepSink>,
 }
 
 /// Where a scenario's `step_done` events go, live.
@@ -58,50 +51,74 @@ pub struct StepSink {
     pub tx: tokio::sync::mpsc::UnboundedSender<super::RunEvent>,
 }
 
-/// The fixed context a scenario's steps start from.
+/// The fixed context a scenario's steps run in.
 pub struct ScenarioContext {
     pub client: WireClient,
     pub registry_url: Option<String>,
     pub target: Target,
-    pub spec: ScenarioSpec,
+    /// The scenario: its spec, its file and the line of each step.
+    pub scenario: Scenario,
     pub step_timeout: Duration,
+    /// Where the deployment's files are (an empty directory in attach mode).
     pub run_dir: PathBuf,
+    /// Where each finished step is reported as it finishes.
+    pub steps: Option<StepSink>,
+}
+
+impl ScenarioContext {
+    /// The scenario's steps as written.
+    pub fn spec(&self) -> &ScenarioSpec {
+        &self.scenario.spec
+    }
+
+    /// `file:line` of top-level step `index` in its scenario file.
+    pub fn step_location(&self, index: usize) -> String {
+        format!(
+            "{}:{}",
+            self.scenario.path.display(),
+            self.scenario.step_lines.get(index).copied().unwrap_or(0)
+        )
+    }
+}
+
+/// The state a scenario's steps start from.
+pub struct Start {
     pub vars: Vars,
     pub redactor: Redactor,
     pub agent_urls: BTreeMap<String, String>,
-    pub steps: Option<StepSink>,
 }
 
 impl Shared {
     /// The shared state of a scenario about to run its steps on `deployment`.
-    pub fn new(cx: ScenarioContext, deployment: Option<Deployment>) -> Self {
+    pub fn new(cx: Arc<ScenarioContext>, start: Start, deployment: Option<Deployment>) -> Self {
         Self {
-            client: cx.client,
-            registry_url: cx.registry_url,
-            target: cx.target,
-            spec: cx.spec,
-            step_timeout: cx.step_timeout,
-            run_dir: cx.run_dir,
-            vars: Mutex::new(cx.vars),
-            redactor: Mutex::new(cx.redactor),
+            cx,
+            vars: Mutex::new(start.vars),
+            redactor: Mutex::new(start.redactor),
             conns: Mutex::new(BTreeMap::new()),
-            agent_urls: Mutex::new(cx.agent_urls),
+            agent_urls: Mutex::new(start.agent_urls),
             deployment: Mutex::new(deployment),
             records: Mutex::new(Vec::new()),
             versions: Mutex::new(BTreeMap::new()),
             alias_agents: Mutex::new(BTreeMap::new()),
             counter: AtomicUsize::new(0),
-            steps: cx.steps,
         }
     }
 }
 
-/// A step's error as reports show it: redacted, and bounded with its full size stated.
-pub(super) fn step_error(redactor: &Redactor, error: &str) -> String {
-    crate::client::evidence::bounded_text(
-        &redactor.text(error),
+/// A step's error as reports show it: at the step's `file:line`, redacted, and bounded with
+/// its full size stated.
+pub(super) fn step_error(redactor: &Redactor, record: &StepRecord) -> Option<String> {
+    let error = record.error.as_deref()?;
+    let located = if record.source.is_empty() {
+        error.to_owned()
+    } else {
+        format!("{}: {error}", record.source)
+    };
+    Some(crate::client::evidence::bounded_text(
+        &redactor.text(&located),
         crate::client::evidence::EVIDENCE_MAX,
-    )
+    ))
 }
 
 /// The agent a connection name stands for: the agent an alias was connected
@@ -191,16 +208,27 @@ pub(super) fn era_of(e: EraSpec) -> Era {
 }
 
 impl Exec {
-    /// Runs `steps` in order; `iter` is the repeat index (`{{i}}`), `suffix` names expansions.
-    pub fn run_steps<'a>(
+    /// Runs the scenario's steps in order, each at its `file:line`.
+    pub async fn run_all(&self) -> Result<(), String> {
+        let cx = self.0.cx.clone();
+        for (i, step) in cx.spec().steps.iter().enumerate() {
+            self.run_step(step, None, "", &cx.step_location(i)).await?;
+        }
+        Ok(())
+    }
+
+    /// Runs the `steps` of a group at `source` (the group's `file:line`) in order; `iter` is
+    /// the repeat index (`{{i}}`), `suffix` names expansions.
+    fn run_steps<'a>(
         &'a self,
         steps: &'a [StepSpec],
         iter: Option<u32>,
         suffix: &'a str,
+        source: &'a str,
     ) -> BoxFut<'a, Result<(), String>> {
         Box::pin(async move {
             for step in steps {
-                self.run_step(step, iter, suffix).await?;
+                self.run_step(step, iter, suffix, source).await?;
             }
             Ok(())
         })
@@ -212,6 +240,7 @@ impl Exec {
         step: &StepSpec,
         iter: Option<u32>,
         suffix: &str,
+        source: &str,
     ) -> Option<Result<(), String>> {
         if let Some(StepAction::Repeat(r)) = step.action() {
             let futs: Vec<_> = (0..r.count)
@@ -220,7 +249,7 @@ impl Exec {
             if r.concurrent {
                 let results = futures::future::join_all(
                     futs.iter()
-                        .map(|(i, sfx)| self.run_steps(&r.steps, Some(*i), sfx)),
+                        .map(|(i, sfx)| self.run_steps(&r.steps, Some(*i), sfx, source)),
                 )
                 .await;
                 return Some(
@@ -231,7 +260,7 @@ impl Exec {
                 );
             }
             for (i, sfx) in &futs {
-                if let Err(e) = self.run_steps(&r.steps, Some(*i), sfx).await {
+                if let Err(e) = self.run_steps(&r.steps, Some(*i), sfx, source).await {
                     return Some(Err(e));
                 }
             }
@@ -239,7 +268,8 @@ impl Exec {
         }
         if let Some(StepAction::Parallel(p)) = step.action() {
             let results =
-                futures::future::join_all(p.iter().map(|s| self.run_step(s, iter, suffix))).await;
+                futures::future::join_all(p.iter().map(|s| self.run_step(s, iter, suffix, source)))
+                    .await;
             return Some(
                 results
                     .into_iter()
@@ -317,14 +347,16 @@ impl Exec {
         }
     }
 
+    /// Runs one step at `source` (its `file:line`; a group's steps share the group's).
     fn run_step<'a>(
         &'a self,
         step: &'a StepSpec,
         iter: Option<u32>,
         suffix: &'a str,
+        source: &'a str,
     ) -> BoxFut<'a, Result<(), String>> {
         Box::pin(async move {
-            if step.requires.iter().any(|c| !self.0.target.claims(*c)) {
+            if step.requires.iter().any(|c| !self.0.cx.target.claims(*c)) {
                 return Ok(()); // guarded step: the target does not claim what it needs
             }
             let n = self.0.counter.fetch_add(1, Ordering::SeqCst) + 1;
@@ -333,7 +365,7 @@ impl Exec {
                 "{}{suffix}",
                 step.name.clone().unwrap_or_else(|| format!("{action}#{n}"))
             );
-            if let Some(grouped) = self.run_group(step, iter, suffix).await {
+            if let Some(grouped) = self.run_group(step, iter, suffix, source).await {
                 return grouped;
             }
             // Render templates.
@@ -343,11 +375,12 @@ impl Exec {
             }
             let rendered: StepSpec = {
                 let v = serde_json::to_value(step).map_err(|e| e.to_string())?;
-                let v = render_json(&v, &vars).map_err(|e| format!("step `{name}`: {e}"))?;
-                serde_json::from_value(v).map_err(|e| format!("step `{name}`: {e}"))?
+                let v =
+                    render_json(&v, &vars).map_err(|e| format!("{source}: step `{name}`: {e}"))?;
+                serde_json::from_value(v).map_err(|e| format!("{source}: step `{name}`: {e}"))?
             };
-            let timeout = rendered.timeout.unwrap_or(self.0.step_timeout);
-            let started_ms = self.0.client.recorder().now_ms();
+            let timeout = rendered.timeout.unwrap_or(self.0.cx.step_timeout);
+            let started_ms = self.0.cx.client.recorder().now_ms();
             let started_at = now_rfc3339();
             let t0 = Instant::now();
             let (mut out, attempt_started) = self.attempt(&rendered, &name, timeout, t0).await;
@@ -391,7 +424,7 @@ impl Exec {
                 action: action.to_owned(),
                 agent: rendered.agent().map(str::to_owned),
                 started_ms,
-                ended_ms: self.0.client.recorder().now_ms(),
+                ended_ms: self.0.cx.client.recorder().now_ms(),
                 started_at,
                 ended_at: now_rfc3339(),
                 elapsed_ms: t0.elapsed().as_secs_f64() * 1000.0,
@@ -402,10 +435,11 @@ impl Exec {
                 bearer,
                 progress_token,
                 spec: rendered,
+                source: source.to_owned(),
             };
             let stalled_agent = record.timed_out.then(|| record.agent.clone()).flatten();
             let mut records = self.0.records.lock().await;
-            if let Some(sink) = &self.0.steps {
+            if let Some(sink) = &self.0.cx.steps {
                 // Sent under the records lock: the events keep the records' order.
                 let redactor = self.0.redactor.lock().await;
                 let _ = sink.tx.send(super::RunEvent::StepDone(super::StepDone {
@@ -414,7 +448,7 @@ impl Exec {
                     name: record.name.clone(),
                     action: record.action.clone(),
                     elapsed_ms: record.elapsed_ms,
-                    error: record.error.as_deref().map(|e| step_error(&redactor, e)),
+                    error: step_error(&redactor, &record),
                     timed_out: record.timed_out,
                 }));
             }
@@ -462,14 +496,15 @@ impl Exec {
             .ok_or_else(|| format!("no endpoint for agent `{agent}`"))?;
         let era = era_of(
             self.0
-                .spec
+                .cx
+                .spec()
                 .eras
                 .first()
                 .copied()
                 .unwrap_or(EraSpec::V2025_11_25),
         );
         let (conn, _) =
-            McpConnection::connect(&self.0.client, agent, &url, era, &CallOptions::default())
+            McpConnection::connect(&self.0.cx.client, agent, &url, era, &CallOptions::default())
                 .await
                 .map_err(|e| e.to_string())?;
         self.0

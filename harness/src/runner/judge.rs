@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use crate::checks::{self, CheckResult, Grading, Observed};
+use crate::checks::{self, CheckResult, Grading};
+use crate::observation::Observed;
 use crate::redact::Redactor;
 use crate::scenario::Scenario;
 use crate::target::Target;

@@ -6,12 +6,13 @@ use std::time::{Duration, Instant};
 
 use pallas_mocks::Ecosystem;
 
-use super::exec::{Exec, ScenarioContext, Shared, StepSink};
+use super::exec::{Exec, ScenarioContext, Shared, Start, StepSink};
 use super::{RunOptions, ScenarioResult, StepSummary, ms, overall};
-use crate::checks::{self, CheckResult, Observed, ReceivedMessage, Verdict};
-use crate::client::observe::{ObservationKind, Recorder};
+use crate::checks::{self, CheckResult, Verdict};
+use crate::client::observe::{Recorder, WireEventKind};
 use crate::client::{WireClient, fetch_registry, server_id, streamable_http_url};
 use crate::deploy::{DeployError, Deployment, RunDir};
+use crate::observation::{Observed, ReceivedMessage};
 use crate::redact::Redactor;
 use crate::scenario::{Scenario, template::Vars};
 use crate::target::Target;
@@ -271,23 +272,23 @@ pub async fn run_one(
         vars.insert(format!("agents.{n}.message_key"), target.message_key());
     }
     let agent_urls = reach.agent_urls.clone();
-    let shared = Arc::new(Shared::new(
-        ScenarioContext {
-            client,
-            registry_url: reach.registry_url,
-            target: target.clone(),
-            spec: s.spec.clone(),
-            step_timeout,
-            run_dir: reach.run_dir,
-            vars,
-            redactor,
-            agent_urls: agent_urls.clone(),
-            steps,
-        },
-        reach.deployment,
-    ));
+    let cx = ScenarioContext {
+        client,
+        registry_url: reach.registry_url,
+        target: target.clone(),
+        scenario: s.clone(),
+        step_timeout,
+        run_dir: reach.run_dir,
+        steps,
+    };
+    let start = Start {
+        vars,
+        redactor,
+        agent_urls: agent_urls.clone(),
+    };
+    let shared = Arc::new(Shared::new(Arc::new(cx), start, reach.deployment));
     let steps_started = Instant::now();
-    let harness_error = run_steps(&shared, s, deadline).await;
+    let harness_error = run_steps(&shared, deadline).await;
     let logs_max = limits.logs_bytes();
     let (observed, redactor, tail) =
         observe(s, &shared, &eco, &recorder, agent_urls, logs_max).await;
@@ -313,9 +314,9 @@ pub async fn run_one(
 const JUDGE_FLOOR: Duration = Duration::from_secs(5);
 
 /// The steps, under the scenario deadline; the harness error that stopped them, if any.
-async fn run_steps(shared: &Arc<Shared>, s: &Scenario, deadline: Duration) -> Option<String> {
+async fn run_steps(shared: &Arc<Shared>, deadline: Duration) -> Option<String> {
     let exec = Exec(shared.clone());
-    match tokio::time::timeout(deadline, exec.run_steps(&s.spec.steps, None, "")).await {
+    match tokio::time::timeout(deadline, exec.run_all()).await {
         Ok(Ok(())) => None,
         Ok(Err(e)) => Some(e),
         Err(_) => Some(format!(
@@ -335,7 +336,7 @@ async fn observe(
     agent_urls: BTreeMap<String, String>,
     logs_max: usize,
 ) -> (Observed, Redactor, Option<String>) {
-    let target = &shared.target;
+    let target = &shared.cx.target;
     let mut deployment = shared.deployment.lock().await.take();
     let mut observed = Observed {
         // Moved, not copied: a huge answer is held once.
@@ -402,13 +403,13 @@ fn received_messages(
     let mut received = Vec::new();
     for o in recorder.take() {
         match o.kind {
-            ObservationKind::Sent(v) => {
+            WireEventKind::Sent(v) => {
                 if let (Some(id), Some(m)) = (v.get("id"), v.get("method").and_then(|m| m.as_str()))
                 {
                     sent_methods.insert((o.label.clone(), id.to_string()), m.to_owned());
                 }
             }
-            ObservationKind::Received { message, .. } => {
+            WireEventKind::Received { message, .. } => {
                 let request_method = message
                     .get("id")
                     .and_then(|id| sent_methods.get(&(o.label.clone(), id.to_string())))
@@ -516,10 +517,7 @@ fn step_summaries(observed: &Observed, redactor: &Redactor) -> Vec<StepSummary> 
             name: r.name.clone(),
             action: r.action.clone(),
             elapsed_ms: r.elapsed_ms,
-            error: r
-                .error
-                .as_deref()
-                .map(|e| super::exec::step_error(redactor, e)),
+            error: super::exec::step_error(redactor, r),
             timed_out: r.timed_out,
         })
         .collect()

@@ -3,6 +3,7 @@
 //! capabilities claimed.
 
 mod agent_module;
+mod launch;
 mod render;
 
 use std::collections::BTreeMap;

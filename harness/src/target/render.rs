@@ -6,11 +6,12 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use super::agent_module::{AgentRef, agent_module, agent_ref};
+use super::launch::{launch_spec, readiness_probes};
 use super::{Generator, Target};
 use crate::process::{LaunchSpec, ReadinessProbe, free_port};
 use crate::redact::Redactor;
+use crate::scenario::DeploymentSpec;
 use crate::scenario::template::{Vars, render};
-use crate::scenario::{DeploymentSpec, Readiness};
 
 /// What rendering produced: where to reach things, how to launch, what is secret.
 #[derive(Debug, Clone)]
@@ -61,10 +62,6 @@ fn slug(agent: &str) -> String {
 
 /// Renders `deployment` for `target` into `run_dir`. `mock_urls` maps mock names to URLs;
 /// `ports` reuses earlier port choices (reload keeps ports stable), new agents get free ports.
-#[expect(
-    clippy::too_many_lines,
-    reason = "the deployment is rendered in the order its variables depend on each other (ports, URLs, files, launch, probes)"
-)]
 pub fn render_deployment(
     target: &Target,
     deployment: &DeploymentSpec,
@@ -133,21 +130,61 @@ pub fn render_deployment(
         vars.insert(format!("env.{k}"), v.clone());
     }
 
-    // Secrets the deployment carries.
-    for p in deployment.providers.values() {
-        if let Some(k) = &p.api_key {
-            redactor.add(k.clone());
-        }
-    }
-    for s in deployment.servers.values() {
-        for (h, v) in &s.headers {
-            if h.eq_ignore_ascii_case("authorization") || h.to_ascii_lowercase().contains("key") {
-                redactor.add(v.clone());
-            }
-        }
-    }
+    add_secrets(deployment, redactor);
 
     std::fs::create_dir_all(run_dir).map_err(|e| io(run_dir, e))?;
+    let files = write_files(
+        target,
+        deployment,
+        &vars,
+        &agent_ports,
+        registry_port,
+        mock_urls,
+        run_dir,
+    )?;
+
+    let launch = launch_spec(target, deployment, &vars, run_dir).map_err(terr)?;
+
+    let probes =
+        readiness_probes(target, deployment, &vars, &agent_urls, &agent_ports).map_err(terr)?;
+    let log_files = target
+        .spec
+        .log_files
+        .iter()
+        .map(|l| render(l, &vars).map(PathBuf::from))
+        .collect::<Result<_, _>>()
+        .map_err(terr)?;
+    Ok(Rendered {
+        vars,
+        agent_urls,
+        agent_ports,
+        registry_url,
+        launch,
+        probes,
+        log_files,
+        files,
+    })
+}
+
+/// Writes the profile's config files (built-in generators or templates, per agent where the
+/// path holds `{agent}`) and the deployment's own files into `run_dir`; their relative paths.
+fn write_files(
+    target: &Target,
+    deployment: &DeploymentSpec,
+    vars: &Vars,
+    agent_ports: &BTreeMap<String, u16>,
+    registry_port: u16,
+    mock_urls: &BTreeMap<String, String>,
+    run_dir: &Path,
+) -> Result<Vec<String>, RenderError> {
+    let terr = |source| RenderError::Template {
+        target: target.spec.name.clone(),
+        source,
+    };
+    let io = |path: &Path, e: std::io::Error| RenderError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    };
     let mut files = Vec::new();
     for f in &target.spec.files {
         let per_agent = f.path.contains("{agent}");
@@ -166,8 +203,8 @@ pub fn render_deployment(
                     *g,
                     target,
                     deployment,
-                    &vars,
-                    &agent_ports,
+                    vars,
+                    agent_ports,
                     registry_port,
                     mock_urls,
                     agent.map(String::as_str),
@@ -195,104 +232,29 @@ pub fn render_deployment(
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
         }
-        let text = render(text, &vars).map_err(terr)?;
+        let text = render(text, vars).map_err(terr)?;
         std::fs::write(&path, text).map_err(|e| io(&path, e))?;
         if !files.contains(rel) {
             files.push(rel.clone());
         }
     }
+    Ok(files)
+}
 
-    let mut env_vars = vars.clone();
-    let mut env: Vec<(String, String)> = Vec::new();
-    for (k, v) in target.spec.env.iter().chain(deployment.env.iter()) {
-        env.push((k.clone(), render(v, &env_vars).map_err(terr)?));
-    }
-    for (k, v) in &target.env_overrides {
-        env.retain(|(n, _)| n != k);
-        env.push((k.clone(), render(v, &env_vars).map_err(terr)?));
-    }
-    env.retain(|(n, _)| !deployment.unset_env.contains(n));
-    env_vars.clear();
-    let command = command_line(&target.spec.command, &deployment.args, &vars).map_err(terr)?;
-    let (program, args) = command
-        .split_first()
-        .map(|(p, a)| (p.clone(), a.to_vec()))
-        .unwrap_or_default();
-    let launch = LaunchSpec {
-        program,
-        args,
-        cwd: run_dir.to_path_buf(),
-        env,
-        env_remove: deployment.unset_env.clone(),
-        log_dir: run_dir.join("logs"),
-    };
-
-    let mut probes = Vec::new();
-    for p in &target.spec.readiness {
-        match deployment.ready {
-            Readiness::All => {}
-            Readiness::Agents if p.each_agent => {}
-            Readiness::Agents | Readiness::None => continue,
+/// Adds the secrets the deployment carries (API keys, auth headers) to `redactor`.
+fn add_secrets(deployment: &DeploymentSpec, redactor: &mut Redactor) {
+    for p in deployment.providers.values() {
+        if let Some(k) = &p.api_key {
+            redactor.add(k.clone());
         }
-        let agents: Vec<Option<&String>> = if p.each_agent {
-            deployment
-                .agents
-                .keys()
-                .filter(|a| {
-                    deployment.ready_agents.is_empty() || deployment.ready_agents.contains(a)
-                })
-                .map(Some)
-                .collect()
-        } else {
-            vec![None]
-        };
-        for agent in agents {
-            let mut v = vars.clone();
-            if let Some(a) = agent {
-                v.insert("agent.name".into(), a.clone());
-                v.insert(
-                    "agent.url".into(),
-                    agent_urls.get(a).cloned().unwrap_or_default(),
-                );
-                v.insert(
-                    "agent.port".into(),
-                    agent_ports.get(a).map(u16::to_string).unwrap_or_default(),
-                );
-            }
-            if let Some(u) = &p.http_get {
-                probes.push(ReadinessProbe::HttpGet {
-                    url: render(u, &v).map_err(terr)?,
-                });
-            }
-            if let Some(u) = &p.mcp_initialize {
-                probes.push(ReadinessProbe::McpInitialize {
-                    url: render(u, &v).map_err(terr)?,
-                });
-            }
-            if let Some(u) = &p.tcp {
-                probes.push(ReadinessProbe::Tcp {
-                    addr: render(u, &v).map_err(terr)?,
-                });
+    }
+    for s in deployment.servers.values() {
+        for (h, v) in &s.headers {
+            if h.eq_ignore_ascii_case("authorization") || h.to_ascii_lowercase().contains("key") {
+                redactor.add(v.clone());
             }
         }
     }
-    let log_files = target
-        .spec
-        .log_files
-        .iter()
-        .map(|l| render(l, &vars).map(PathBuf::from))
-        .collect::<Result<_, _>>()
-        .map_err(terr)?;
-    Ok(Rendered {
-        vars,
-        agent_urls,
-        agent_ports,
-        registry_url,
-        launch,
-        probes,
-        log_files,
-        files,
-    })
 }
 
 fn yaml(value: &Value) -> String {
@@ -480,82 +442,5 @@ fn generate(
             }
             yaml(&json!({"mcp_servers": servers}))
         }
-    }
-}
-
-/// The template of the deployment's per-run arguments (`deployment.args`, e.g. `--agent NAME`).
-pub const RUN_ARGS: &str = "{{run.args}}";
-
-/// The command line: the profile's command with the deployment's per-run arguments placed
-/// where it says. An element that is exactly `{{run.args}}` becomes those arguments; inside a
-/// longer element (a `sh -c` script) `{{run.args}}` is the arguments shell-quoted; a command
-/// that names `{{run.args}}` nowhere gets them appended.
-pub(crate) fn command_line(
-    command: &[String],
-    args: &[String],
-    vars: &Vars,
-) -> Result<Vec<String>, crate::scenario::template::TemplateError> {
-    let args: Vec<String> = args
-        .iter()
-        .map(|a| render(a, vars))
-        .collect::<Result<_, _>>()?;
-    let quoted = args
-        .iter()
-        .map(|a| shell_quote(a))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let placed = command.iter().any(|c| c.contains(RUN_ARGS));
-    let mut out = Vec::new();
-    for c in command {
-        if c == RUN_ARGS {
-            out.extend(args.iter().cloned());
-        } else {
-            let pieces: Vec<String> = c
-                .split(RUN_ARGS)
-                .map(|p| render(p, vars))
-                .collect::<Result<_, _>>()?;
-            out.push(pieces.join(&quoted));
-        }
-    }
-    if !placed {
-        out.extend(args);
-    }
-    Ok(out)
-}
-
-/// `s` as one POSIX shell word.
-fn shell_quote(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_./=:@%+-,".contains(c));
-    if plain {
-        s.to_owned()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
-#[cfg(test)]
-mod run_args_tests {
-    use super::*;
-
-    #[test]
-    fn run_args_are_placed_where_the_profile_says_or_appended() {
-        let vars = Vars::new();
-        let args = vec!["--agent".to_owned(), "it's".to_owned()];
-        let cmd = |c: &[&str]| c.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-        let line = command_line(
-            &cmd(&["sh", "-c", "exec serve {{run.args}} --x"]),
-            &args,
-            &vars,
-        );
-        assert_eq!(
-            line.ok(),
-            Some(cmd(&["sh", "-c", "exec serve --agent 'it'\\''s' --x"]))
-        );
-        let line = command_line(&cmd(&["serve", "{{run.args}}", "--x"]), &args, &vars);
-        assert_eq!(line.ok(), Some(cmd(&["serve", "--agent", "it's", "--x"])));
-        let line = command_line(&cmd(&["serve"]), &args, &vars);
-        assert_eq!(line.ok(), Some(cmd(&["serve", "--agent", "it's"])));
     }
 }

@@ -2,7 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use pallas_conformance::checks::{Grading, Observed, Verdict, evaluate};
+use pallas_conformance::checks::{Grading, Verdict, evaluate};
+use pallas_conformance::observation::Observed;
 use pallas_conformance::redact::Redactor;
 use pallas_conformance::scenario::{self, Scenario};
 use pallas_conformance::target;

@@ -120,6 +120,40 @@ async fn a_broken_expectation_fails_with_evidence_and_its_file_line() {
     );
 }
 
+/// A step that could not do what it was asked reports its error at the step's `file:line`
+/// (a step inside a group at its group's line), in the run result and in the live events.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_error_points_at_the_steps_file_line() {
+    let s = one(&format!(
+        "id: step-error\ntitle: t\nrequires: [health]\n{AGENT}steps:\n  - name: fine\n    health: {{agent: research}}\n  - repeat:\n      count: 1\n      steps:\n        - name: broken\n          health: {{agent: research}}\n          capture: {{nothing: \"$.no.such.field\"}}\n"
+    ));
+    let mut live = Vec::new();
+    let run = runner::run_with_events(&s, &mock_agent(), &opts(), |e| live.push(e.clone())).await;
+    let steps = &run.scenarios[0].steps;
+    let fine = steps
+        .iter()
+        .find(|s| s.name == "fine")
+        .expect("the first step ran");
+    assert_eq!(fine.error, None, "{steps:?}");
+    let broken = steps
+        .iter()
+        .find(|s| s.name.starts_with("broken"))
+        .expect("the grouped step ran");
+    let error = broken.error.as_deref().unwrap_or_default();
+    assert!(
+        error.starts_with("inline.yaml:10: capture `nothing`"),
+        "the error names the group's line: {error}"
+    );
+    let done = live
+        .iter()
+        .find_map(|e| match e {
+            runner::RunEvent::StepDone(d) if d.name.starts_with("broken") => d.error.clone(),
+            _ => None,
+        })
+        .unwrap_or_default();
+    assert_eq!(done, error, "the live event says the same");
+}
+
 /// A scenario whose premise does not hold earns neither a pass nor a failure: every entry that
 /// would have passed or failed is inconclusive; with the premise holding, the same entries judge.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

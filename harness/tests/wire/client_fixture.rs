@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use pallas_conformance::client::{
-    CallOptions, ClientError, Era, McpConnection, ObservationKind, Recorder, WireClient,
+    CallOptions, ClientError, Era, McpConnection, Recorder, WireClient, WireEventKind,
 };
 use serde_json::{Value, json};
 
@@ -50,7 +50,7 @@ async fn priming_event_is_recorded_but_not_taken_for_a_message() {
         .recorder()
         .snapshot()
         .into_iter()
-        .filter(|o| matches!(&o.kind, ObservationKind::SseEvent(e) if e.data.is_empty() && e.retry == Some(3000)))
+        .filter(|o| matches!(&o.kind, WireEventKind::SseEvent(e) if e.data.is_empty() && e.retry == Some(3000)))
         .count();
     assert_eq!(primings, 2, "both POST streams began with a priming event");
 }
@@ -266,9 +266,11 @@ async fn malformed_json_body_is_kept_as_text_and_recorded_as_malformed() {
     let ex = conn.list_tools(&CallOptions::default()).await.unwrap();
     assert_eq!(ex.body_text.as_deref(), Some("{not json"));
     assert!(ex.response.is_none());
-    assert!(client.recorder().snapshot().iter().any(
-        |o| matches!(&o.kind, ObservationKind::Malformed { text, .. } if text == "{not json")
-    ));
+    assert!(
+        client.recorder().snapshot().iter().any(
+            |o| matches!(&o.kind, WireEventKind::Malformed { text, .. } if text == "{not json")
+        )
+    );
 }
 
 #[tokio::test]
@@ -324,7 +326,7 @@ async fn server_that_never_sends_headers_times_out_too() {
         "{err}"
     );
     let snap = client.recorder().snapshot();
-    assert!(snap.iter().any(|o| matches!(&o.kind, ObservationKind::Http(h) if h.error.as_deref().is_some_and(|e| e.contains("timeout")))));
+    assert!(snap.iter().any(|o| matches!(&o.kind, WireEventKind::Http(h) if h.error.as_deref().is_some_and(|e| e.contains("timeout")))));
     holder.abort();
 }
 
@@ -343,9 +345,9 @@ async fn connection_refused_is_a_transport_error_and_is_recorded() {
     .unwrap_err();
     assert!(matches!(err, ClientError::Transport { .. }), "{err}");
     let snap = client.recorder().snapshot();
-    assert!(matches!(&snap[0].kind, ObservationKind::Sent(m) if m["method"] == "initialize"));
+    assert!(matches!(&snap[0].kind, WireEventKind::Sent(m) if m["method"] == "initialize"));
     assert!(
-        matches!(&snap[1].kind, ObservationKind::Http(h) if h.status.is_none() && h.error.is_some())
+        matches!(&snap[1].kind, WireEventKind::Http(h) if h.status.is_none() && h.error.is_some())
     );
 }
 
@@ -414,12 +416,12 @@ async fn recording_keeps_wire_order_and_redacts_bearers() {
     let kinds: Vec<String> = snap
         .iter()
         .map(|o| match &o.kind {
-            ObservationKind::Sent(m) => format!("sent {}", m["method"].as_str().unwrap()),
-            ObservationKind::Http(h) => format!("http {}", h.status.unwrap()),
-            ObservationKind::SseEvent(e) if e.data.is_empty() => "priming".to_owned(),
-            ObservationKind::SseEvent(_) => "event".to_owned(),
-            ObservationKind::Received { .. } => "received".to_owned(),
-            ObservationKind::Malformed { .. } => "malformed".to_owned(),
+            WireEventKind::Sent(m) => format!("sent {}", m["method"].as_str().unwrap()),
+            WireEventKind::Http(h) => format!("http {}", h.status.unwrap()),
+            WireEventKind::SseEvent(e) if e.data.is_empty() => "priming".to_owned(),
+            WireEventKind::SseEvent(_) => "event".to_owned(),
+            WireEventKind::Received { .. } => "received".to_owned(),
+            WireEventKind::Malformed { .. } => "malformed".to_owned(),
         })
         .collect();
     assert_eq!(
@@ -444,7 +446,7 @@ async fn recording_keeps_wire_order_and_redacts_bearers() {
             .all(|w| w[0].seq < w[1].seq && w[0].at_ms <= w[1].at_ms)
     );
     assert!(snap.iter().all(|o| o.label == "harper"));
-    let ObservationKind::Http(http) = &snap[1].kind else {
+    let WireEventKind::Http(http) = &snap[1].kind else {
         panic!()
     };
     assert!(
@@ -454,7 +456,7 @@ async fn recording_keeps_wire_order_and_redacts_bearers() {
     assert!(http.completed_ms.is_some());
     // Received messages point at the HTTP exchange that carried them.
     assert!(
-        matches!(&snap[4].kind, ObservationKind::Received { http_seq, sse_event_id: Some(id), .. } if *http_seq == snap[1].seq && id == "1/0")
+        matches!(&snap[4].kind, WireEventKind::Received { http_seq, sse_event_id: Some(id), .. } if *http_seq == snap[1].seq && id == "1/0")
     );
 }
 

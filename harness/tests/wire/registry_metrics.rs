@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use pallas_conformance::client::{
-    ClientError, ObservationKind, Recorder, WireClient, fetch_registry, scrape_metrics,
+    ClientError, Recorder, WireClient, WireEventKind, fetch_registry, scrape_metrics,
     streamable_http_url,
 };
 use serde_json::json;
@@ -45,7 +45,7 @@ async fn the_registry_is_fetched_from_the_well_known_path_and_parsed() {
     let snap = client.recorder().snapshot();
     assert_eq!(snap.len(), 1);
     assert!(
-        matches!(&snap[0].kind, ObservationKind::Http(h) if h.response_body.as_deref().is_some_and(|b| b.contains("pallas-research")))
+        matches!(&snap[0].kind, WireEventKind::Http(h) if h.response_body.as_deref().is_some_and(|b| b.contains("pallas-research")))
     );
     assert_eq!(snap[0].label, "registry");
 }

@@ -4,7 +4,8 @@ use super::Fixture;
 use serde_json::{Value, json};
 
 use crate::checks::run_builtin as run;
-use crate::checks::{CheckSpec, Observed, Outcome, StepRecord};
+use crate::checks::{CheckSpec, Outcome};
+use crate::observation::{Observed, StepRecord};
 
 fn step(name: &str, token: Option<Value>, progress: Vec<Value>, after: Vec<Value>) -> StepRecord {
     let mut s = StepRecord {
@@ -128,7 +129,7 @@ fn prog_004_and_006_judge_the_numbers_not_the_wording() {
 
 #[test]
 fn an_error_with_a_null_id_passes_mcp_001_unless_the_rest_breaks_the_schema() {
-    let msg = |m: Value| crate::checks::ReceivedMessage {
+    let msg = |m: Value| crate::observation::ReceivedMessage {
         label: "a".into(),
         version: "2025-11-25".into(),
         message: m,

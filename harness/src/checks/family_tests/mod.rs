@@ -3,9 +3,10 @@
 
 use serde_json::{Value, json};
 
-use crate::checks::{CheckSpec, Observed, Outcome, StepRecord};
+use crate::checks::{CheckSpec, Outcome};
 use crate::client::{Exchange, HealthReport, MetricsScrape, RegistryFetch, TimedMessage};
 use crate::observation::{Connected, HealthAnswered, MessageSent, Observation};
+use crate::observation::{Observed, StepRecord};
 use crate::scenario::DeploymentSpec;
 use pallas_mocks::{LlmJournalEntry, McpJournalEntry};
 
@@ -322,12 +323,27 @@ fn every_catalogued_check_has_its_evaluator_and_every_evaluator_its_check() {
             Evaluation::Assertion => assert!(!has, "{} is decided by assertions only", def.id),
         }
     }
-    for family in super::FAMILIES {
-        for (id, _) in family.iter() {
+    for family in crate::checks::value::FAMILIES {
+        for check in family.iter() {
             assert!(
-                catalog::get(id).is_some(),
-                "evaluator for unknown check {id}"
+                check.def().is_some(),
+                "a family lists the unknown check {}",
+                check.id
             );
         }
     }
+}
+
+#[test]
+fn every_premise_can_be_missing_and_names_what_was_not_observed() {
+    let nothing = Observed::default();
+    let mut with_premise = 0;
+    for check in crate::checks::value::FAMILIES.iter().flat_map(|f| f.iter()) {
+        if check.premise.is_some() {
+            with_premise += 1;
+            let why = check.missing(&nothing);
+            assert!(why.is_some_and(|w| !w.is_empty()), "{}: {why:?}", check.id);
+        }
+    }
+    assert!(with_premise >= 20, "{with_premise} checks carry a premise");
 }

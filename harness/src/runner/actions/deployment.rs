@@ -13,7 +13,7 @@ impl Exec {
             proc.wait_exit(within).await;
         }
         let mut out = proc.output_so_far();
-        out.log_format = self.0.target.spec.logs.clone();
+        out.log_format = self.0.cx.target.spec.logs.clone();
         ActionOutput::observed(Observation::ProcessRead(out))
     }
 
@@ -25,7 +25,8 @@ impl Exec {
             Err(e) => return err(e.to_string()),
         };
         ActionOutput::observed(Observation::FileRead(
-            FileRead::read(&self.0.run_dir.join(rel)).with_format(self.0.target.spec.logs.clone()),
+            FileRead::read(&self.0.cx.run_dir.join(rel))
+                .with_format(self.0.cx.target.spec.logs.clone()),
         ))
     }
     pub(super) async fn reload(

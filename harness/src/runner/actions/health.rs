@@ -9,7 +9,7 @@ impl Exec {
         let c = conn!(self, &h.agent);
         let r = c
             .call_tool(
-                &self.0.target.spec.health_tool,
+                &self.0.cx.target.spec.health_tool,
                 json!({}),
                 &opts(&h.bearer, &h.progress_token),
             )

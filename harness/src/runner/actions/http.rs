@@ -21,11 +21,11 @@ impl Exec {
 
     pub(super) async fn registry(&self, _step: &RegistryStep, timeout: Duration) -> ActionOutput {
         let err = |e: String| ActionOutput::failed(e, false);
-        let Some(url) = &self.0.registry_url else {
+        let Some(url) = &self.0.cx.registry_url else {
             return err("the target has no registry".into());
         };
         return from_fetch(
-            fetch_registry_with_timeout(&self.0.client, url, Some(timeout)).await,
+            fetch_registry_with_timeout(&self.0.cx.client, url, Some(timeout)).await,
             Observation::RegistryFetched,
         );
     }
@@ -36,12 +36,13 @@ impl Exec {
         let url = match &m.agent {
             None => self
                 .0
+                .cx
                 .target
                 .spec
                 .metrics_url
                 .as_ref()
                 .map(|t| render(t, &vars)),
-            Some(a) => self.0.target.spec.agent_metrics_url.as_ref().map(|t| {
+            Some(a) => self.0.cx.target.spec.agent_metrics_url.as_ref().map(|t| {
                 let mut v = vars.clone();
                 v.insert(
                     "agent.port".into(),
@@ -59,7 +60,7 @@ impl Exec {
             Some(Ok(u)) => u,
         };
         return from_fetch(
-            scrape_metrics_with_timeout(&self.0.client, &url, Some(timeout)).await,
+            scrape_metrics_with_timeout(&self.0.cx.client, &url, Some(timeout)).await,
             Observation::MetricsScraped,
         );
     }

@@ -13,11 +13,11 @@ impl Exec {
         };
         let era = era_of(
             c.era
-                .or(self.0.spec.eras.first().copied())
+                .or(self.0.cx.spec().eras.first().copied())
                 .unwrap_or(EraSpec::V2025_11_25),
         );
         return match McpConnection::connect(
-            &self.0.client,
+            &self.0.cx.client,
             &alias,
             &url,
             era,

@@ -9,11 +9,11 @@ impl Exec {
             |bearer: &Option<String>, token: &Option<Value>| call_options(bearer, token, timeout);
         let c = conn!(self, &m.agent);
         let agent = agent_of_alias(&*self.0.alias_agents.lock().await, &m.agent).to_owned();
-        let mut args = self.0.target.message_arguments(&agent, &m.message);
+        let mut args = self.0.cx.target.message_arguments(&agent, &m.message);
         if !m.images.is_empty() {
             args["images"] = json!(m.images);
         }
-        let tool = self.0.target.message_tool(&agent);
+        let tool = self.0.cx.target.message_tool(&agent);
         let o = opts(&m.bearer, &m.progress_token);
         let sent = |cancellation| {
             move |exchange| {

@@ -1,153 +1,13 @@
-//! What a step observed, typed by action. The runner records one [`Observation`] per step and
-//! the checks match on it; its JSON form ([`Observation::to_json`]) is the step output that
-//! `output:` assertions, `capture:` and `until:` query and that reports show.
-
-use std::time::Duration;
+//! The JSON face of a step's observation: the step output that `output:` assertions,
+//! `capture:` and `until:` query and that reports show.
 
 use serde_json::{Value, json};
 
-use crate::client::http::HttpAnswer;
-use crate::client::{Exchange, HealthReport, MetricsScrape, RegistryFetch};
-use crate::process::{FileRead, ProcessOutput};
-
-/// What one step observed.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub enum Observation {
-    /// Nothing: the step could not run (its error says why), or ran into its deadline.
-    #[default]
-    Nothing,
-    /// `registry:` the registry document as fetched.
-    RegistryFetched(RegistryFetch),
-    /// `connect:` the `initialize` exchange and the session it opened.
-    Connected(Connected),
-    /// `list_tools:`, `call:`, `history:`, `request:`, `raw:`, `delete:` one MCP exchange.
-    Exchanged(Exchange),
-    /// `health:` the `get_health` call and how Daedalus reads its answer.
-    HealthAnswered(HealthAnswered),
-    /// `send:` the message tool's call, and its cancellation when the step asked for one.
-    MessageSent(MessageSent),
-    /// `metrics:` the scraped exposition.
-    MetricsScraped(MetricsScrape),
-    /// `http:` one plain HTTP request's answer.
-    HttpAnswered(HttpAnswer),
-    /// `process:` the implementation's exit state and output so far.
-    ProcessRead(ProcessOutput),
-    /// `file:` a file the implementation wrote.
-    FileRead(FileRead),
-    /// `wait:` the pause taken.
-    Waited(Duration),
-    /// `reload:` the files rewritten for the new deployment.
-    Reloaded(Vec<String>),
-}
-
-/// The `initialize` exchange of a `connect:` step.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Connected {
-    /// The `initialize` exchange.
-    pub exchange: Exchange,
-    /// The `Mcp-Session-Id` the server issued, if any.
-    pub session_id: Option<String>,
-    /// The negotiated protocol revision.
-    pub protocol_version: String,
-    /// The wire era the client spoke.
-    pub era: &'static str,
-}
-
-/// A `get_health` call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HealthAnswered {
-    /// The call's exchange (none when the request could not be made).
-    pub exchange: Option<Exchange>,
-    /// The answer read as a health report, or why it is not one.
-    pub health: Result<HealthReport, String>,
-    /// How Daedalus gates chat on it: `allowed`, `warning: …` or `blocked: …`.
-    pub gate: String,
-}
-
-/// A message-tool call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MessageSent {
-    /// The call's exchange (none when the request could not be made).
-    pub exchange: Option<Exchange>,
-    /// Present when the step cancels the call after some progress: when the cancellation was
-    /// sent (ms on the recorder's clock), if it was.
-    pub cancellation: Option<Option<f64>>,
-}
+use super::Observation;
+use super::step::first_text;
+use crate::client::Exchange;
 
 impl Observation {
-    /// The MCP exchange the step made, if it made one.
-    pub fn exchange(&self) -> Option<&Exchange> {
-        match self {
-            Self::Exchanged(x) => Some(x),
-            Self::Connected(c) => Some(&c.exchange),
-            Self::HealthAnswered(h) => h.exchange.as_ref(),
-            Self::MessageSent(m) => m.exchange.as_ref(),
-            _ => None,
-        }
-    }
-
-    /// The HTTP status of the answer (0 when there was none).
-    pub fn status(&self) -> u16 {
-        match self {
-            Self::RegistryFetched(f) => f.status,
-            Self::MetricsScraped(m) => m.status,
-            Self::HttpAnswered(h) => h.status,
-            other => other.exchange().map_or(0, |x| x.status),
-        }
-    }
-
-    /// The answer's `Content-Type`, if any.
-    pub fn content_type(&self) -> Option<&str> {
-        match self {
-            Self::RegistryFetched(f) => f.content_type.as_deref(),
-            Self::MetricsScraped(m) => m.content_type.as_deref(),
-            Self::HttpAnswered(h) => Some(h.content_type.as_str()),
-            other => other.exchange().and_then(|x| x.content_type.as_deref()),
-        }
-    }
-
-    /// The JSON-RPC `result` of the MCP exchange.
-    pub fn result(&self) -> Option<&Value> {
-        self.exchange().and_then(Exchange::result)
-    }
-
-    /// The JSON-RPC `error` of the MCP exchange.
-    pub fn jsonrpc_error(&self) -> Option<&Value> {
-        self.exchange()
-            .and_then(Exchange::error)
-            .filter(|e| !e.is_null())
-    }
-
-    /// The first text block of a tool result.
-    pub fn text(&self) -> Option<&str> {
-        self.exchange().and_then(first_text)
-    }
-
-    /// The `notifications/progress` messages received during the exchange.
-    pub fn progress(&self) -> Vec<&Value> {
-        self.exchange()
-            .into_iter()
-            .flat_map(Exchange::progress)
-            .map(|m| &m.message)
-            .collect()
-    }
-
-    /// The health report of a `get_health` answer that is one.
-    pub fn health(&self) -> Option<&HealthReport> {
-        match self {
-            Self::HealthAnswered(h) => h.health.as_ref().ok(),
-            _ => None,
-        }
-    }
-
-    /// When a cancelled call's cancellation was sent.
-    pub fn cancelled_at_ms(&self) -> Option<f64> {
-        match self {
-            Self::MessageSent(m) => m.cancellation.flatten(),
-            _ => None,
-        }
-    }
-
     /// The step's output as JSON: what `output:` assertions, captures and reports read.
     pub fn to_json(&self) -> Value {
         match self {
@@ -197,17 +57,6 @@ impl Observation {
             Self::Reloaded(files) => json!({"files": files}),
         }
     }
-}
-
-/// The first `text` content block of the exchange's tool result.
-fn first_text(x: &Exchange) -> Option<&str> {
-    x.result()?
-        .get("content")?
-        .as_array()?
-        .iter()
-        .find(|b| b.get("type").and_then(Value::as_str) == Some("text"))?
-        .get("text")?
-        .as_str()
 }
 
 /// An MCP exchange as step output.
@@ -266,6 +115,7 @@ fn exchange_json(x: &Exchange) -> Value {
 mod tests {
     use super::*;
     use crate::client::TimedMessage;
+    use crate::observation::{HealthAnswered, MessageSent};
 
     fn exchange(messages: Vec<(f64, Value)>, response: Value) -> Exchange {
         Exchange {

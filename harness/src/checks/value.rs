@@ -1,0 +1,90 @@
+//! A check as one value: its ID, its evaluator, its premise. Each family file lists its checks
+//! in one `CHECKS` table; [`find`] looks a check up across the families. The check's mode
+//! (`builtin`, `automatic` or `assertion`), level and rules are rule data ([`crate::catalog`]; a
+//! test holds the two in step: an evaluator exactly for the `builtin` and `automatic` ones);
+//! its typed `with:` parameters are in [`crate::catalog::params`].
+
+use super::premise::Premise;
+use super::{Observed, Outcome};
+use crate::scenario::CheckSpec;
+
+/// A built-in evaluator: the check's parameters and scope, and what was observed.
+pub(crate) type Evaluator = fn(&CheckSpec, &Observed) -> Outcome;
+
+/// One check, as the harness judges it.
+#[derive(Clone, Copy)]
+pub(crate) struct Check {
+    /// The catalog ID (`HEALTH-004`).
+    pub id: &'static str,
+    /// The evaluator of a `builtin` or `automatic` check; `None` for a check only a scenario's
+    /// assertion decides.
+    pub evaluator: Option<Evaluator>,
+    /// What must have been observed for a verdict (`None`: nothing beyond what the evaluator
+    /// itself requires).
+    pub premise: Option<Premise>,
+}
+
+impl Check {
+    /// A check judged by `evaluator`.
+    pub const fn new(id: &'static str, evaluator: Evaluator) -> Self {
+        Self {
+            id,
+            evaluator: Some(evaluator),
+            premise: None,
+        }
+    }
+
+    /// A check only a scenario's assertion decides (listed for its premise).
+    pub const fn assertion(id: &'static str) -> Self {
+        Self {
+            id,
+            evaluator: None,
+            premise: None,
+        }
+    }
+
+    /// The same check with its premise.
+    pub const fn premise(self, premise: Premise) -> Self {
+        Self {
+            premise: Some(premise),
+            ..self
+        }
+    }
+
+    /// Its catalog entry (mode, level, rules), from the rule data.
+    #[cfg(test)]
+    pub fn def(&self) -> Option<&'static crate::catalog::CheckDef> {
+        crate::catalog::get(self.id)
+    }
+
+    /// Why its premise did not occur in `o` (`None`: it did, or it has none).
+    pub fn missing(&self, o: &Observed) -> Option<&'static str> {
+        self.premise.and_then(|p| p(o))
+    }
+}
+
+/// Every family's checks.
+pub(super) const FAMILIES: &[&[Check]] = &[
+    super::registry::CHECKS,
+    super::health::CHECKS,
+    super::progress::CHECKS,
+    super::bearer::CHECKS,
+    super::metrics::CHECKS,
+    super::messages::CHECKS,
+    super::mcp::CHECKS,
+];
+
+/// The check `id`, if a family lists it.
+pub(crate) fn find(id: &str) -> Option<&'static Check> {
+    FAMILIES.iter().flat_map(|f| f.iter()).find(|c| c.id == id)
+}
+
+/// The built-in evaluator of a check, if it has one.
+pub(crate) fn evaluator(id: &str) -> Option<Evaluator> {
+    find(id).and_then(|c| c.evaluator)
+}
+
+/// Why the premise of check `id` did not occur in `o` (`None`: it did, or it has none).
+pub(crate) fn missing(id: &str, o: &Observed) -> Option<&'static str> {
+    find(id).and_then(|c| c.missing(o))
+}
