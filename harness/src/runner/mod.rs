@@ -56,6 +56,8 @@ pub struct RunOptions {
     pub limits: crate::client::LimitOverrides,
     /// Run only this share of the selected scenarios (`--partition K/N`).
     pub partition: Option<Partition>,
+    /// Where the scenarios came from (the embedded suite or files), for the reports.
+    pub suite: crate::suite::SuiteSource,
 }
 
 impl Default for RunOptions {
@@ -71,6 +73,7 @@ impl Default for RunOptions {
             keep_dir: None,
             limits: crate::client::LimitOverrides::default(),
             partition: None,
+            suite: crate::suite::SuiteSource::default(),
         }
     }
 }
@@ -147,6 +150,11 @@ pub struct StaleEntry {
 pub struct RunResult {
     /// Target name.
     pub target: String,
+    /// The kit's version.
+    pub kit_version: String,
+    /// The kit's embedded suite and where the scenarios came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suite: Option<crate::suite::SuiteInfo>,
     /// Scenarios, in input order.
     pub scenarios: Vec<ScenarioResult>,
     /// Stale baseline entries.
@@ -355,6 +363,7 @@ pub async fn run_with_events(
         schema: EVENTS_SCHEMA.into(),
         kit_version: KIT_VERSION.into(),
         target: target.spec.name.clone(),
+        suite: Some(crate::suite::SuiteInfo::current(opts.suite)),
         scenarios: total,
         partition,
     }));
@@ -364,6 +373,8 @@ pub async fn run_with_events(
     {
         let result = RunResult {
             target: target.spec.name.clone(),
+            kit_version: KIT_VERSION.into(),
+            suite: Some(crate::suite::SuiteInfo::current(opts.suite)),
             scenarios: Vec::new(),
             stale: Vec::new(),
             duration_ms: ms(started),
@@ -458,6 +469,8 @@ pub async fn run_with_events(
         .unwrap_or_default();
     let result = RunResult {
         target: target.spec.name.clone(),
+        kit_version: KIT_VERSION.into(),
+        suite: Some(crate::suite::SuiteInfo::current(opts.suite)),
         scenarios,
         stale,
         duration_ms: ms(started),
