@@ -118,6 +118,19 @@ pub fn reproduce_command(scenario_file: &std::path::Path, profile: &std::path::P
     )
 }
 
+/// The command that reruns one scenario: its file with `cargo run` for files on disk, its id in
+/// the embedded suite (`pallas-conformance run --filter ID`) for an embedded run.
+fn reproduce(s: &Scenario, profile: &std::path::Path, suite: crate::suite::SuiteSource) -> String {
+    match suite {
+        crate::suite::SuiteSource::Files => reproduce_command(&s.path, profile),
+        crate::suite::SuiteSource::Embedded => format!(
+            "pallas-conformance run --target {} --filter {}",
+            profile.display(),
+            s.spec.id
+        ),
+    }
+}
+
 /// One step, as reports show it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepSummary {
@@ -335,10 +348,14 @@ async fn build_phase<F: FnMut(&RunEvent)>(
 }
 
 /// The result of a scenario whose task panicked.
-fn panicked(s: &Scenario, target_path: &std::path::Path) -> ScenarioResult {
+fn panicked(
+    s: &Scenario,
+    target_path: &std::path::Path,
+    suite: crate::suite::SuiteSource,
+) -> ScenarioResult {
     let mut r = scenario_run::errored(s, Instant::now(), "the scenario task panicked".into(), None);
     r.duration_ms = 0.0;
-    r.reproduce = reproduce_command(&s.path, target_path);
+    r.reproduce = reproduce(s, target_path, suite);
     r
 }
 
@@ -437,7 +454,7 @@ pub async fn run_with_events(
         if let Some(b) = &opts.baseline {
             b.apply(&mut result);
         }
-        result.reproduce = reproduce_command(&selected[i].path, &target.path);
+        result.reproduce = reproduce(&selected[i], &target.path, opts.suite);
         done += 1;
         // Its steps were reported live, as they finished.
         result.steps = live_steps.remove(&positions[i]).unwrap_or_default();
@@ -453,7 +470,7 @@ pub async fn run_with_events(
     for (i, r) in results.into_iter().enumerate() {
         let r = r.unwrap_or_else(|| {
             // The scenario's task panicked: it is an error, reported like any finished one.
-            let r = panicked(&selected[i], &target.path);
+            let r = panicked(&selected[i], &target.path, opts.suite);
             done += 1;
             for e in scenario_events(positions[i], done, total, &r) {
                 out.emit(e);
