@@ -389,13 +389,9 @@ pub async fn run_with_events(
         && let Err(e) = build_phase(target, &mut out).await
     {
         let result = RunResult {
-            target: target.spec.name.clone(),
-            kit_version: KIT_VERSION.into(),
-            suite: Some(crate::suite::SuiteInfo::current(opts.suite)),
-            scenarios: Vec::new(),
-            stale: Vec::new(),
             duration_ms: ms(started),
             error: Some(format!("build failed: {e}")),
+            ..RunResult::empty(target, opts)
         };
         out.emit(events::run_finished(&result));
         return replayed(&out.events, result);
@@ -485,16 +481,28 @@ pub async fn run_with_events(
         .map(|b| b.stale(&scenarios))
         .unwrap_or_default();
     let result = RunResult {
-        target: target.spec.name.clone(),
-        kit_version: KIT_VERSION.into(),
-        suite: Some(crate::suite::SuiteInfo::current(opts.suite)),
         scenarios,
         stale,
         duration_ms: ms(started),
-        error: None,
+        ..RunResult::empty(&target, opts)
     };
     out.emit(events::run_finished(&result));
     replayed(&out.events, result)
+}
+
+impl RunResult {
+    /// A run of `target` with `opts` that judged nothing yet: no scenario, no error.
+    fn empty(target: &Target, opts: &RunOptions) -> Self {
+        Self {
+            target: target.spec.name.clone(),
+            kit_version: KIT_VERSION.into(),
+            suite: Some(crate::suite::SuiteInfo::current(opts.suite)),
+            scenarios: Vec::new(),
+            stale: Vec::new(),
+            duration_ms: 0.0,
+            error: None,
+        }
+    }
 }
 
 /// The result rebuilt from the run's own events (what every reporter sees); the directly built
