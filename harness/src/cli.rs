@@ -16,14 +16,21 @@ use crate::{catalog, exit, report, runner, scenario, target};
 
 /// Conformance harness for Pallas-style agent bridges.
 ///
-/// Certify an implementation: write (or reuse) a target profile that says how to deploy and
-/// start it, then `pallas-conformance run scenarios/ --target my-target.yaml`. Every scenario
+/// Certify an implementation: write a target profile that says how to deploy and start it
+/// (`pallas-conformance init` writes a commented one), then `pallas-conformance run --target
+/// my-target.yaml`, which runs the suite embedded in this binary (`scenarios export DIR` writes
+/// it out; give scenario files or folders to run those instead). Every scenario
 /// starts its mock LLMs and mock MCP servers, renders the implementation's config files, starts
 /// it, drives it like Daedalus on the raw wire and grades each catalogued check
 /// (`pallas-conformance checks`). Exit codes: 0 all passed, 1 a check failed (or a stale
 /// baseline entry), 2 invalid input, 3 setup or harness error.
 #[derive(Debug, Parser)]
-#[command(name = "pallas-conformance", version, about, long_about)]
+#[command(
+    name = "pallas-conformance",
+    version = crate::suite::VERSION_LINE,
+    about,
+    long_about
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -63,7 +70,7 @@ pub enum Command {
     },
     /// Parse and validate scenario files (and a target profile) without running anything.
     Validate {
-        /// Scenario files or folders.
+        /// Scenario files or folders (default: the embedded suite).
         paths: Vec<PathBuf>,
         /// A target profile to validate too.
         #[arg(long)]
@@ -71,6 +78,12 @@ pub enum Command {
     },
     /// Print the JSON Schema of the scenario format.
     Schema,
+    /// The scenario suite embedded in this binary.
+    #[command(subcommand)]
+    Scenarios(ScenariosCommand),
+    /// Write a commented target profile for a bridge started by a command (by default seed
+    /// 001's Python Pallas layout), then print the command that checks and runs it.
+    Init(crate::init::InitArgs),
     /// The scripted Daedalus client, for people.
     #[command(subcommand)]
     Client(ClientCommand),
@@ -92,6 +105,22 @@ pub enum Command {
     /// call succeeded, 1 some failed, 2 invalid arguments, 3 the target did not start or no
     /// session opened.
     Load(Box<crate::load::LoadArgs>),
+}
+
+/// `scenarios` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ScenariosCommand {
+    /// Write the embedded suite (scenario files, the scenario JSON Schema) into DIR, to read,
+    /// extend, or run with `run DIR --target …`.
+    Export {
+        /// Folder to write into (created if needed).
+        dir: PathBuf,
+        /// Replace files that already exist.
+        #[arg(long)]
+        force: bool,
+    },
+    /// List the embedded suite's files.
+    List,
 }
 
 /// What `run` writes on stdout.
@@ -137,7 +166,9 @@ pub struct ReportArgs {
 /// `run` arguments.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// Scenario files or folders (default: `scenarios`).
+    /// Scenario files or folders on disk. Without any, the suite embedded in this binary runs
+    /// (the version line and every report name its digest); with some, those files run and the
+    /// reports say so.
     pub paths: Vec<PathBuf>,
     /// Target profile.
     #[arg(long)]
@@ -249,15 +280,15 @@ pub async fn run_cli(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8
             exit::SUCCESS
         }
         Command::Validate { paths, target } => {
-            let paths = if paths.is_empty() {
-                vec![PathBuf::from("scenarios")]
-            } else {
-                paths
-            };
             let mut bad = false;
-            match scenario::load_paths(&paths) {
+            let (loaded, what) = if paths.is_empty() {
+                (crate::suite::load(), "in the embedded suite")
+            } else {
+                (scenario::load_paths(&paths), "on disk")
+            };
+            match loaded {
                 Ok(s) => {
-                    let _ = writeln!(out, "{} scenario(s) valid", s.len());
+                    let _ = writeln!(out, "{} scenario(s) valid {what}", s.len());
                 }
                 Err(e) => {
                     bad = true;
@@ -281,6 +312,8 @@ pub async fn run_cli(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8
                 exit::SUCCESS
             }
         }
+        Command::Scenarios(cmd) => scenarios_command(&cmd, out, err),
+        Command::Init(args) => crate::init::run(&args, out, err),
         Command::Client(cmd) => crate::client::run_client(cmd, out).await,
         Command::Run(args) => run_command(*args, out, err).await,
         Command::Report(args) => report_command(&args, out, err),
@@ -288,13 +321,47 @@ pub async fn run_cli(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8
     }
 }
 
+fn scenarios_command(cmd: &ScenariosCommand, out: &mut impl Write, err: &mut impl Write) -> u8 {
+    match cmd {
+        ScenariosCommand::List => {
+            for (rel, _) in crate::suite::files() {
+                let _ = writeln!(out, "{}/{rel}", crate::suite::PREFIX);
+            }
+            exit::SUCCESS
+        }
+        ScenariosCommand::Export { dir, force } => match crate::suite::export(dir, *force) {
+            Ok(files) => {
+                let _ = writeln!(
+                    out,
+                    "wrote {} file(s) of the embedded suite (sha256:{}) to {}",
+                    files.len(),
+                    crate::suite::DIGEST,
+                    dir.display()
+                );
+                exit::SUCCESS
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let _ = writeln!(err, "error: {e}");
+                exit::INVALID_INPUT
+            }
+            Err(e) => {
+                let _ = writeln!(err, "error: cannot write {}: {e}", dir.display());
+                exit::HARNESS_ERROR
+            }
+        },
+    }
+}
+
 async fn run_command(args: RunArgs, out: &mut impl Write, err: &mut impl Write) -> u8 {
-    let paths = if args.paths.is_empty() {
-        vec![PathBuf::from("scenarios")]
+    let (loaded, source) = if args.paths.is_empty() {
+        (crate::suite::load(), crate::suite::SuiteSource::Embedded)
     } else {
-        args.paths.clone()
+        (
+            scenario::load_paths(&args.paths),
+            crate::suite::SuiteSource::Files,
+        )
     };
-    let scenarios = match scenario::load_paths(&paths) {
+    let scenarios = match loaded {
         Ok(s) => s,
         Err(e) => {
             let _ = write!(err, "{}", e.render_plain());
@@ -331,6 +398,7 @@ async fn run_command(args: RunArgs, out: &mut impl Write, err: &mut impl Write) 
         baseline,
         keep_dir: args.keep.clone(),
         partition: args.partition,
+        suite: source,
         limits: crate::client::LimitOverrides {
             answer_mib: args.max_answer_mib,
             sse_event_mib: args.max_sse_event_mib,

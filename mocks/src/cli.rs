@@ -9,6 +9,13 @@ use crate::ecosystem::Ecosystem;
 use crate::spec::EcosystemSpec;
 use crate::validate::parse_ecosystem;
 
+/// The example ecosystem (`mocks/examples/ecosystem.yaml`), embedded: what `up` and `validate`
+/// serve without a file, and `example` prints.
+pub const EXAMPLE_ECOSYSTEM: &str = include_str!("../examples/ecosystem.yaml");
+
+/// How diagnostics name the embedded example.
+pub const EXAMPLE_NAME: &str = "<embedded example ecosystem>";
+
 /// Exit code: everything went well.
 pub const EXIT_OK: u8 = 0;
 /// Exit code: the mocks could not start or run (port in use, I/O error…).
@@ -28,10 +35,12 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Start every mock an ecosystem file declares; stop on Ctrl-C or SIGTERM.
+    /// Start every mock an ecosystem file declares; stop on Ctrl-C or SIGTERM. Without a file,
+    /// the embedded example ecosystem (`pallas-mocks example` prints it): mock OpenAI and
+    /// Anthropic models and five mock MCP servers.
     Up {
-        /// The ecosystem file (YAML).
-        file: PathBuf,
+        /// The ecosystem file (YAML); default: the embedded example.
+        file: Option<PathBuf>,
         /// Write `{"name": "url", …}` to this file once everything listens (with HTTPS mocks,
         /// also `"ca_file": path`).
         #[arg(long)]
@@ -46,20 +55,25 @@ pub enum Command {
     },
     /// Check an ecosystem file and report the first problem with file:line:col.
     Validate {
-        /// The ecosystem file (YAML).
-        file: PathBuf,
+        /// The ecosystem file (YAML); default: the embedded example.
+        file: Option<PathBuf>,
     },
+    /// Print the embedded example ecosystem, to copy and edit.
+    Example,
 }
 
-/// Reads and validates an ecosystem file; on failure prints the diagnostic to stderr.
-pub fn load(file: &Path) -> Result<EcosystemSpec, ExitCode> {
-    let name = file.display().to_string();
-    let text = match std::fs::read_to_string(file) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: cannot read {name}: {e}");
-            return Err(ExitCode::from(EXIT_BAD_INPUT));
-        }
+/// Reads and validates an ecosystem file (`None`: the embedded example); on failure prints the
+/// diagnostic to stderr.
+pub fn load(file: Option<&Path>) -> Result<EcosystemSpec, ExitCode> {
+    let (name, text) = match file {
+        None => (EXAMPLE_NAME.to_owned(), EXAMPLE_ECOSYSTEM.to_owned()),
+        Some(file) => match std::fs::read_to_string(file) {
+            Ok(t) => (file.display().to_string(), t),
+            Err(e) => {
+                eprintln!("error: cannot read {}: {e}", file.display());
+                return Err(ExitCode::from(EXIT_BAD_INPUT));
+            }
+        },
     };
     parse_ecosystem(&name, &text).map_err(|e| {
         eprintln!("{:?}", miette::Report::new(e));
@@ -70,11 +84,16 @@ pub fn load(file: &Path) -> Result<EcosystemSpec, ExitCode> {
 /// Runs the command line.
 pub async fn run(cli: Cli) -> ExitCode {
     match cli.command {
-        Command::Validate { file } => match load(&file) {
+        Command::Example => {
+            print!("{EXAMPLE_ECOSYSTEM}");
+            ExitCode::from(EXIT_OK)
+        }
+        Command::Validate { file } => match load(file.as_deref()) {
             Ok(spec) => {
                 println!(
                     "{}: ok ({} LLM mocks, {} MCP servers)",
-                    file.display(),
+                    file.as_deref()
+                        .map_or_else(|| EXAMPLE_NAME.to_owned(), |f| f.display().to_string()),
                     spec.llms.len(),
                     spec.mcp_servers.len()
                 );
@@ -88,7 +107,7 @@ pub async fn run(cli: Cli) -> ExitCode {
             tls,
             ca_out,
         } => {
-            let mut spec = match load(&file) {
+            let mut spec = match load(file.as_deref()) {
                 Ok(s) => s,
                 Err(code) => return code,
             };

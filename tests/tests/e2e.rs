@@ -348,6 +348,8 @@ fn timeout_trial(shared: &Arc<Shared>) -> Trial {
             let text =
                 pallas_conformance::report::summary(&pallas_conformance::runner::RunResult {
                     target: "reference".into(),
+                    kit_version: pallas_conformance::runner::KIT_VERSION.into(),
+                    suite: None,
                     scenarios: results.clone(),
                     stale: Vec::new(),
                     duration_ms: 0.0,

@@ -21,6 +21,17 @@ pub fn junit(run: &RunResult) -> String {
         let mut suite = TestSuite::new(s.id.clone());
         suite.set_time(Duration::from_secs_f64(s.duration_ms / 1000.0));
         suite.add_property(("file", s.file.as_str()));
+        suite.add_property(("kit_version", run.kit_version.as_str()));
+        if let Some(k) = &run.suite {
+            suite.add_property(("suite_digest", k.digest.as_str()));
+            suite.add_property((
+                "suite_source",
+                match k.source {
+                    crate::suite::SuiteSource::Embedded => "embedded",
+                    crate::suite::SuiteSource::Files => "files",
+                },
+            ));
+        }
         if let Some(e) = &s.error {
             let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
             st.set_message(e.clone()).set_type("harness-error");

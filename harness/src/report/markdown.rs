@@ -41,6 +41,7 @@ pub fn markdown(run: &RunResult) -> String {
     };
     let _ = writeln!(out, "# Pallas conformance report: `{}`\n", run.target);
     let _ = writeln!(out, "**Verdict: {verdict}**\n");
+    let _ = writeln!(out, "Judged by {}.\n", super::run_kit_line(run));
     let _ = writeln!(
         out,
         "{} scenario(s); checks: {} pass, {} fail, {} warn, {} informational (MAY), {} inconclusive, {} skip, {} error, {} expected failure(s).\n",

@@ -15,6 +15,20 @@ pub use markdown::markdown;
 pub use terminal::{event_line, summary};
 
 use crate::runner::RunResult;
+use crate::suite::SuiteInfo;
+
+/// Which kit and suite judged a run, for every report's header: `pallas-conformance 0.1.0,
+/// embedded suite sha256:…` (or `…, scenario files on disk (the kit's embedded suite is …)`).
+pub fn kit_line(kit_version: &str, suite: Option<&SuiteInfo>) -> String {
+    match suite {
+        Some(s) => format!("pallas-conformance {kit_version}, {}", s.describe()),
+        None => format!("pallas-conformance {kit_version}"),
+    }
+}
+
+fn run_kit_line(run: &RunResult) -> String {
+    kit_line(&run.kit_version, run.suite.as_ref())
+}
 
 /// The JSON report: every scenario and check with id, level, refs, verdict, evidence, duration;
 /// and `findings`, the fail/warn/error results grouped by cause (one entry listing every scenario
@@ -23,6 +37,8 @@ pub fn json(run: &RunResult) -> serde_json::Value {
     serde_json::json!({
         "format": "pallas-conformance/report/v1",
         "target": run.target,
+        "kit_version": run.kit_version,
+        "suite": run.suite,
         "duration_ms": run.duration_ms,
         "counts": run.counts(),
         "by_family": run.by_family(),

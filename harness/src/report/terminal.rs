@@ -23,10 +23,18 @@ fn tag(v: Verdict) -> &'static str {
 pub fn event_line(e: &RunEvent) -> Option<String> {
     match e {
         RunEvent::RunStarted(s) => Some(match s.partition {
-            None => format!("running {} scenario(s)", s.scenarios),
+            None => format!(
+                "running {} scenario(s) ({})",
+                s.scenarios,
+                super::kit_line(&s.kit_version, s.suite.as_ref())
+            ),
             Some(p) => format!(
-                "running {} scenario(s): share {}/{} of {}",
-                s.scenarios, p.k, p.n, p.of
+                "running {} scenario(s): share {}/{} of {} ({})",
+                s.scenarios,
+                p.k,
+                p.n,
+                p.of,
+                super::kit_line(&s.kit_version, s.suite.as_ref())
             ),
         }),
         RunEvent::BuildStarted(b) => Some(format!(
@@ -76,6 +84,7 @@ fn scenario_line(r: &ScenarioFinished) -> String {
 pub fn summary(run: &RunResult) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "\nsummary by check family ({})", run.target);
+    let _ = writeln!(out, "  judged by {}", super::run_kit_line(run));
     let _ = writeln!(
         out,
         "  {:<8} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>9}",

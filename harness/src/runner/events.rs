@@ -17,6 +17,8 @@ pub const EVENTS_SCHEMA: &str = "pallas-conformance/events/v1";
 /// The version of the kit that wrote a stream.
 pub const KIT_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+use crate::suite::SuiteInfo;
+
 /// Something that happened during a run. Serialised with an `event` tag
 /// (`{"event":"run_started",…}`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -49,6 +51,10 @@ pub struct RunStarted {
     pub kit_version: String,
     /// Target name.
     pub target: String,
+    /// The kit's embedded suite (its digest) and whether it or files on disk ran; absent in
+    /// streams of kits before 0.1.0's embedded suite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<SuiteInfo>,
     /// How many scenarios the run selected.
     pub scenarios: usize,
     /// The share of the selection this run took (`run --partition K/N`); absent otherwise.
@@ -327,8 +333,9 @@ pub fn events_of(run: &RunResult) -> Vec<RunEvent> {
     let total = run.scenarios.len();
     let mut out = vec![RunEvent::RunStarted(RunStarted {
         schema: EVENTS_SCHEMA.into(),
-        kit_version: KIT_VERSION.into(),
+        kit_version: run.kit_version.clone(),
         target: run.target.clone(),
+        suite: run.suite.clone(),
         scenarios: total,
         partition: None,
     })];
@@ -443,6 +450,8 @@ impl RunResult {
         Ok(match end {
             Some(f) => RunResult {
                 target: start.target.clone(),
+                kit_version: start.kit_version.clone(),
+                suite: start.suite.clone(),
                 scenarios,
                 stale: f.stale.clone(),
                 duration_ms: f.duration_ms,
@@ -450,6 +459,8 @@ impl RunResult {
             },
             None => RunResult {
                 target: start.target.clone(),
+                kit_version: start.kit_version.clone(),
+                suite: start.suite.clone(),
                 scenarios,
                 stale: Vec::new(),
                 duration_ms: 0.0,
@@ -476,6 +487,7 @@ mod tests {
             schema: EVENTS_SCHEMA.into(),
             kit_version: KIT_VERSION.into(),
             target: "t".into(),
+            suite: None,
             scenarios: 1,
             partition: None,
         })

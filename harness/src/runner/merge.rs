@@ -217,6 +217,7 @@ pub fn merge_streams(streams: &[(String, Vec<RunEvent>)]) -> Result<Merged, Merg
         schema: EVENTS_SCHEMA.into(),
         kit_version: start.kit_version.clone(),
         target: start.target.clone(),
+        suite: start.suite.clone(),
         scenarios: total,
         partition: None,
     })];
@@ -275,6 +276,8 @@ mod tests {
     fn full() -> RunResult {
         RunResult {
             target: "t".into(),
+            kit_version: crate::runner::events::KIT_VERSION.into(),
+            suite: None,
             scenarios: ["c", "a", "d", "b"].iter().map(|i| scenario(i)).collect(),
             stale: vec![
                 StaleEntry {

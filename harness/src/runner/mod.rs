@@ -56,6 +56,8 @@ pub struct RunOptions {
     pub limits: crate::client::LimitOverrides,
     /// Run only this share of the selected scenarios (`--partition K/N`).
     pub partition: Option<Partition>,
+    /// Where the scenarios came from (the embedded suite or files), for the reports.
+    pub suite: crate::suite::SuiteSource,
 }
 
 impl Default for RunOptions {
@@ -71,6 +73,7 @@ impl Default for RunOptions {
             keep_dir: None,
             limits: crate::client::LimitOverrides::default(),
             partition: None,
+            suite: crate::suite::SuiteSource::default(),
         }
     }
 }
@@ -115,6 +118,19 @@ pub fn reproduce_command(scenario_file: &std::path::Path, profile: &std::path::P
     )
 }
 
+/// The command that reruns one scenario: its file with `cargo run` for files on disk, its id in
+/// the embedded suite (`pallas-conformance run --filter ID`) for an embedded run.
+fn reproduce(s: &Scenario, profile: &std::path::Path, suite: crate::suite::SuiteSource) -> String {
+    match suite {
+        crate::suite::SuiteSource::Files => reproduce_command(&s.path, profile),
+        crate::suite::SuiteSource::Embedded => format!(
+            "pallas-conformance run --target {} --filter {}",
+            profile.display(),
+            s.spec.id
+        ),
+    }
+}
+
 /// One step, as reports show it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepSummary {
@@ -147,6 +163,11 @@ pub struct StaleEntry {
 pub struct RunResult {
     /// Target name.
     pub target: String,
+    /// The kit's version.
+    pub kit_version: String,
+    /// The kit's embedded suite and where the scenarios came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suite: Option<crate::suite::SuiteInfo>,
     /// Scenarios, in input order.
     pub scenarios: Vec<ScenarioResult>,
     /// Stale baseline entries.
@@ -327,10 +348,14 @@ async fn build_phase<F: FnMut(&RunEvent)>(
 }
 
 /// The result of a scenario whose task panicked.
-fn panicked(s: &Scenario, target_path: &std::path::Path) -> ScenarioResult {
+fn panicked(
+    s: &Scenario,
+    target_path: &std::path::Path,
+    suite: crate::suite::SuiteSource,
+) -> ScenarioResult {
     let mut r = scenario_run::errored(s, Instant::now(), "the scenario task panicked".into(), None);
     r.duration_ms = 0.0;
-    r.reproduce = reproduce_command(&s.path, target_path);
+    r.reproduce = reproduce(s, target_path, suite);
     r
 }
 
@@ -355,6 +380,7 @@ pub async fn run_with_events(
         schema: EVENTS_SCHEMA.into(),
         kit_version: KIT_VERSION.into(),
         target: target.spec.name.clone(),
+        suite: Some(crate::suite::SuiteInfo::current(opts.suite)),
         scenarios: total,
         partition,
     }));
@@ -363,11 +389,9 @@ pub async fn run_with_events(
         && let Err(e) = build_phase(target, &mut out).await
     {
         let result = RunResult {
-            target: target.spec.name.clone(),
-            scenarios: Vec::new(),
-            stale: Vec::new(),
             duration_ms: ms(started),
             error: Some(format!("build failed: {e}")),
+            ..RunResult::empty(target, opts)
         };
         out.emit(events::run_finished(&result));
         return replayed(&out.events, result);
@@ -426,7 +450,7 @@ pub async fn run_with_events(
         if let Some(b) = &opts.baseline {
             b.apply(&mut result);
         }
-        result.reproduce = reproduce_command(&selected[i].path, &target.path);
+        result.reproduce = reproduce(&selected[i], &target.path, opts.suite);
         done += 1;
         // Its steps were reported live, as they finished.
         result.steps = live_steps.remove(&positions[i]).unwrap_or_default();
@@ -442,7 +466,7 @@ pub async fn run_with_events(
     for (i, r) in results.into_iter().enumerate() {
         let r = r.unwrap_or_else(|| {
             // The scenario's task panicked: it is an error, reported like any finished one.
-            let r = panicked(&selected[i], &target.path);
+            let r = panicked(&selected[i], &target.path, opts.suite);
             done += 1;
             for e in scenario_events(positions[i], done, total, &r) {
                 out.emit(e);
@@ -457,14 +481,28 @@ pub async fn run_with_events(
         .map(|b| b.stale(&scenarios))
         .unwrap_or_default();
     let result = RunResult {
-        target: target.spec.name.clone(),
         scenarios,
         stale,
         duration_ms: ms(started),
-        error: None,
+        ..RunResult::empty(&target, opts)
     };
     out.emit(events::run_finished(&result));
     replayed(&out.events, result)
+}
+
+impl RunResult {
+    /// A run of `target` with `opts` that judged nothing yet: no scenario, no error.
+    fn empty(target: &Target, opts: &RunOptions) -> Self {
+        Self {
+            target: target.spec.name.clone(),
+            kit_version: KIT_VERSION.into(),
+            suite: Some(crate::suite::SuiteInfo::current(opts.suite)),
+            scenarios: Vec::new(),
+            stale: Vec::new(),
+            duration_ms: 0.0,
+            error: None,
+        }
+    }
 }
 
 /// The result rebuilt from the run's own events (what every reporter sees); the directly built

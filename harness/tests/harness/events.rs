@@ -233,7 +233,9 @@ async fn run_format_jsonl_writes_only_events_on_stdout_and_shows_the_build_as_a_
     );
     // The terminal output went to stderr, with the build as a phase.
     assert!(
-        err.starts_with("running 1 scenario(s)\nbuilding the target: cargo build"),
+        err.starts_with("running 1 scenario(s) (pallas-conformance ")
+            && err.contains(", scenario files on disk (the kit's embedded suite is sha256:")
+            && err.contains(")\nbuilding the target: cargo build"),
         "{err}"
     );
     assert!(err.contains("\nbuilt in "), "{err}");

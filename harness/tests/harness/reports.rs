@@ -49,6 +49,10 @@ fn sample_result() -> RunResult {
     baselined.baselined = true;
     RunResult {
         target: "reference".into(),
+        kit_version: pallas_conformance::runner::KIT_VERSION.into(),
+        suite: Some(pallas_conformance::suite::SuiteInfo::current(
+            pallas_conformance::suite::SuiteSource::Embedded,
+        )),
         duration_ms: 1834.2,
         error: None,
         stale: vec![StaleEntry { scenario: "health-ok".into(), check: "HEALTH-006".into() }],
@@ -142,10 +146,38 @@ fn redact(text: &str) -> String {
     let secs = regex::Regex::new(r"\d+\.\d+s\b").unwrap();
     let ms = regex::Regex::new(r#"("(?:duration_ms|elapsed_ms)": )[0-9.]+"#).unwrap();
     let xml_time = regex::Regex::new(r#"time="[0-9.]+""#).unwrap();
-    let t = ports.replace_all(text, "127.0.0.1:[port]");
+    // The suite's digest changes with every scenario edit; the snapshots do not.
+    let t = text.replace(pallas_conformance::suite::DIGEST, "[suite digest]");
+    let t = ports.replace_all(&t, "127.0.0.1:[port]");
     let t = secs.replace_all(&t, "[time]s");
     let t = ms.replace_all(&t, "${1}\"[ms]\"");
     xml_time.replace_all(&t, "time=\"[time]\"").into_owned()
+}
+
+#[test]
+fn every_report_names_the_kit_version_and_the_suite_digest() {
+    let run = sample_run();
+    let digest = pallas_conformance::suite::DIGEST;
+    let version = runner::KIT_VERSION;
+    let start = report::event_line(&sample_events()[0]).unwrap();
+    for (name, text) in [
+        ("run_started line", start),
+        ("terminal", report::summary(&run)),
+        ("json", report::json_text(&run)),
+        ("junit", report::junit(&run)),
+        ("markdown", report::markdown(&run)),
+        ("html", report::html(&run)),
+        ("jsonl", sample_events()[0].to_json_line()),
+    ] {
+        assert!(
+            text.contains(digest),
+            "{name} lacks the suite digest:\n{text}"
+        );
+        assert!(
+            text.contains(version),
+            "{name} lacks the kit version:\n{text}"
+        );
+    }
 }
 
 #[test]

@@ -157,7 +157,10 @@ async fn two_shares_cover_every_scenario_once_and_merge_into_the_unpartitioned_r
     assert_eq!(code, code1.max(code2), "{out}\n{err}");
     assert!(err.is_empty(), "{err}");
     assert!(
-        out.starts_with(&format!("running {} scenario(s)\n", all.len())),
+        out.starts_with(&format!(
+            "running {} scenario(s) (pallas-conformance ",
+            all.len()
+        )),
         "{out}"
     );
     assert_eq!(json(Path::new(&mjson)), json(&d.join("whole.json")));

@@ -40,19 +40,25 @@ fn validate_accepts_the_example_and_rejects_bad_files_with_exit_2() {
         .output()
         .unwrap();
     assert_eq!(missing.status.code(), Some(2));
+    // Without a file: the embedded example, which `example` prints as the file reads.
+    let embedded = Command::new(BIN).arg("validate").output().unwrap();
+    assert!(embedded.status.success(), "{embedded:?}");
+    let example = Command::new(BIN).arg("example").output().unwrap();
+    assert_eq!(
+        String::from_utf8(example.stdout).unwrap(),
+        include_str!("../../examples/ecosystem.yaml")
+    );
 }
 
 #[tokio::test]
-async fn up_writes_urls_serves_the_mocks_and_stops_on_sigterm() {
+async fn up_without_a_file_serves_the_embedded_example_writes_urls_and_stops_on_sigterm() {
+    // From an empty folder: the example ecosystem comes from the binary, not from disk.
     let dir = tempfile::tempdir().unwrap();
     let urls_file = dir.path().join("urls.json");
     let mut child = Command::new(BIN)
-        .args([
-            "up",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/examples/ecosystem.yaml"),
-            "--urls-out",
-        ])
+        .args(["up", "--urls-out"])
         .arg(&urls_file)
+        .current_dir(dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -73,6 +79,25 @@ async fn up_writes_urls_serves_the_mocks_and_stops_on_sigterm() {
         .await
         .unwrap();
     assert_eq!(models.status(), 200);
+    let answer: Value = client()
+        .post(format!(
+            "{}/chat/completions",
+            urls["openai"].as_str().unwrap()
+        ))
+        .json(&serde_json::json!({
+            "model": "gpt-4.1-mini",
+            "messages": [{"role": "user", "content": "weather in Athens"}],
+        }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        answer["choices"][0]["message"]["content"], "It is sunny in weather in Athens.",
+        "{answer}"
+    );
     let term = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
