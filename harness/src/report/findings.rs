@@ -154,6 +154,8 @@ mod tests {
                 ),
             ],
             target: "t".into(),
+            kit_version: String::new(),
+            suite: None,
             stale: vec![],
             duration_ms: 0.0,
             error: None,
