@@ -96,7 +96,7 @@ type Claims = Box<dyn Fn(Capability) -> bool>;
 #[test]
 fn no_pallas_only_check_judges_a_target_that_does_not_claim_it() {
     let mut profiles: Vec<(String, Claims)> = vec![("generic-only".into(), Box::new(generic_only))];
-    for name in ["fast-agent-0.7.22", "fast-agent-latest"] {
+    for name in ["fast-agent-0.7.22", "fast-agent-latest", "mastra"] {
         let t = target::load(&scenarios_dir().join(format!("targets/{name}.yaml"))).unwrap();
         assert!(
             !t.spec.capabilities.iter().any(|c| c.is_pallas_only()),
