@@ -3,14 +3,13 @@ implementation's row of the certified tables.
 
     python3 record.py REPORT.json BASELINE NAME PACKAGE VERSION TITLE
 
-The row (linked to docs/certification/NAME.md) replaces the row of the same report in the
-`<!-- certified:begin -->` … `<!-- certified:end -->` table of docs/certification/README.md and of
-README.md, or is added at its end; the other rows are kept.
+The certified tables of docs/certification/README.md and README.md are rebuilt from every
+committed JSON report by certify/certified-table.py.
 """
 
 import json
 import pathlib
-import re
+import subprocess
 import sys
 
 report, baseline, name, package, version, title = sys.argv[1:]
@@ -28,17 +27,7 @@ with open(baseline, "w") as f:
     for sid, ids in sorted(failures.items()):
         f.write(f"  {sid}: [{', '.join(ids)}]\n")
 
-c = doc["counts"]
-for readme, prefix in ((pathlib.Path("docs/certification/README.md"), ""),
-                       (pathlib.Path("README.md"), "docs/certification/")):
-    link = f"[{name}.md]({prefix}{name}.md)"
-    row = (f"| {title} | {version} | {c['pass']} | {c['warn']} | {c['fail'] + c.get('baselined', 0)} "
-           f"| {c.get('info', 0)} | {c.get('inconclusive', 0)} | {c['skip']} | {link} |")
-    text = readme.read_text()
-    block = re.search(r"<!-- certified:begin -->\n(.*?)<!-- certified:end -->", text, flags=re.S)
-    if not block:
-        sys.exit(f"error: {readme} has no certified table")
-    rows = [r for r in block.group(1).splitlines() if r and not r.endswith(f"| {link} |")]
-    rows.append(row)
-    text = text[:block.start(1)] + "\n".join(rows) + "\n" + text[block.end(1):]
-    readme.write_text(text)
+# The certified tables, rebuilt from every committed JSON report (this one included once the
+# caller has copied it to docs/certification/).
+subprocess.run([sys.executable, str(pathlib.Path(__file__).parent.parent / "certified-table.py"),
+                "docs/certification", "README.md"], check=True)
