@@ -108,7 +108,13 @@ fn no_pallas_only_check_judges_a_target_that_does_not_claim_it() {
         let t = target::load(&file).unwrap();
         profiles.push((t.spec.name.clone(), Box::new(move |c| t.claims(c))));
     }
-    for name in ["fast-agent-0.7.22", "fast-agent-latest", "agno", "langgraph", "mastra"] {
+    for name in [
+        "fast-agent-0.7.22",
+        "fast-agent-latest",
+        "agno",
+        "langgraph",
+        "mastra",
+    ] {
         assert!(
             profiles.iter().any(|(n, _)| n == name),
             "profile {name} is in scenarios/targets"
