@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::scenario::{self, InvalidFiles, Scenario, SpecError};
+use crate::scenario::{self, InvalidFiles, Scenario};
 
 mod generated {
     include!(concat!(env!("OUT_DIR"), "/embedded_suite.rs"));
@@ -83,33 +83,16 @@ fn is_scenario(rel: &str) -> bool {
 /// Parses and validates every scenario of the embedded suite (shown as `scenarios/<path>`);
 /// a duplicated `id` is an error, as on disk.
 pub fn load() -> Result<Vec<Scenario>, InvalidFiles> {
-    let mut scenarios: Vec<Scenario> = Vec::new();
-    let mut errors = Vec::new();
-    for (rel, text) in files().iter().filter(|(rel, _)| is_scenario(rel)) {
-        let file = format!("{PREFIX}/{rel}");
-        match scenario::parse_str(&file, text) {
-            Ok(s) => {
-                if let Some(first) = scenarios.iter().find(|o| o.spec.id == s.spec.id) {
-                    errors.push(SpecError::at(
-                        &file,
-                        text,
-                        0,
-                        0,
-                        format!("duplicate scenario id `{}`", s.spec.id),
-                        Some(format!("already used by {}", first.path.display())),
-                    ));
-                } else {
-                    scenarios.push(s);
-                }
-            }
-            Err(e) => errors.extend(e.errors),
-        }
-    }
-    if errors.is_empty() {
-        Ok(scenarios)
-    } else {
-        Err(InvalidFiles { errors })
-    }
+    scenario::collect(
+        files()
+            .iter()
+            .filter(|(rel, _)| is_scenario(rel))
+            .map(|(rel, text)| {
+                let file = format!("{PREFIX}/{rel}");
+                let loaded = scenario::parse_str(&file, text);
+                (file, loaded, move || (*text).to_owned())
+            }),
+    )
 }
 
 /// Writes the embedded suite under `dir` (created if needed). Refuses to replace an existing

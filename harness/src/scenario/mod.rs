@@ -197,19 +197,32 @@ pub fn discover(paths: &[PathBuf]) -> Vec<PathBuf> {
 /// Loads every scenario under `paths`; all problems of all files are reported together, and a
 /// duplicated `id` is an error.
 pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<Scenario>, InvalidFiles> {
+    collect(discover(paths).into_iter().map(|file| {
+        let loaded = load_file(&file);
+        (file.display().to_string(), loaded, move || {
+            std::fs::read_to_string(&file).unwrap_or_default()
+        })
+    }))
+}
+
+/// Gathers loaded scenarios (file name, parse result, the file's text for an error): all
+/// problems together, and an `id` used twice is an error at the second file's `id:` line.
+pub(crate) fn collect<T: FnOnce() -> String>(
+    loaded: impl IntoIterator<Item = (String, Result<Scenario, InvalidFiles>, T)>,
+) -> Result<Vec<Scenario>, InvalidFiles> {
     let mut scenarios: Vec<Scenario> = Vec::new();
     let mut errors = Vec::new();
-    for file in discover(paths) {
-        match load_file(&file) {
+    for (file, result, text) in loaded {
+        match result {
             Ok(s) => {
                 if let Some(first) = scenarios.iter().find(|o| o.spec.id == s.spec.id) {
-                    let text = std::fs::read_to_string(&file).unwrap_or_default();
+                    let text = text();
                     let line = text
                         .lines()
                         .position(|l| l.starts_with("id:"))
                         .map_or(0, |i| i + 1);
                     errors.push(SpecError::at(
-                        &file.display().to_string(),
+                        &file,
                         &text,
                         line,
                         1,
