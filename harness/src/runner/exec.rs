@@ -22,22 +22,31 @@ use crate::scenario::template::{Vars, render_json};
 use crate::scenario::{EraSpec, Scenario, ScenarioSpec, StepAction, StepSpec};
 use crate::target::Target;
 
-/// What the steps of one scenario share: the scenario's fixed context, held once, then the
-/// state the steps change, each behind its own lock (the deployment behind one).
+/// What the steps of one scenario share: the scenario's fixed context, held once; the state
+/// the steps change, behind one session lock; the deployment, behind its own.
 pub struct Shared {
     /// The fixed context (immutable).
     pub cx: Arc<ScenarioContext>,
-    pub vars: Mutex<Vars>,
-    pub redactor: Mutex<Redactor>,
-    pub conns: Mutex<BTreeMap<String, McpConnection>>,
-    pub agent_urls: Mutex<BTreeMap<String, String>>,
+    /// What the steps change. Held only for short, clone-out sections (and across a reload).
+    pub session: Mutex<Session>,
     /// The deployed implementation (none in attach mode).
     pub deployment: Mutex<Option<Deployment>>,
-    pub records: Mutex<Vec<StepRecord>>,
-    pub versions: Mutex<BTreeMap<String, String>>,
-    /// Connection alias → the agent it is connected to.
-    pub alias_agents: Mutex<BTreeMap<String, String>>,
     pub(super) counter: AtomicUsize,
+}
+
+/// The state a scenario's steps change as they run.
+pub struct Session {
+    pub vars: Vars,
+    pub redactor: Redactor,
+    /// Open MCP connections, by agent or connection alias.
+    pub conns: BTreeMap<String, McpConnection>,
+    pub agent_urls: BTreeMap<String, String>,
+    /// The finished steps, in the order they finished.
+    pub records: Vec<StepRecord>,
+    /// The protocol version negotiated on each connection.
+    pub versions: BTreeMap<String, String>,
+    /// Connection alias → the agent it is connected to.
+    pub alias_agents: BTreeMap<String, String>,
 }
 
 /// Where a scenario's `step_done` events go, live.
@@ -93,14 +102,16 @@ impl Shared {
     pub fn new(cx: Arc<ScenarioContext>, start: Start, deployment: Option<Deployment>) -> Self {
         Self {
             cx,
-            vars: Mutex::new(start.vars),
-            redactor: Mutex::new(start.redactor),
-            conns: Mutex::new(BTreeMap::new()),
-            agent_urls: Mutex::new(start.agent_urls),
+            session: Mutex::new(Session {
+                vars: start.vars,
+                redactor: start.redactor,
+                conns: BTreeMap::new(),
+                agent_urls: start.agent_urls,
+                records: Vec::new(),
+                versions: BTreeMap::new(),
+                alias_agents: BTreeMap::new(),
+            }),
             deployment: Mutex::new(deployment),
-            records: Mutex::new(Vec::new()),
-            versions: Mutex::new(BTreeMap::new()),
-            alias_agents: Mutex::new(BTreeMap::new()),
             counter: AtomicUsize::new(0),
         }
     }
@@ -337,9 +348,10 @@ impl Exec {
                     other => other.to_string(),
                 };
                 self.0
-                    .vars
+                    .session
                     .lock()
                     .await
+                    .vars
                     .insert(format!("capture.{cap}"), text);
             } else if out.error.is_none() {
                 out.error = Some(format!("capture `{cap}`: `{path}` selected nothing"));
@@ -369,7 +381,7 @@ impl Exec {
                 return grouped;
             }
             // Render templates.
-            let mut vars = self.0.vars.lock().await.clone();
+            let mut vars = self.0.session.lock().await.vars.clone();
             if let Some(i) = iter {
                 vars.insert("i".into(), i.to_string());
             }
@@ -416,7 +428,7 @@ impl Exec {
             let typed = rendered.action();
             let bearer = typed.and_then(StepAction::bearer).map(str::to_owned);
             if let Some(b) = &bearer {
-                self.0.redactor.lock().await.add(b.clone());
+                self.0.session.lock().await.redactor.add(b.clone());
             }
             let progress_token = typed.and_then(StepAction::progress_token).cloned();
             let record = StepRecord {
@@ -438,22 +450,22 @@ impl Exec {
                 source: source.to_owned(),
             };
             let stalled_agent = record.timed_out.then(|| record.agent.clone()).flatten();
-            let mut records = self.0.records.lock().await;
+            let mut session = self.0.session.lock().await;
             if let Some(sink) = &self.0.cx.steps {
-                // Sent under the records lock: the events keep the records' order.
-                let redactor = self.0.redactor.lock().await;
+                // Sent under the session lock: the events keep the records' order.
+                let redactor = &session.redactor;
                 let _ = sink.tx.send(super::RunEvent::StepDone(super::StepDone {
                     index: sink.index,
                     scenario: sink.scenario.clone(),
                     name: record.name.clone(),
                     action: record.action.clone(),
                     elapsed_ms: record.elapsed_ms,
-                    error: step_error(&redactor, &record),
+                    error: step_error(redactor, &record),
                     timed_out: record.timed_out,
                 }));
             }
-            records.push(record);
-            drop(records);
+            session.records.push(record);
+            drop(session);
             if let Some(agent) = stalled_agent {
                 self.refresh_if_unusable(&agent).await;
             }
@@ -465,7 +477,7 @@ impl Exec {
     /// session no longer answers a `ping`, drop it so the next step opens a fresh one — no
     /// knock-on verdicts from a session a stalled call left unusable.
     async fn refresh_if_unusable(&self, agent: &str) {
-        let Some(conn) = self.0.conns.lock().await.get(agent).cloned() else {
+        let Some(conn) = self.0.session.lock().await.conns.get(agent).cloned() else {
             return;
         };
         let opts = CallOptions {
@@ -478,19 +490,20 @@ impl Exec {
                 .is_some_and(|r| r.get("result").is_some())
         });
         if !usable {
-            self.0.conns.lock().await.remove(agent);
+            self.0.session.lock().await.conns.remove(agent);
         }
     }
 
     pub(super) async fn connection(&self, agent: &str) -> Result<McpConnection, String> {
-        if let Some(c) = self.0.conns.lock().await.get(agent) {
+        if let Some(c) = self.0.session.lock().await.conns.get(agent) {
             return Ok(c.clone());
         }
         let url = self
             .0
-            .agent_urls
+            .session
             .lock()
             .await
+            .agent_urls
             .get(agent)
             .cloned()
             .ok_or_else(|| format!("no endpoint for agent `{agent}`"))?;
@@ -507,16 +520,12 @@ impl Exec {
             McpConnection::connect(&self.0.cx.client, agent, &url, era, &CallOptions::default())
                 .await
                 .map_err(|e| e.to_string())?;
-        self.0
+        let mut session = self.0.session.lock().await;
+        session
             .versions
-            .lock()
-            .await
             .insert(agent.to_owned(), conn.protocol_version().to_owned());
-        self.0
-            .conns
-            .lock()
-            .await
-            .insert(agent.to_owned(), conn.clone());
+        session.conns.insert(agent.to_owned(), conn.clone());
+        drop(session);
         Ok(conn)
     }
 }

@@ -340,7 +340,7 @@ async fn observe(
     let mut deployment = shared.deployment.lock().await.take();
     let mut observed = Observed {
         // Moved, not copied: a huge answer is held once.
-        steps: std::mem::take(&mut *shared.records.lock().await),
+        steps: std::mem::take(&mut shared.session.lock().await.records),
         deployment: deployment.as_ref().map(|d| d.spec().clone()),
         agent_urls,
         health_tool: target.spec.health_tool.clone(),
@@ -364,16 +364,16 @@ async fn observe(
             observed.llm_journals.insert(name.clone(), m.journal());
         }
     }
-    let versions = shared.versions.lock().await.clone();
+    let versions = shared.session.lock().await.versions.clone();
     observed.received = received_messages(recorder, &versions);
-    let mut redactor = shared.redactor.lock().await.clone();
+    let mut redactor = shared.session.lock().await.redactor.clone();
     // Bearers sent by steps are secrets too.
     for r in &observed.steps {
         if let Some(b) = &r.bearer {
             redactor.add(b.clone());
         }
     }
-    let mut vars = shared.vars.lock().await.clone();
+    let mut vars = shared.session.lock().await.vars.clone();
     for (i, sec) in redactor.secrets().iter().enumerate() {
         vars.insert(format!("secret.{i}"), sec.clone());
     }

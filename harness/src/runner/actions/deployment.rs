@@ -19,7 +19,7 @@ impl Exec {
 
     pub(super) async fn file(&self, f: &FileStep, _timeout: Duration) -> ActionOutput {
         let err = |e: String| ActionOutput::failed(e, false);
-        let vars = self.0.vars.lock().await.clone();
+        let vars = self.0.session.lock().await.vars.clone();
         let rel = match render(&f.path, &vars) {
             Ok(r) => r,
             Err(e) => return err(e.to_string()),
@@ -46,16 +46,15 @@ impl Exec {
             dep.agents.remove(k);
         }
         let keep: Vec<String> = dep.agents.keys().cloned().collect();
-        let files = {
-            let mut red = self.0.redactor.lock().await;
-            deployment.reload(dep, &mut red).await?
-        };
-        {
-            let rendered = deployment.rendered();
-            self.0.vars.lock().await.extend(rendered.vars.clone());
-            *self.0.agent_urls.lock().await = rendered.agent_urls.clone();
-        }
-        self.0.conns.lock().await.retain(|k, _| keep.contains(k));
+        // The session stays locked across the reload: no step records (or adds a secret) while
+        // the deployment's secrets, variables and endpoints change.
+        let mut session = self.0.session.lock().await;
+        let files = deployment.reload(dep, &mut session.redactor).await?;
+        let rendered = deployment.rendered();
+        session.vars.extend(rendered.vars.clone());
+        session.agent_urls = rendered.agent_urls.clone();
+        session.conns.retain(|k, _| keep.contains(k));
+        drop(session);
         Ok(ActionOutput::observed(Observation::Reloaded(files)))
     }
 }

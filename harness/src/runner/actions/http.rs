@@ -6,7 +6,7 @@ impl Exec {
     pub(super) async fn http(&self, h: &HttpStep, timeout: Duration) -> ActionOutput {
         let err = |e: String| ActionOutput::failed(e, false);
         let agent_url = match &h.agent {
-            Some(a) => self.0.agent_urls.lock().await.get(a).cloned(),
+            Some(a) => self.0.session.lock().await.agent_urls.get(a).cloned(),
             None => None,
         };
         let url = match crate::client::http::target_url(h, agent_url.as_deref()) {
@@ -32,7 +32,7 @@ impl Exec {
 
     pub(super) async fn metrics(&self, m: &MetricsStep, timeout: Duration) -> ActionOutput {
         let err = |e: String| ActionOutput::failed(e, false);
-        let vars = self.0.vars.lock().await.clone();
+        let vars = self.0.session.lock().await.vars.clone();
         let url = match &m.agent {
             None => self
                 .0

@@ -8,7 +8,15 @@ impl Exec {
         let opts =
             |bearer: &Option<String>, token: &Option<Value>| call_options(bearer, token, timeout);
         let alias = c.alias.clone().unwrap_or_else(|| c.agent.clone());
-        let Some(url) = self.0.agent_urls.lock().await.get(&c.agent).cloned() else {
+        let Some(url) = self
+            .0
+            .session
+            .lock()
+            .await
+            .agent_urls
+            .get(&c.agent)
+            .cloned()
+        else {
             return err(format!("no endpoint for agent `{}`", c.agent));
         };
         let era = era_of(
@@ -32,17 +40,13 @@ impl Exec {
                     protocol_version: conn.protocol_version().to_owned(),
                     era: era.as_str(),
                 };
-                self.0
+                let mut session = self.0.session.lock().await;
+                session
                     .versions
-                    .lock()
-                    .await
                     .insert(alias.clone(), conn.protocol_version().to_owned());
-                self.0
-                    .alias_agents
-                    .lock()
-                    .await
-                    .insert(alias.clone(), c.agent.clone());
-                self.0.conns.lock().await.insert(alias, conn);
+                session.alias_agents.insert(alias.clone(), c.agent.clone());
+                session.conns.insert(alias, conn);
+                drop(session);
                 ActionOutput::observed(Observation::Connected(connected))
             }
             Err(e) => err(e.to_string()),

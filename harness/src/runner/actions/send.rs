@@ -8,7 +8,7 @@ impl Exec {
         let opts =
             |bearer: &Option<String>, token: &Option<Value>| call_options(bearer, token, timeout);
         let c = conn!(self, &m.agent);
-        let agent = agent_of_alias(&*self.0.alias_agents.lock().await, &m.agent).to_owned();
+        let agent = agent_of_alias(&self.0.session.lock().await.alias_agents, &m.agent).to_owned();
         let mut args = self.0.cx.target.message_arguments(&agent, &m.message);
         if !m.images.is_empty() {
             args["images"] = json!(m.images);
