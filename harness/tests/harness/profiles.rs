@@ -310,7 +310,13 @@ fn reviewed_reports() -> Vec<(PathBuf, String, Value)> {
 fn reviewer_notes_match_the_verdicts_they_discuss() {
     let reviewed = reviewed_reports();
     let names: Vec<String> = reviewed.iter().map(|r| r.2["target"].to_string()).collect();
-    for name in ["agno", "langgraph", "mastra", "fast-agent-0.7.22"] {
+    for name in [
+        "agno",
+        "langgraph",
+        "mastra",
+        "fast-agent-0.7.22",
+        "fast-agent-latest",
+    ] {
         assert!(
             names.iter().any(|n| n.contains(name)),
             "{name} is reviewed: {names:?}"
