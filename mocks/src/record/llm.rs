@@ -130,7 +130,7 @@ async fn handle(State(ctx): State<Ctx>, req: Request) -> Response {
         Err(r) => return r,
     };
     let keep = key.is_some() || listing;
-    tee(resp, keep, move |answer| {
+    tee(&ctx.shared.clone(), resp, keep, move |answer| {
         ctx.shared.update(|rec| {
             let Some(l) = rec.llms.get_mut(&ctx.name) else {
                 return;

@@ -186,7 +186,7 @@ async fn handle(State(ctx): State<Ctx>, req: Request) -> Response {
         Err(r) => return r,
     };
     let keep = !requests.is_empty();
-    tee(resp, keep, move |answer| {
+    tee(&ctx.shared.clone(), resp, keep, move |answer| {
         let messages = messages_of(&answer);
         ctx.shared.update(|rec| {
             let Some(m) = rec.mcps.get_mut(&ctx.name) else {

@@ -20,6 +20,7 @@ mod sse;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -27,7 +28,7 @@ use axum::Router;
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use futures::{SinkExt, StreamExt};
+use futures::StreamExt;
 use http::{HeaderMap, HeaderName, StatusCode};
 use serde_json::Value;
 
@@ -124,6 +125,24 @@ pub(crate) struct Shared {
     http: reqwest::Client,
     out: PathBuf,
     recording: Mutex<Recording>,
+    /// Answers still being read (to record them before the last write).
+    pending: AtomicUsize,
+}
+
+/// One answer being read; counted in [`Shared::pending`] while it lives.
+struct Pending(Arc<Shared>);
+
+impl Pending {
+    fn new(shared: &Arc<Shared>) -> Self {
+        shared.pending.fetch_add(1, Ordering::SeqCst);
+        Self(shared.clone())
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        self.0.pending.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl Shared {
@@ -266,6 +285,7 @@ impl Recorder {
             http,
             out: config.out.clone(),
             recording: Mutex::new(recording),
+            pending: AtomicUsize::new(0),
         });
         shared.update(|_| {});
         let mut servers = Vec::new();
@@ -317,6 +337,18 @@ impl Recorder {
         })
     }
 
+    /// Waits until every answer read so far is recorded (at most `limit`); true if so.
+    pub async fn settled(&self, limit: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        while self.shared.pending.load(Ordering::SeqCst) > 0 {
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        true
+    }
+
     /// What was recorded: (LLM completions, MCP tool calls).
     pub fn counts(&self) -> (usize, usize) {
         let rec = lock(&self.shared.recording);
@@ -327,8 +359,10 @@ impl Recorder {
     }
 
     /// Stops the listeners (in-flight exchanges finish, up to 5 s) and writes the file once more.
-    pub async fn finish(self) -> std::io::Result<()> {
-        futures::future::join_all(self.servers.into_iter().map(|(_, _, s)| s.shutdown())).await;
+    pub async fn finish(mut self) -> std::io::Result<()> {
+        let servers = std::mem::take(&mut self.servers);
+        futures::future::join_all(servers.into_iter().map(|(_, _, s)| s.shutdown())).await;
+        self.settled(Duration::from_secs(5)).await;
         write_recording(&self.shared.out, &lock(&self.shared.recording))
     }
 }
@@ -431,6 +465,7 @@ impl Answer {
 /// Returns the upstream answer to the caller chunk by chunk, and hands the whole answer to
 /// `done` when it ends (`keep: false`: a long-lived stream, passed through only).
 fn tee(
+    shared: &Arc<Shared>,
     resp: reqwest::Response,
     keep: bool,
     done: impl FnOnce(Answer) + Send + 'static,
@@ -443,13 +478,21 @@ fn tee(
         }
     }
     let answer_headers = headers.clone();
-    let (mut tx, rx) = futures::channel::mpsc::channel::<Result<Bytes, std::io::Error>>(16);
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(16);
+    let pending = keep.then(|| Pending::new(shared));
     tokio::spawn(async move {
+        let _pending = pending;
         let mut stream = resp.bytes_stream();
         let mut all = Vec::new();
         let mut complete = true;
         let mut caller = true;
-        while let Some(chunk) = stream.next().await {
+        loop {
+            let chunk = tokio::select! {
+                c = stream.next() => c,
+                // A stream passed through only ends when its caller leaves.
+                () = tx.closed(), if !keep => break,
+            };
+            let Some(chunk) = chunk else { break };
             match chunk {
                 Ok(b) => {
                     if keep {
@@ -485,7 +528,10 @@ fn tee(
             });
         }
     });
-    let mut r = Response::new(Body::from_stream(rx));
+    let body = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|chunk| (chunk, rx))
+    });
+    let mut r = Response::new(Body::from_stream(body));
     *r.status_mut() = status;
     *r.headers_mut() = headers;
     r
