@@ -9,7 +9,8 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use serde_json::Value;
 
-use super::{Answer, Shared, forward, read_body, sse, tee};
+use super::proxy::{Answer, forward, read_body, tee};
+use super::{Shared, sse};
 use crate::llm::conversation::Conversation;
 use crate::spec::{
     Dialect, Exhausted, FaultSpec, LlmMockSpec, MatchSpec, ToolCallSpec, TurnSpec, UsageSpec,

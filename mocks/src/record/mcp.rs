@@ -9,7 +9,8 @@ use axum::response::{IntoResponse, Response};
 use http::StatusCode;
 use serde_json::{Value, json};
 
-use super::{Answer, Shared, forward, read_body, sse, tee};
+use super::proxy::{Answer, forward, read_body, tee};
+use super::{Shared, sse};
 use crate::spec::{McpMockSpec, RecordedCallSpec, RecordedErrorSpec, ToolResultSpec, ToolSpec};
 
 /// A tool as listed, with its recorded calls.
