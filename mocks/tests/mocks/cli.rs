@@ -224,3 +224,97 @@ async fn record_trusts_ssl_cert_file_prints_its_urls_and_writes_the_file_on_sigt
     assert_eq!(nothing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&nothing.stderr).contains("nothing to record"));
 }
+
+/// A one-request HTTP proxy on loopback: answers a chat completion and hands back the request
+/// line it received.
+async fn fake_proxy() -> (String, tokio::sync::oneshot::Receiver<String>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&seen).contains("\"messages\"") {
+            let n = socket.read(&mut buf).await.unwrap();
+            assert!(n > 0, "proxy connection closed early");
+            seen.extend_from_slice(&buf[..n]);
+        }
+        let body = r#"{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"via the proxy"},"finish_reason":"stop"}]}"#;
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        socket.write_all(answer.as_bytes()).await.unwrap();
+        let text = String::from_utf8_lossy(&seen).into_owned();
+        let _ = tx.send(text.lines().next().unwrap_or_default().to_owned());
+    });
+    (url, rx)
+}
+
+#[tokio::test]
+async fn record_reaches_its_upstream_through_the_proxy_variables() {
+    let dir = tempfile::tempdir().unwrap();
+    let (proxy, request_line) = fake_proxy().await;
+    let out = dir.path().join("rec.yaml");
+    let urls_file = dir.path().join("urls.json");
+    let mut cmd = Command::new(BIN);
+    cmd.args(["record", "--openai", "http://upstream.invalid/v1", "--out"])
+        .arg(&out)
+        .arg("--urls-out")
+        .arg(&urls_file)
+        .env("HTTP_PROXY", &proxy)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for v in [
+        "NO_PROXY",
+        "no_proxy",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ] {
+        cmd.env_remove(v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !urls_file.exists() {
+        assert!(Instant::now() < deadline, "urls file never appeared");
+        assert!(child.try_wait().unwrap().is_none(), "exited early");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let urls: Value = serde_json::from_str(&std::fs::read_to_string(&urls_file).unwrap()).unwrap();
+    let answer: Value = client()
+        .post(format!(
+            "{}/chat/completions",
+            urls["openai"].as_str().unwrap()
+        ))
+        .json(&serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["choices"][0]["message"]["content"], "via the proxy");
+    let line = tokio::time::timeout(Duration::from_secs(5), request_line)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        line,
+        "POST http://upstream.invalid/v1/chat/completions HTTP/1.1"
+    );
+    let term = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "did not stop on SIGTERM");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("via the proxy"), "{text}");
+}
