@@ -37,13 +37,15 @@ fn tool_calls(eco: &Ecosystem, name: &str) -> Vec<(Option<String>, Option<serde_
         .collect()
 }
 
-fn completions(eco: &Ecosystem) -> usize {
+/// The `messages` the model was sent, completion by completion.
+fn completions(eco: &Ecosystem) -> Vec<serde_json::Value> {
     eco.llm("openai")
         .unwrap()
         .journal()
-        .iter()
+        .into_iter()
         .filter(|e| e.path.ends_with("/chat/completions"))
-        .count()
+        .map(|e| e.body.unwrap()["messages"].clone())
+        .collect()
 }
 
 #[tokio::test]
@@ -91,8 +93,9 @@ async fn a_tool_loop_recorded_through_the_proxy_replays_offline_with_the_same_ca
     recorder.finish().await.unwrap();
     let live_calls = tool_calls(&upstream, "argos");
     assert_eq!(live_calls.len(), 1, "{live_calls:?}");
+    let live_completions = completions(&upstream);
     assert_eq!(
-        completions(&upstream),
+        live_completions.len(),
         2,
         "the model asked for a tool, then answered"
     );
@@ -106,7 +109,8 @@ async fn a_tool_loop_recorded_through_the_proxy_replays_offline_with_the_same_ca
     let replayed = ask(&replay.urls(), message).await;
     assert_eq!(replayed, live);
     assert_eq!(tool_calls(&replay, "argos"), live_calls);
-    assert_eq!(completions(&replay), 2);
+    // The model saw the same conversations, tool call ids included.
+    assert_eq!(completions(&replay), live_completions);
     // The replay answers from the recording, not from the directive the upstream mock read:
     // a message never recorded gets no answer from the replayed model.
     let mut s = settings("research", &replay.urls()["openai"]);
