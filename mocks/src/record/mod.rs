@@ -71,7 +71,8 @@ pub struct RecordConfig {
     pub no_proxy: bool,
 }
 
-/// Why a `NAME=URL` argument was refused.
+/// Reads a `[NAME=]URL` argument: the name (`default_name` when absent; required when `None`)
+/// and the URL without its trailing `/`.
 pub fn parse_named(arg: &str, default_name: Option<&str>) -> Result<(String, String), String> {
     match arg.split_once('=') {
         Some((name, url)) if !name.contains("://") => {
@@ -104,11 +105,25 @@ fn check_url(url: &str) -> Result<String, String> {
 }
 
 /// What has been recorded so far, by upstream name.
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Recording {
     llms: BTreeMap<String, llm::LlmRecording>,
     mcps: BTreeMap<String, mcp::McpRecording>,
     secrets: BTreeSet<String>,
+}
+
+/// Without the secrets: a debug print never shows them.
+impl std::fmt::Debug for Recording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recording")
+            .field("llms", &self.llms)
+            .field("mcps", &self.mcps)
+            .field(
+                "secrets",
+                &format_args!("[{} redacted]", self.secrets.len()),
+            )
+            .finish()
+    }
 }
 
 #[derive(Debug)]
@@ -380,6 +395,17 @@ mod tests {
         assert!(parse_named("http://h:1/mcp", None).is_err());
         assert!(parse_named("a b=http://h", None).is_err());
         assert!(parse_named("argos=ftp://h", None).is_err());
+    }
+
+    #[test]
+    fn a_debug_print_of_the_recording_hides_the_secrets() {
+        let mut rec = Recording::default();
+        rec.secrets.insert("sk-secret-123".into());
+        let text = format!("{rec:?}");
+        assert!(
+            !text.contains("sk-secret-123") && text.contains("1 redacted"),
+            "{text}"
+        );
     }
 
     #[test]
