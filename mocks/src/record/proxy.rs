@@ -84,9 +84,31 @@ pub(super) async fn forward(
                 msg.push_str(&format!(": {s}"));
                 src = s.source();
             }
+            if let Some(userinfo) = userinfo(url) {
+                msg = msg.replace(userinfo, "[redacted]");
+            }
             tracing::warn!("{msg}");
             (StatusCode::BAD_GATEWAY, msg).into_response()
         })
+}
+
+/// The `user:password` part of a URL, if any.
+fn userinfo(url: &str) -> Option<&str> {
+    let rest = url.split_once("://")?.1;
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    authority
+        .rfind('@')
+        .map(|at| &authority[..at])
+        .filter(|u| !u.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_userinfo_of_a_url_is_found_for_redaction() {
+        assert_eq!(super::userinfo("https://u:p@h/x@y"), Some("u:p"));
+        assert_eq!(super::userinfo("https://h/x@y"), None);
+    }
 }
 
 /// What an upstream answered, once fully read.
