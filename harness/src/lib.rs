@@ -41,3 +41,4 @@ pub mod scenario;
 pub mod suite;
 pub mod target;
 pub mod vocab;
+pub mod watch;
