@@ -50,141 +50,142 @@ pub struct WatchMetrics {
     canary_duration: HistogramVec,
     canary_progress: GaugeVec,
     last_round: Gauge,
+    names: Vec<String>,
 }
 
-fn gauge(r: &Registry, name: &str, help: &str, labels: &[&str]) -> prometheus::Result<GaugeVec> {
-    let g = GaugeVec::new(Opts::new(name, help), labels)?;
-    r.register(Box::new(g.clone()))?;
-    Ok(g)
+/// A registry that remembers the names it registered.
+struct Reg {
+    registry: Registry,
+    names: Vec<String>,
 }
 
-fn counter(
-    r: &Registry,
-    name: &str,
-    help: &str,
-    labels: &[&str],
-) -> prometheus::Result<IntCounterVec> {
-    let c = IntCounterVec::new(Opts::new(name, help), labels)?;
-    r.register(Box::new(c.clone()))?;
-    Ok(c)
-}
+impl Reg {
+    fn add<C: prometheus::core::Collector + Clone + 'static>(
+        &mut self,
+        name: &str,
+        c: C,
+    ) -> prometheus::Result<C> {
+        self.registry.register(Box::new(c.clone()))?;
+        self.names.push(name.to_owned());
+        Ok(c)
+    }
 
-fn histogram(
-    r: &Registry,
-    name: &str,
-    help: &str,
-    labels: &[&str],
-) -> prometheus::Result<HistogramVec> {
-    let h = HistogramVec::new(
-        HistogramOpts::new(name, help).buckets(BUCKETS.to_vec()),
-        labels,
-    )?;
-    r.register(Box::new(h.clone()))?;
-    Ok(h)
+    fn gauge(&mut self, name: &str, help: &str, labels: &[&str]) -> prometheus::Result<GaugeVec> {
+        self.add(name, GaugeVec::new(Opts::new(name, help), labels)?)
+    }
+
+    fn counter(
+        &mut self,
+        name: &str,
+        help: &str,
+        labels: &[&str],
+    ) -> prometheus::Result<IntCounterVec> {
+        self.add(name, IntCounterVec::new(Opts::new(name, help), labels)?)
+    }
+
+    fn histogram(
+        &mut self,
+        name: &str,
+        help: &str,
+        labels: &[&str],
+    ) -> prometheus::Result<HistogramVec> {
+        let opts = HistogramOpts::new(name, help).buckets(BUCKETS.to_vec());
+        self.add(name, HistogramVec::new(opts, labels)?)
+    }
 }
 
 impl WatchMetrics {
     /// Registers every metric.
     pub fn new() -> prometheus::Result<Self> {
-        let r = Registry::new();
-        let rounds = IntCounter::new("pallas_watch_rounds_total", "Probe rounds completed")?;
-        r.register(Box::new(rounds.clone()))?;
+        let mut r = Reg {
+            registry: Registry::new(),
+            names: Vec::new(),
+        };
+        let name = "pallas_watch_rounds_total";
+        let rounds = r.add(name, IntCounter::new(name, "Probe rounds completed")?)?;
+        let name = "pallas_watch_last_round_timestamp_seconds";
+        let last_round = r.add(name, Gauge::new(name, "Unix time the last round ended")?)?;
         Ok(Self {
             rounds,
-            probe_success: gauge(
-                &r,
+            last_round,
+            probe_success: r.gauge(
                 "pallas_watch_probe_success",
                 "1 when the last probe of the agent succeeded: initialize, tools/list and (when listed) get_health answering ok or degraded",
                 &["agent"],
             )?,
-            probe_duration: gauge(
-                &r,
+            probe_duration: r.gauge(
                 "pallas_watch_probe_duration_seconds",
                 "Duration of the last probe of the agent, session DELETE included",
                 &["agent"],
             )?,
-            op_duration: histogram(
-                &r,
+            op_duration: r.histogram(
                 "pallas_watch_operation_duration_seconds",
                 "Latency of the probe's MCP operations (initialize, tools/list, get_health) that answered",
                 &["agent", "operation"],
             )?,
-            health_status: gauge(
-                &r,
+            health_status: r.gauge(
                 "pallas_watch_health_status",
                 "1 for the status the agent's get_health reported last (ok, degraded, error), or invalid (not a seed 000 health answer) or unanswered; all 0 when the agent does not list get_health",
                 &["agent", "status"],
             )?,
-            sessions_closed: counter(
-                &r,
+            sessions_closed: r.counter(
                 "pallas_watch_sessions_closed_total",
                 "Probe sessions ended by DELETE (or never issued by a stateless server)",
                 &["agent"],
             )?,
-            sessions_left_open: counter(
-                &r,
+            sessions_left_open: r.counter(
                 "pallas_watch_sessions_left_open_total",
                 "Probe sessions whose DELETE failed",
                 &["agent"],
             )?,
-            registry_up: gauge(
-                &r,
+            registry_up: r.gauge(
                 "pallas_watch_registry_up",
                 "1 when the registry document answered 200 with a servers array (REG-002)",
                 &["registry"],
             )?,
-            registry_duration: histogram(
-                &r,
+            registry_duration: r.histogram(
                 "pallas_watch_registry_fetch_duration_seconds",
                 "Latency of the registry document fetch",
                 &["registry"],
             )?,
-            registry_schema_valid: gauge(
-                &r,
+            registry_schema_valid: r.gauge(
                 "pallas_watch_registry_schema_valid",
                 "1 when every registry entry validates against the official server.schema.json (REG-001), 0 when one does not; absent while there is no entry to judge",
                 &["registry"],
             )?,
-            registry_agents: gauge(
-                &r,
+            registry_agents: r.gauge(
                 "pallas_watch_registry_agents",
                 "Registry entries with a streamable-http remote",
                 &["registry"],
             )?,
-            check: gauge(
-                &r,
+            check: r.gauge(
                 "pallas_watch_check",
                 "1 for the last verdict of a kit check (REG-* on the registry, PROG-* on the canary call); one series per verdict",
                 &["scope", "check", "verdict"],
             )?,
-            canary_success: gauge(
-                &r,
+            canary_success: r.gauge(
                 "pallas_watch_canary_success",
                 "1 when the canary message answered and its progress stream passed the kit's progress checks (none failed or warned, at least one passed)",
                 &["agent"],
             )?,
-            canary_duration: histogram(
-                &r,
+            canary_duration: r.histogram(
                 "pallas_watch_canary_duration_seconds",
                 "Latency of the canary message call",
                 &["agent"],
             )?,
-            canary_progress: gauge(
-                &r,
+            canary_progress: r.gauge(
                 "pallas_watch_canary_progress_notifications",
                 "Progress notifications received during the last canary call",
                 &["agent"],
             )?,
-            last_round: {
-                let g = Gauge::new(
-                    "pallas_watch_last_round_timestamp_seconds",
-                    "Unix time the last round ended",
-                )?;
-                r.register(Box::new(g.clone()))?;
-                g
-            },
-            registry: r,
+            registry: r.registry,
+            names: r.names,
         })
+    }
+
+    /// The name of every metric family (histograms without their `_bucket`, `_sum`, `_count`).
+    pub fn names(&self) -> &[String] {
+        &self.names
     }
 
     /// The exposition text.
