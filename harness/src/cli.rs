@@ -1,4 +1,4 @@
-//! The command line: `run`, `report`, `checks`, `validate`, `schema`, `client`, `load` and `watch`,
+//! The command line: `run`, `report`, `checks`, `validate`, `schema`, `client`, `load`, `watch` and `record`,
 //! resolved into library calls. Output goes through the reporters, which render the run's event
 //! stream; `load` prints its own table and JSON. `main.rs` only maps the returned exit code.
 
@@ -114,6 +114,9 @@ pub enum Command {
     /// `DELETE`. Metrics (`pallas_watch_*`) are served on `--listen`; the bound address is
     /// printed. Example scrape config and alert rules: harness/watch/.
     Watch(Box<crate::watch::WatchArgs>),
+    /// Proxy a client's session with a bridge (registry and agent endpoints) and write it as a
+    /// scenario: steps, the answers' status and shape, progress; bearers never written.
+    Record(Box<crate::record::RecordArgs>),
 }
 
 /// `scenarios` subcommands.
@@ -328,6 +331,7 @@ pub async fn run_cli(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8
         Command::Report(args) => report_command(&args, out, err),
         Command::Load(args) => crate::load::args::run_command(&args, out, err).await,
         Command::Watch(args) => crate::watch::run_command(&args, out, err).await,
+        Command::Record(args) => crate::record::run_command(&args, out, err).await,
     }
 }
 

@@ -33,6 +33,7 @@ pub mod log_format;
 pub mod observation;
 pub mod ports;
 pub mod process;
+pub mod record;
 pub mod redact;
 pub mod report;
 pub mod rules;
