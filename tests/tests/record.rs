@@ -15,7 +15,7 @@ use pallas_conformance::client::{
 };
 use pallas_conformance::load::deploy::{self, DeployOptions, Deployed};
 use pallas_conformance::record::{self, Naming, Proxy};
-use pallas_conformance::runner::{self, RunOptions};
+use pallas_conformance::runner::{self, RunOptions, ScenarioResult};
 use pallas_conformance::{scenario, target::Target};
 use pallas_e2e::suite;
 use serde_json::json;
@@ -41,14 +41,14 @@ fn naming(id: &str) -> Naming {
     }
 }
 
-/// Writes the recording, checks no bearer is in it, re-runs it against the reference in
-/// attach mode; returns the file's text.
+/// Writes the recording, checks no bearer is in it, re-runs it in attach mode against the
+/// registry; returns the file's text and the scenario's result.
 async fn replay(
     recorded: &[record::Recorded],
     id: &str,
     target: &Target,
     registry: &str,
-) -> String {
+) -> (String, ScenarioResult) {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join(format!("{id}.yaml"));
     record::write(recorded, &naming(id), &path).expect("written");
@@ -62,8 +62,13 @@ async fn replay(
     };
     let run = runner::run(&scenarios, target, &opts).await;
     assert_eq!(run.scenarios.len(), 1);
-    let s = &run.scenarios[0];
+    let s = run.scenarios[0].clone();
     assert!(s.error.is_none() && s.skipped.is_none(), "{s:?}\n{text}");
+    (text, s)
+}
+
+/// Every check of the replay passed.
+fn all_passed(s: &ScenarioResult, text: &str) {
     let bad: Vec<String> = s
         .checks
         .iter()
@@ -72,7 +77,6 @@ async fn replay(
         .collect();
     assert!(bad.is_empty(), "{bad:#?}\n{text}");
     assert!(s.checks.len() >= 8, "{:?}\n{text}", s.checks.len());
-    text
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -108,7 +112,7 @@ async fn a_session_of_the_kit_client_is_recorded_and_its_scenario_passes_against
         .await
         .expect("health");
     let send = CallOptions {
-        progress_token: Some(json!("rec-1")),
+        progress_token: Some(json!(41)),
         ..opts.clone()
     };
     let answer = conn
@@ -118,15 +122,35 @@ async fn a_session_of_the_kit_client_is_recorded_and_its_scenario_passes_against
     assert!(answer.progress().count() >= 1);
     conn.delete(&opts).await.expect("delete");
     let recorded = proxy.stop();
-    let text = replay(&recorded, "recorded-kit-client", &target, &registry).await;
+    let (text, result) = replay(&recorded, "recorded-kit-client", &target, &registry).await;
     deployed.stop().await;
+    all_passed(&result, &text);
+    // The same scenario against a reference that echoes numeric progress tokens as strings:
+    // the recorded progress check fails.
+    let root = suite::workspace_root();
+    let broken =
+        suite::reference_target(&root, REFERENCE_BIN.as_ref(), &["progress-token-as-string"])
+            .expect("profile");
+    let deployed = deploy::deploy(&broken, &DeployOptions::default())
+        .await
+        .expect("the broken reference starts");
+    let broken_registry = deployed.registry_url.clone().expect("a registry");
+    let (_, result) = replay(&recorded, "recorded-kit-client", &broken, &broken_registry).await;
+    deployed.stop().await;
+    let prog_002: Vec<Verdict> = result
+        .checks
+        .iter()
+        .filter(|c| c.id == "PROG-002")
+        .map(|c| c.verdict)
+        .collect();
+    assert_eq!(prog_002, vec![Verdict::Fail], "{result:?}");
     for needle in [
         "registry: {}",
         "connect:",
         "list_tools:",
         "health:",
         "send:",
-        "progress_token: rec-1",
+        "progress_token: 41",
         "delete:",
         "recorded-bearer-1",
         "check: PROG-002",
@@ -192,8 +216,9 @@ async fn a_session_of_the_python_sdk_is_recorded_and_its_scenario_passes_against
     );
     assert!(out.status.success(), "{log}");
     let recorded = proxy.stop();
-    let text = replay(&recorded, "recorded-python-sdk", &target, &registry).await;
+    let (text, result) = replay(&recorded, "recorded-python-sdk", &target, &registry).await;
     deployed.stop().await;
+    all_passed(&result, &text);
     for needle in [
         "connect:",
         "list_tools:",

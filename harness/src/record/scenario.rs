@@ -292,11 +292,8 @@ impl Writer {
                 }
             }
             "send" | "call" | "history" => {
-                let is_error = result
-                    .get("isError")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false);
-                if kind != "history" {
+                let is_error = result.get("isError").and_then(Value::as_bool);
+                if let (Some(is_error), false) = (is_error, kind == "history") {
                     self.expect(
                         name,
                         &format!("answered a result with isError {is_error}"),
