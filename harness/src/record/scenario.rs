@@ -51,6 +51,47 @@ pub fn yaml(doc: &Value) -> Result<String, String> {
     ))
 }
 
+/// `v` with `key` set to `x` when there is one.
+fn with(mut v: Value, key: &str, x: &Option<Value>) -> Value {
+    if let Some(x) = x {
+        v[key] = x.clone();
+    }
+    v
+}
+
+/// A `tools/call` as a step: `health` (`get_health`), `send` (the message tool with only a
+/// message), else `call` with its arguments. Returns (name prefix, action, action key).
+fn tool_call(
+    conn: &str,
+    params: &Value,
+    naming: &Naming,
+    bearer: &Option<Value>,
+    token: &Option<Value>,
+) -> (&'static str, Value, &'static str) {
+    let tool = params
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let args = params.get("arguments").cloned();
+    let only_message = args
+        .as_ref()
+        .and_then(Value::as_object)
+        .is_some_and(|o| o.len() == 1 && o.get("message").is_some_and(Value::is_string));
+    if tool == "get_health" {
+        let a = with(json!({"agent": conn}), "bearer", bearer);
+        ("health", with(a, "progress_token", token), "health")
+    } else if tool == naming.message_tool && only_message {
+        let message = args.as_ref().and_then(|a| a.get("message")).cloned();
+        let a = json!({"agent": conn, "message": message});
+        let a = with(with(a, "bearer", bearer), "progress_token", token);
+        ("send", a, "send")
+    } else {
+        let a = with(json!({"agent": conn, "tool": tool}), "arguments", &args);
+        let a = with(with(a, "bearer", bearer), "progress_token", token);
+        ("call", a, "call")
+    }
+}
+
 #[derive(Default)]
 struct Writer {
     steps: Vec<Value>,
@@ -157,12 +198,6 @@ impl Writer {
             .iter()
             .filter(|m| m.get("method").and_then(Value::as_str) == Some("notifications/progress"))
             .count();
-        let with = |mut v: Value, key: &str, x: &Option<Value>| {
-            if let Some(x) = x {
-                v[key] = x.clone();
-            }
-            v
-        };
         let bearer_v = bearer.map(Value::String);
         let (kind, action, key) = match rpc {
             "initialize" => {
@@ -184,29 +219,7 @@ impl Writer {
             }
             "notifications/initialized" => return,
             "tools/list" => ("list", json!({"agent": conn}), "list_tools"),
-            "tools/call" => {
-                let tool = params
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                let args = params.get("arguments").cloned();
-                let only_message = args.as_ref().and_then(Value::as_object).is_some_and(|o| {
-                    o.len() == 1 && o.get("message").is_some_and(Value::is_string)
-                });
-                if tool == "get_health" {
-                    let a = with(json!({"agent": conn}), "bearer", &bearer_v);
-                    ("health", with(a, "progress_token", &token), "health")
-                } else if tool == naming.message_tool && only_message {
-                    let message = args.as_ref().and_then(|a| a.get("message")).cloned();
-                    let a = json!({"agent": conn, "message": message});
-                    let a = with(with(a, "bearer", &bearer_v), "progress_token", &token);
-                    ("send", a, "send")
-                } else {
-                    let a = with(json!({"agent": conn, "tool": tool}), "arguments", &args);
-                    let a = with(with(a, "bearer", &bearer_v), "progress_token", &token);
-                    ("call", a, "call")
-                }
-            }
+            "tools/call" => tool_call(&conn, &params, naming, &bearer_v, &token),
             "prompts/get"
                 if params.get("name").and_then(Value::as_str)
                     == Some(&format!("{conn}_history")) =>
