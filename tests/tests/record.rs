@@ -1,6 +1,7 @@
 //! `pallas-conformance record` against the reference: a session driven through the proxy by
 //! the kit's own raw-wire client (always runs) and by the official Python `mcp` SDK (skipped
-//! with the reason when no Python with the SDK is found) is written as a scenario without the
+//! with the reason when no Python with the SDK is found, required with
+//! `PALLAS_REQUIRE_MCP_SDK=1`) is written as a scenario without the
 //! bearer, and that scenario passes when re-run against the reference in attach mode.
 
 use std::collections::BTreeMap;
@@ -54,7 +55,8 @@ async fn replay(
     record::write(recorded, &naming(id), &path).expect("written");
     let text = std::fs::read_to_string(&path).expect("read");
     assert!(!text.contains(BEARER), "the bearer was written:\n{text}");
-    let scenarios = scenario::load_paths(&[path.clone()]).expect("the recorded scenario loads");
+    let scenarios =
+        scenario::load_paths(std::slice::from_ref(&path)).expect("the recorded scenario loads");
     let opts = RunOptions {
         registry_url: Some(registry.to_owned()),
         jobs: 1,
@@ -185,7 +187,11 @@ async fn a_session_of_the_python_sdk_is_recorded_and_its_scenario_passes_against
     let python = match sdk_python() {
         Ok(p) => p,
         Err(why) => {
-            eprintln!("skipped: {why}");
+            assert!(
+                std::env::var_os("PALLAS_REQUIRE_MCP_SDK").is_none(),
+                "PALLAS_REQUIRE_MCP_SDK is set: {why}"
+            );
+            eprintln!("skipped: {why} (set PALLAS_REQUIRE_MCP_SDK=1 to require it)");
             return;
         }
     };

@@ -11,8 +11,27 @@ import os
 import sys
 import urllib.request
 
+from contextlib import asynccontextmanager
+
 from mcp import ClientSession
-from mcp.client.streamable_http import streamablehttp_client
+
+try:  # mcp >= 2: the transport takes a configured httpx client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    @asynccontextmanager
+    async def connect(url, headers):
+        async with create_mcp_http_client(headers=headers) as http:
+            async with streamable_http_client(url, http_client=http) as streams:
+                yield streams[0], streams[1]
+
+except ImportError:  # mcp 1.x
+    from mcp.client.streamable_http import streamablehttp_client
+
+    @asynccontextmanager
+    async def connect(url, headers):
+        async with streamablehttp_client(url, headers=headers) as streams:
+            yield streams[0], streams[1]
 
 
 async def main(registry: str) -> None:
@@ -23,21 +42,24 @@ async def main(registry: str) -> None:
     headers = {"Authorization": "Bearer " + os.environ["RECORD_BEARER"]}
     seen = []
 
+    def failed(result):  # `is_error` in mcp 2, `isError` in mcp 1
+        return getattr(result, "is_error", getattr(result, "isError", None))
+
     async def on_progress(progress, total, message):
         seen.append((progress, total, message))
 
-    async with streamablehttp_client(url, headers=headers) as (read, write, _):
+    async with connect(url, headers) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
             tools = await session.list_tools()
             names = [t.name for t in tools.tools]
             assert "get_health" in names and "send_message" in names, names
             health = await session.call_tool("get_health", {})
-            assert not health.isError, health
+            assert not failed(health), health
             answer = await session.call_tool(
                 "send_message", {"message": "hello from the SDK"}, progress_callback=on_progress
             )
-            assert not answer.isError, answer
+            assert not failed(answer), answer
     print(f"progress: {seen}")
 
 
