@@ -1,6 +1,6 @@
 //! The recording proxy: a registry document whose remotes are rewritten to point at the proxy,
 //! and per agent `/agents/{name}/mcp`, forwarded to the bridge as they come (method, MCP
-//! headers, body), every exchange kept in order for [`super::scenario`]. A standalone `GET`
+//! headers, body), every exchange kept in order for the scenario writer. A standalone `GET`
 //! SSE stream is answered 405, which MCP allows, so nothing stays open through the proxy.
 
 use std::collections::BTreeMap;
