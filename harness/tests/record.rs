@@ -115,3 +115,35 @@ async fn a_session_through_the_proxy_becomes_a_valid_scenario_without_its_bearer
     assert_eq!(checks, ["PROG-002", "PROG-003", "PROG-007"], "{text}");
     mock.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_command_prints_the_proxied_endpoints_and_writes_the_file_when_it_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_file = dir.path().join("nested/session.yaml");
+    let cli = <pallas_conformance::cli::Cli as clap::Parser>::try_parse_from([
+        "pallas-conformance",
+        "record",
+        "--agent",
+        "scout=http://127.0.0.1:9/mcp",
+        "--duration",
+        "300ms",
+        "--id",
+        "cli-recorded",
+        "-o",
+        out_file.to_str().unwrap(),
+    ])
+    .unwrap();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = pallas_conformance::cli::run_cli(cli, &mut out, &mut err).await;
+    let out = String::from_utf8_lossy(&out);
+    assert_eq!(code, 0, "{out}{}", String::from_utf8_lossy(&err));
+    let line = out.lines().next().unwrap_or_default();
+    assert!(
+        line.starts_with("agent scout: http://127.0.0.1:") && line.ends_with("/agents/scout/mcp"),
+        "{out}"
+    );
+    assert!(!line.contains(":0/"), "the bound port is printed: {out}");
+    assert!(out.contains("wrote 0 exchange(s)"), "{out}");
+    let text = std::fs::read_to_string(&out_file).unwrap();
+    assert!(text.contains("id: cli-recorded"), "{text}");
+}
