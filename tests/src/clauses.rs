@@ -53,6 +53,9 @@ pub struct Clause {
     /// The check ID of that entry.
     #[serde(default)]
     pub check: Option<String>,
+    /// Which entry of that check in the scenario, 1-based (default: the first).
+    #[serde(default)]
+    pub entry: Option<usize>,
     /// The defect of `tests/defects.yaml` that breaks exactly this clause.
     #[serde(default)]
     pub defect: Option<String>,
@@ -111,13 +114,16 @@ pub fn load(root: &Path) -> Result<ClauseFile, String> {
     serde_saphyr::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Index of the first entry of `check` in `scenario`.
-fn entry_index(scenario: &Scenario, check: &str) -> Option<usize> {
+/// Index of the `nth` (1-based) entry of `check` in `scenario`.
+fn entry_index(scenario: &Scenario, check: &str, nth: usize) -> Option<usize> {
     scenario
         .spec
         .checks
         .iter()
-        .position(|e| e.check.as_deref() == Some(check))
+        .enumerate()
+        .filter(|(_, e)| e.check.as_deref() == Some(check))
+        .nth(nth.saturating_sub(1))
+        .map(|(i, _)| i)
 }
 
 fn relative(root: &Path, scenario: &Scenario, index: usize) -> String {
@@ -228,7 +234,7 @@ pub fn assess(
             ));
         }
         let index = match (scenario, check) {
-            (Some(s), Some(k)) => entry_index(s, &k.id),
+            (Some(s), Some(k)) => entry_index(s, &k.id, c.entry.unwrap_or(1)),
             _ => None,
         };
         let automatic = check.is_some_and(|k| k.evaluation == Evaluation::Automatic);
@@ -353,8 +359,20 @@ pub fn verify(
             })
         });
         if !hit {
+            let elsewhere: Vec<String> = results
+                .iter()
+                .flat_map(|r| r.checks.iter().map(move |c| (r, c)))
+                .filter(|(_, c)| &c.id == check && c.verdict != Verdict::Pass)
+                .map(|(r, c)| format!("{} {} at {}", r.id, c.verdict.as_str(), c.location))
+                .collect();
             missing.push(format!(
-                "clause `{clause}`: {check} did not report the break in {scenario} at {suffix}"
+                "clause `{clause}`: {check} did not report the break in {scenario} at {suffix} \
+                 (non-pass entries of {check}: {})",
+                if elsewhere.is_empty() {
+                    "none".to_owned()
+                } else {
+                    elsewhere.join(", ")
+                }
             ));
         }
     }
