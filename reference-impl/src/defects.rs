@@ -130,6 +130,10 @@ pub const KNOWN: &[(&str, &str)] = &[
         "`pallas_agent_health_status` ignores `get_health`",
     ),
     (
+        "images-items-untyped",
+        "the message tool's `images` items are untyped (no `data`/`mime_type` object)",
+    ),
+    (
         "message-tool-schema-loose",
         "`send_message` is listed without `message` being required",
     ),

@@ -298,7 +298,7 @@ pub fn assess(
         let named = c.scenario.is_some() || c.check.is_some() || c.defect.is_some();
         let status = if why.is_empty() && location.is_some() {
             Status::Covered
-        } else if named || why.iter().any(|w| w.starts_with("only cited")) {
+        } else if named || why.iter().any(|w| w.starts_with("no assertion of its own")) {
             Status::Partial
         } else {
             Status::NotCovered
