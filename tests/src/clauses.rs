@@ -258,6 +258,7 @@ pub fn assess(
             (Some(_), None) => why.push("no rule quotes it".to_owned()),
             _ => {}
         }
+        let mut cited = false;
         if c.check.is_none() {
             let riders: Vec<&str> = book
                 .checks
@@ -265,11 +266,12 @@ pub fn assess(
                 .filter(|k| c.rule.as_ref().is_some_and(|r| k.rules.contains(r)))
                 .map(|k| k.id.as_str())
                 .collect();
+            cited = !riders.is_empty();
             if riders.is_empty() {
                 why.push("no assertion observes it".to_owned());
             } else {
                 why.push(format!(
-                    "only cited by {} (led by other rules)",
+                    "no assertion of its own; cited by {}",
                     riders.join(", ")
                 ));
             }
@@ -298,7 +300,7 @@ pub fn assess(
         let named = c.scenario.is_some() || c.check.is_some() || c.defect.is_some();
         let status = if why.is_empty() && location.is_some() {
             Status::Covered
-        } else if named || why.iter().any(|w| w.starts_with("no assertion of its own")) {
+        } else if named || cited {
             Status::Partial
         } else {
             Status::NotCovered
