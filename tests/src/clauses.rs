@@ -148,7 +148,6 @@ pub fn assess(
     scenarios: &[Scenario],
     table: &DefectTable,
 ) -> (Vec<Assessed>, Vec<String>) {
-    use pallas_conformance::rules::sources;
     let mut problems = Vec::new();
     let mut seen = BTreeMap::new();
     // Defects named by a clause with a full triple: a defect named twice is nobody's own.
@@ -171,32 +170,7 @@ pub fn assess(
                 c.rule.as_deref().unwrap_or("")
             ));
         }
-        let doc = c.doc.or(rule.map(|r| r.doc)).unwrap_or(Doc::Seed001);
-        if !matches!(doc, Doc::Seed000 | Doc::Seed001) {
-            problems.push(format!("clause `{}` is not of seed 000 or 001", c.id));
-        }
-        let fragment = c
-            .fragment
-            .clone()
-            .or(rule.map(|r| r.quote.clone()))
-            .unwrap_or_default();
-        let found = !fragment.is_empty()
-            && sources::text(doc)
-                .unwrap_or_default()
-                .iter()
-                .any(|t| sources::normalise(t).contains(&sources::normalise(&fragment)));
-        if c.fragment.is_some() && !found {
-            problems.push(format!(
-                "clause `{}`: fragment not found verbatim: {fragment}",
-                c.id
-            ));
-        }
-        if rule.is_none() && c.fragment.is_none() {
-            problems.push(format!(
-                "clause `{}` has neither a rule nor a fragment",
-                c.id
-            ));
-        }
+        let (doc, fragment) = text_of(c, rule, &mut problems);
         let level = c.level.or(rule.map(|r| r.level)).unwrap_or(Level::Should);
         let section = c
             .section
@@ -246,57 +220,18 @@ pub fn assess(
             )),
             _ => None,
         };
-        let mut why = Vec::new();
-        match (check, &c.rule) {
-            (Some(k), Some(r)) if k.rules.first() != Some(r) => {
-                why.push(format!(
-                    "rides on {} (led by `{}`)",
-                    k.id,
-                    k.rules.first().map_or("", String::as_str)
-                ));
-            }
-            (Some(_), None) => why.push("no rule quotes it".to_owned()),
-            _ => {}
-        }
-        let mut cited = false;
-        if c.check.is_none() {
-            let riders: Vec<&str> = book
-                .checks
-                .iter()
-                .filter(|k| c.rule.as_ref().is_some_and(|r| k.rules.contains(r)))
-                .map(|k| k.id.as_str())
-                .collect();
-            cited = !riders.is_empty();
-            if riders.is_empty() {
-                why.push("no assertion observes it".to_owned());
-            } else {
-                why.push(format!(
-                    "no assertion of its own; cited by {}",
-                    riders.join(", ")
-                ));
-            }
-        }
-        if scenario.is_some() && check.is_some() && location.is_none() {
-            why.push("the scenario does not run the check".to_owned());
-        }
-        match (defect, check, scenario) {
-            (None, _, _) => why.push("no defect breaks it".to_owned()),
-            (Some(d), Some(k), Some(s)) => {
-                if !d.catches.contains(&k.id) {
-                    why.push(format!(
-                        "`{}` does not name {} as catching it",
-                        d.name, k.id
-                    ));
-                }
-                if !d.select(scenarios).iter().any(|x| x.spec.id == s.spec.id) {
-                    why.push(format!("`{}` does not run {}", d.name, s.spec.id));
-                }
-                if defect_uses.get(d.name.as_str()).copied().unwrap_or(0) > 1 {
-                    why.push(format!("`{}` breaks other clauses too", d.name));
-                }
-            }
-            _ => {}
-        }
+        let (mut why, cited) = gaps(
+            c,
+            Found {
+                check,
+                scenario,
+                defect,
+                located: location.is_some(),
+            },
+            book,
+            scenarios,
+            &defect_uses,
+        );
         let named = c.scenario.is_some() || c.check.is_some() || c.defect.is_some();
         let status = if why.is_empty() && location.is_some() {
             Status::Covered
@@ -320,6 +255,119 @@ pub fn assess(
         });
     }
     (out, problems)
+}
+
+/// The clause's document and text, with the problems of either.
+fn text_of(
+    c: &Clause,
+    rule: Option<&pallas_conformance::rules::Rule>,
+    problems: &mut Vec<String>,
+) -> (Doc, String) {
+    use pallas_conformance::rules::sources;
+    let doc = c.doc.or(rule.map(|r| r.doc)).unwrap_or(Doc::Seed001);
+    if !matches!(doc, Doc::Seed000 | Doc::Seed001) {
+        problems.push(format!("clause `{}` is not of seed 000 or 001", c.id));
+    }
+    let fragment = c
+        .fragment
+        .clone()
+        .or(rule.map(|r| r.quote.clone()))
+        .unwrap_or_default();
+    let found = !fragment.is_empty()
+        && sources::text(doc)
+            .unwrap_or_default()
+            .iter()
+            .any(|t| sources::normalise(t).contains(&sources::normalise(&fragment)));
+    if c.fragment.is_some() && !found {
+        problems.push(format!(
+            "clause `{}`: fragment not found verbatim: {fragment}",
+            c.id
+        ));
+    }
+    if rule.is_none() && c.fragment.is_none() {
+        problems.push(format!(
+            "clause `{}` has neither a rule nor a fragment",
+            c.id
+        ));
+    }
+    (doc, fragment)
+}
+
+/// What a clause resolved to.
+struct Found<'a> {
+    check: Option<&'a pallas_conformance::rules::CheckDef>,
+    scenario: Option<&'a Scenario>,
+    defect: Option<&'a crate::defects::Defect>,
+    located: bool,
+}
+
+/// Why a clause is not covered (empty when it is), and whether a check led by another rule
+/// cites its rule.
+fn gaps(
+    c: &Clause,
+    f: Found<'_>,
+    book: &RuleBook,
+    scenarios: &[Scenario],
+    defect_uses: &BTreeMap<&str, usize>,
+) -> (Vec<String>, bool) {
+    let Found {
+        check,
+        scenario,
+        defect,
+        located,
+    } = f;
+    let mut why = Vec::new();
+    match (check, &c.rule) {
+        (Some(k), Some(r)) if k.rules.first() != Some(r) => {
+            why.push(format!(
+                "rides on {} (led by `{}`)",
+                k.id,
+                k.rules.first().map_or("", String::as_str)
+            ));
+        }
+        (Some(_), None) => why.push("no rule quotes it".to_owned()),
+        _ => {}
+    }
+    let mut cited = false;
+    if c.check.is_none() {
+        let riders: Vec<&str> = book
+            .checks
+            .iter()
+            .filter(|k| c.rule.as_ref().is_some_and(|r| k.rules.contains(r)))
+            .map(|k| k.id.as_str())
+            .collect();
+        cited = !riders.is_empty();
+        if riders.is_empty() {
+            why.push("no assertion observes it".to_owned());
+        } else {
+            why.push(format!(
+                "no assertion of its own; cited by {}",
+                riders.join(", ")
+            ));
+        }
+    }
+    if scenario.is_some() && check.is_some() && !located {
+        why.push("the scenario does not run the check".to_owned());
+    }
+    match (defect, check, scenario) {
+        (None, _, _) => why.push("no defect breaks it".to_owned()),
+        (Some(d), Some(k), Some(s)) => {
+            if !d.catches.contains(&k.id) {
+                why.push(format!(
+                    "`{}` does not name {} as catching it",
+                    d.name, k.id
+                ));
+            }
+            if !d.select(scenarios).iter().any(|x| x.spec.id == s.spec.id) {
+                why.push(format!("`{}` does not run {}", d.name, s.spec.id));
+            }
+            if defect_uses.get(d.name.as_str()).copied().unwrap_or(0) > 1 {
+                why.push(format!("`{}` breaks other clauses too", d.name));
+            }
+        }
+        _ => {}
+    }
+    (why, cited)
 }
 
 /// What a defect's run must show: (scenario ID, check ID, check entry `file:line` suffix or
