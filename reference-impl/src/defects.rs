@@ -48,6 +48,10 @@ pub const KNOWN: &[(&str, &str)] = &[
         "`get_health` reports ok although downstream servers are unreachable",
     ),
     (
+        "health-timestamp-epoch",
+        "`get_health` stamps its answer with Unix seconds instead of an ISO 8601 time",
+    ),
+    (
         "health-calls-llm",
         "`get_health` sends a chat completion to the LLM",
     ),
