@@ -62,6 +62,10 @@ pub struct Clause {
     /// What is missing, for a clause not covered.
     #[serde(default)]
     pub note: Option<String>,
+    /// Why the named assertion and defect, although they hold mechanically, do not test the
+    /// clause (a review finding): the clause counts as partial.
+    #[serde(default)]
+    pub weak: Option<String>,
 }
 
 /// How far a clause is tested.
@@ -232,6 +236,9 @@ pub fn assess(
             scenarios,
             &defect_uses,
         );
+        if let Some(w) = &c.weak {
+            why.push(format!("weak: {w}"));
+        }
         let named = c.scenario.is_some() || c.check.is_some() || c.defect.is_some();
         let status = if why.is_empty() && location.is_some() {
             Status::Covered

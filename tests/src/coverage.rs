@@ -264,7 +264,7 @@ pub fn markdown(
     );
     let _ = writeln!(
         out,
-        "- **partial** — observed or broken, but not both exactly (a rider, a shared defect, a \
+        "- **partial** — observed or broken, but not both exactly (a rider, a shared defect, an assertion judged weak on review, a \
          check that does not fail there): **{}**",
         count(Status::Partial)
     );

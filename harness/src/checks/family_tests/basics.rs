@@ -271,5 +271,8 @@ fn a_timestamp_that_is_not_iso_8601_fails_health_011_and_none_at_all_is_inconclu
     let iso = answer(json!({"status": "ok", "timestamp": "2026-11-24T10:00:00Z"}));
     assert_eq!(verdict("HEALTH-011", &iso), Outcome::Pass);
     let none = answer(json!({"status": "ok"}));
-    assert!(matches!(verdict("HEALTH-011", &none), Outcome::Inconclusive(..)));
+    assert!(matches!(
+        verdict("HEALTH-011", &none),
+        Outcome::Inconclusive(..)
+    ));
 }
