@@ -14,6 +14,7 @@ use pallas_conformance::runner::{self, RunOptions, ScenarioResult};
 use pallas_conformance::scenario::{Level, Scenario};
 use pallas_conformance::target::{self, Target};
 use pallas_e2e::suite;
+use pallas_mocks::packs::degenerate::{DEGENERATE_ENV, MODES};
 use pallas_mocks::packs::{DEFECTS_ENV, PackKind};
 use serde::{Deserialize, Serialize};
 
@@ -76,7 +77,21 @@ fn run(
     scenarios: &[Scenario],
     defect: Option<&str>,
 ) -> Result<Vec<ScenarioResult>, Failed> {
-    let target = pack_target(&shared.root, kind, defect)?;
+    run_as(shared, kind, scenarios, defect, None)
+}
+
+fn run_as(
+    shared: &Shared,
+    kind: PackKind,
+    scenarios: &[Scenario],
+    defect: Option<&str>,
+    degenerate: Option<&str>,
+) -> Result<Vec<ScenarioResult>, Failed> {
+    let mut target = pack_target(&shared.root, kind, defect)?;
+    target.env_overrides.insert(
+        DEGENERATE_ENV.to_owned(),
+        degenerate.unwrap_or_default().to_owned(),
+    );
     let opts = RunOptions {
         jobs: scenarios.len().clamp(1, 8),
         step_timeout: Duration::from_secs(10),
@@ -173,6 +188,42 @@ fn defect_trial(shared: &Arc<Shared>, kind: PackKind, name: &'static str) -> Tri
                 Err(format!(
                     "defect `{name}` was not reported by {missed:?} (reported: {:?})",
                     seen.keys().collect::<Vec<_>>()
+                )
+                .into())
+            }
+        },
+    )
+}
+
+/// A degenerate stand-in (pallas-mocks `PALLAS_MOCK_DEGENERATE`: do-nothing, echo, reject-all)
+/// against every scenario of the pack: no pack check may pass, since none of them has its
+/// premise (a valid call that works, an LLM call, an agent that exists) on such a server.
+fn degenerate_trial(shared: &Arc<Shared>, kind: PackKind, mode: &'static str) -> Trial {
+    let shared = shared.clone();
+    Trial::test(
+        format!("pack-degenerate::{}::{mode}", kind.as_str()),
+        move || {
+            let scenarios = &shared.scenarios[folder(kind)];
+            let results = run_as(&shared, kind, scenarios, None, Some(mode))?;
+            let passed: Vec<String> = results
+                .iter()
+                .flat_map(|r| {
+                    r.checks
+                        .iter()
+                        .filter(|c| c.verdict == Verdict::Pass && c.id != "ASSERT")
+                        .map(move |c| format!("{}: {}", r.id, c.id))
+                })
+                .collect();
+            let judged = results.iter().filter(|r| !r.checks.is_empty()).count();
+            if judged == 0 {
+                return Err(format!("no scenario of {} was judged", kind.as_str()).into());
+            }
+            if passed.is_empty() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "passed without their premise ({mode}):\n{}",
+                    passed.join("\n")
                 )
                 .into())
             }
@@ -295,6 +346,9 @@ fn main() -> std::process::ExitCode {
         trials.push(clean_trial(&shared, kind));
         for (name, _) in kind.defects() {
             trials.push(defect_trial(&shared, kind, name));
+        }
+        for (mode, _) in MODES {
+            trials.push(degenerate_trial(&shared, kind, mode));
         }
     }
     libtest_mimic::run(&args, trials).exit_code()
