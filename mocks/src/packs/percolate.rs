@@ -290,9 +290,21 @@ impl Percolate {
             .get("description")
             .and_then(Value::as_str)
             .unwrap_or_default();
+        // The model the answer reports; the one sent to the LLM is the same unless the defect
+        // `model-override-ignored` sends the default while still reporting the override.
+        let model = args
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or(data::DEFAULT_MODEL)
+            .to_owned();
+        let sent = if self.defects.on("model-override-ignored") {
+            data::DEFAULT_MODEL
+        } else {
+            model.as_str()
+        };
         let answer = match &self.llm {
             Some(base) => {
-                let body = json!({"model": "mock-model", "messages": [
+                let body = json!({"model": sent, "messages": [
                     {"role": "system", "content": system},
                     {"role": "user", "content": prompt}]});
                 chat_completion(&self.http, base, &body)
@@ -306,10 +318,6 @@ impl Percolate {
             Some(schema) => data::fill_schema(schema, &answer),
             None => json!({"answer": answer, "confidence": 0.95,
                 "tags": agent.get("tags").cloned().unwrap_or_else(|| json!([]))}),
-        };
-        let model = match args.get("model").and_then(Value::as_str) {
-            Some(m) if !self.defects.on("model-override-ignored") => m.to_owned(),
-            _ => data::DEFAULT_MODEL.to_owned(),
         };
         Ok(json!({"status": "success", "response": response,
             "trace_id": jsonrpc::random_id(), "model": model}))
