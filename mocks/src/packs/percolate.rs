@@ -123,11 +123,12 @@ fn invalid_field(field: &str, reason: &str) -> RpcError {
 }
 
 fn missing_field(field: &str) -> RpcError {
-    RpcError::new(
-        code::INVALID_PARAMS,
-        format!("Invalid params: {field} is required"),
-    )
-    .with_data(json!({"field": field, "reason": "Field required"}))
+    missing_field_as(code::INVALID_PARAMS, field)
+}
+
+fn missing_field_as(code: i64, field: &str) -> RpcError {
+    RpcError::new(code, format!("Invalid params: {field} is required"))
+        .with_data(json!({"field": field, "reason": "Field required"}))
 }
 
 /// Releases a tenant's in-flight slot when dropped.
@@ -147,9 +148,6 @@ impl Drop for Slot {
 
 impl Percolate {
     fn missing_tenant(&self) -> RpcError {
-        if self.defects.on("missing-tenant-invalid-params") {
-            return missing_field("tenant_id");
-        }
         let e = RpcError::new(code::INVALID_REQUEST, "Invalid request");
         if self.defects.on("missing-tenant-no-details") {
             e
@@ -160,6 +158,9 @@ impl Percolate {
 
     fn tenant(&self, args: &Map<String, Value>) -> Result<String, RpcError> {
         let Some(t) = args.get("tenant_id").and_then(Value::as_str) else {
+            if self.defects.on("missing-tenant-accepted") {
+                return Ok(data::TENANTS[0].to_owned());
+            }
             return Err(self.missing_tenant());
         };
         if !data::TENANTS.contains(&t) && !self.defects.on("unknown-tenant-accepted") {
@@ -230,6 +231,9 @@ impl Percolate {
         let tenant = self.tenant(&args)?;
         for f in data::required(&name) {
             if !args.contains_key(*f) && !self.defects.on("missing-field-accepted") {
+                if self.defects.on("missing-field-internal-error") {
+                    return Err(missing_field_as(code::INTERNAL, f));
+                }
                 return Err(missing_field(f));
             }
         }
