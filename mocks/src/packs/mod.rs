@@ -95,8 +95,10 @@ pub struct PackSpec {
     /// A named fixture (agentic-server: `workers-only`, `empty`, `default-agent=<id>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fixture: Option<String>,
-    /// A degenerate stand-in instead of the system (test support, [`degenerate::MODES`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A degenerate stand-in instead of the system (test support, [`degenerate::MODES`]): set
+    /// from [`degenerate::DEGENERATE_ENV`] only, never read from a file.
+    #[serde(skip)]
+    #[schemars(skip)]
     pub degenerate: Option<String>,
     /// Defect variants, each breaking one rule.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
