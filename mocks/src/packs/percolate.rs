@@ -104,6 +104,10 @@ impl McpHandler for Percolate {
                 }
                 "resources/read" => self.read_resource(&call),
                 "prompts/list" => Ok(json!({"prompts": []})),
+                m if self.defects.on("unknown-method-invalid-request") => Err(RpcError::new(
+                    code::INVALID_REQUEST,
+                    format!("Invalid request: {m}"),
+                )),
                 m => Err(RpcError::new(
                     code::METHOD_NOT_FOUND,
                     format!("Method not found: {m}"),
@@ -323,8 +327,11 @@ impl Percolate {
             None => json!({"answer": answer, "confidence": 0.95,
                 "tags": agent.get("tags").cloned().unwrap_or_else(|| json!([]))}),
         };
-        Ok(json!({"status": "success", "response": response,
-            "trace_id": jsonrpc::random_id(), "model": model}))
+        let mut out = json!({"status": "success", "response": response, "model": model});
+        if !self.defects.on("no-trace-id") {
+            out["trace_id"] = json!(jsonrpc::random_id());
+        }
+        Ok(out)
     }
 
     fn search(&self, tenant: &str, args: &Map<String, Value>) -> Result<Value, RpcError> {

@@ -18,6 +18,11 @@ pub(crate) const DEFECTS: &[(&str, &str)] = &[
         "a missing required argument gets -32603 (neither of the seed's -32600 or -32602)",
     ),
     (
+        "unknown-method-invalid-request",
+        "an unknown MCP method gets -32600 instead of -32601",
+    ),
+    ("no-trace-id", "an ask_agent result carries no trace_id"),
+    (
         "missing-field-accepted",
         "a missing required argument other than tenant_id is not rejected",
     ),
