@@ -50,6 +50,8 @@ struct Shared {
     runtime: tokio::runtime::Runtime,
     scenarios: BTreeMap<&'static str, Vec<Scenario>>,
     table: Result<Table, String>,
+    /// Pack scenario files that do not load.
+    load_errors: Vec<String>,
 }
 
 fn folder(kind: PackKind) -> &'static str {
@@ -244,7 +246,7 @@ fn table_trial(shared: &Arc<Shared>) -> Trial {
         "pack-table::every_defect_listed_and_every_check_caught",
         move || {
             let table = shared.table.as_ref().map_err(|e| Failed::from(e.clone()))?;
-            let mut problems = Vec::new();
+            let mut problems = shared.load_errors.clone();
             for kind in KINDS {
                 for (name, _) in kind.defects() {
                     if !table
@@ -323,11 +325,15 @@ fn main() -> std::process::ExitCode {
         }
     };
     let mut scenarios = BTreeMap::new();
+    let mut load_errors = Vec::new();
     for kind in KINDS {
-        let loaded: Vec<Scenario> = suite::pack_scenario_files(&root, folder(kind))
-            .iter()
-            .filter_map(|f| suite::load_scenario(f).ok())
-            .collect();
+        let mut loaded: Vec<Scenario> = Vec::new();
+        for f in suite::pack_scenario_files(&root, folder(kind)) {
+            match suite::load_scenario(&f) {
+                Ok(s) => loaded.push(s),
+                Err(e) => load_errors.push(format!("{}: {e}", f.display())),
+            }
+        }
         scenarios.insert(folder(kind), loaded);
     }
     let table = std::fs::read_to_string(root.join(TABLE_FILE))
@@ -338,6 +344,7 @@ fn main() -> std::process::ExitCode {
         runtime,
         scenarios,
         table,
+        load_errors,
     });
     if std::env::var_os("PALLAS_E2E_BLESS").is_some() {
         return match bless(&shared) {

@@ -349,6 +349,7 @@ impl Percolate {
             {
                 Some(k.as_str())
             }
+            Some(_) if self.defects.on("knowledge-base-any") => None,
             Some(_) => {
                 return Err(invalid_field(
                     "knowledge_base",

@@ -21,6 +21,10 @@ pub(crate) const DEFECTS: &[(&str, &str)] = &[
         "unknown-method-invalid-request",
         "an unknown MCP method gets -32600 instead of -32601",
     ),
+    (
+        "knowledge-base-any",
+        "a knowledge_base outside general|codebase|documents searches everything",
+    ),
     ("no-trace-id", "an ask_agent result carries no trace_id"),
     (
         "missing-field-accepted",
