@@ -91,6 +91,34 @@ impl Capability {
     /// the one it implements; Pallas targets claim none).
     pub const PACKS: [Capability; 3] = [Self::Mcpctl, Self::Percolate, Self::AgenticServer];
 
+    /// Whether it selects a contract pack (see [`Self::PACKS`]).
+    pub fn is_pack(self) -> bool {
+        Self::PACKS.contains(&self)
+    }
+
+    /// Why a scenario needing `requires` does not run on a target whose claims are `claims`,
+    /// if it does not. A scenario needing a capability the target does not claim is skipped; a
+    /// target claiming a pack runs only that pack's scenarios (every other scenario belongs to
+    /// the agent-over-MCP contract of seeds 000/001, which that system does not implement); a
+    /// target claiming no pack skips every pack scenario by the first rule.
+    pub fn contract_skip(
+        requires: &[Capability],
+        claims: impl Fn(Capability) -> bool,
+    ) -> Option<String> {
+        if let Some(cap) = requires.iter().find(|c| !claims(**c)) {
+            return Some(format!("the target does not claim `{}`", cap.as_str()));
+        }
+        if let Some(pack) = Self::PACKS.iter().find(|p| claims(**p))
+            && !requires.contains(pack)
+        {
+            return Some(format!(
+                "the target claims the `{}` pack: it runs only that pack's scenarios, not the agent-over-MCP contract (seeds 000/001)",
+                pack.as_str()
+            ));
+        }
+        None
+    }
+
     /// The snake_case name.
     pub fn as_str(self) -> &'static str {
         match self {

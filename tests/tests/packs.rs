@@ -14,6 +14,7 @@ use pallas_conformance::runner::{self, RunOptions, ScenarioResult};
 use pallas_conformance::scenario::{Level, Scenario};
 use pallas_conformance::target::{self, Target};
 use pallas_e2e::suite;
+use pallas_mocks::packs::degenerate::{DEGENERATE_ENV, MODES};
 use pallas_mocks::packs::{DEFECTS_ENV, PackKind};
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +50,8 @@ struct Shared {
     runtime: tokio::runtime::Runtime,
     scenarios: BTreeMap<&'static str, Vec<Scenario>>,
     table: Result<Table, String>,
+    /// Pack scenario files that do not load.
+    load_errors: Vec<String>,
 }
 
 fn folder(kind: PackKind) -> &'static str {
@@ -76,7 +79,21 @@ fn run(
     scenarios: &[Scenario],
     defect: Option<&str>,
 ) -> Result<Vec<ScenarioResult>, Failed> {
-    let target = pack_target(&shared.root, kind, defect)?;
+    run_as(shared, kind, scenarios, defect, None)
+}
+
+fn run_as(
+    shared: &Shared,
+    kind: PackKind,
+    scenarios: &[Scenario],
+    defect: Option<&str>,
+    degenerate: Option<&str>,
+) -> Result<Vec<ScenarioResult>, Failed> {
+    let mut target = pack_target(&shared.root, kind, defect)?;
+    target.env_overrides.insert(
+        DEGENERATE_ENV.to_owned(),
+        degenerate.unwrap_or_default().to_owned(),
+    );
     let opts = RunOptions {
         jobs: scenarios.len().clamp(1, 8),
         step_timeout: Duration::from_secs(10),
@@ -180,13 +197,56 @@ fn defect_trial(shared: &Arc<Shared>, kind: PackKind, name: &'static str) -> Tri
     )
 }
 
+/// A degenerate stand-in (pallas-mocks `PALLAS_MOCK_DEGENERATE`: do-nothing, echo, reject-all)
+/// against every scenario of the pack: no pack check may pass, since none of them has its
+/// premise (a valid call that works, an LLM call, an agent that exists) on such a server.
+fn degenerate_trial(shared: &Arc<Shared>, kind: PackKind, mode: &'static str) -> Trial {
+    let shared = shared.clone();
+    Trial::test(
+        format!("pack-degenerate::{}::{mode}", kind.as_str()),
+        move || {
+            let scenarios = &shared.scenarios[folder(kind)];
+            let results = run_as(&shared, kind, scenarios, None, Some(mode))?;
+            if results.len() != scenarios.len() {
+                return Err(
+                    format!("{} of {} scenarios ran", results.len(), scenarios.len()).into(),
+                );
+            }
+            // A pack check passes in a scenario when every entry attributed to it passes.
+            let mut verdicts: BTreeMap<(String, String), bool> = BTreeMap::new();
+            for r in &results {
+                for c in &r.checks {
+                    if matches!(c.id.split('-').next(), Some("MCPCTL" | "PERC" | "MAS")) {
+                        let all = verdicts.entry((r.id.clone(), c.id.clone())).or_insert(true);
+                        *all &= c.verdict == Verdict::Pass;
+                    }
+                }
+            }
+            let passed: Vec<String> = verdicts
+                .into_iter()
+                .filter(|(_, pass)| *pass)
+                .map(|((s, c), _)| format!("{s}: {c}"))
+                .collect();
+            if passed.is_empty() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "passed without their premise ({mode}):\n{}",
+                    passed.join("\n")
+                )
+                .into())
+            }
+        },
+    )
+}
+
 fn table_trial(shared: &Arc<Shared>) -> Trial {
     let shared = shared.clone();
     Trial::test(
         "pack-table::every_defect_listed_and_every_check_caught",
         move || {
             let table = shared.table.as_ref().map_err(|e| Failed::from(e.clone()))?;
-            let mut problems = Vec::new();
+            let mut problems = shared.load_errors.clone();
             for kind in KINDS {
                 for (name, _) in kind.defects() {
                     if !table
@@ -265,11 +325,15 @@ fn main() -> std::process::ExitCode {
         }
     };
     let mut scenarios = BTreeMap::new();
+    let mut load_errors = Vec::new();
     for kind in KINDS {
-        let loaded: Vec<Scenario> = suite::pack_scenario_files(&root, folder(kind))
-            .iter()
-            .filter_map(|f| suite::load_scenario(f).ok())
-            .collect();
+        let mut loaded: Vec<Scenario> = Vec::new();
+        for f in suite::pack_scenario_files(&root, folder(kind)) {
+            match suite::load_scenario(&f) {
+                Ok(s) => loaded.push(s),
+                Err(e) => load_errors.push(format!("{}: {e}", f.display())),
+            }
+        }
         scenarios.insert(folder(kind), loaded);
     }
     let table = std::fs::read_to_string(root.join(TABLE_FILE))
@@ -280,6 +344,7 @@ fn main() -> std::process::ExitCode {
         runtime,
         scenarios,
         table,
+        load_errors,
     });
     if std::env::var_os("PALLAS_E2E_BLESS").is_some() {
         return match bless(&shared) {
@@ -295,6 +360,9 @@ fn main() -> std::process::ExitCode {
         trials.push(clean_trial(&shared, kind));
         for (name, _) in kind.defects() {
             trials.push(defect_trial(&shared, kind, name));
+        }
+        for (mode, _) in MODES {
+            trials.push(degenerate_trial(&shared, kind, mode));
         }
     }
     libtest_mimic::run(&args, trials).exit_code()

@@ -16,6 +16,7 @@ use crate::observation::{Observed, ReceivedMessage};
 use crate::redact::Redactor;
 use crate::scenario::{Scenario, template::Vars};
 use crate::target::Target;
+use crate::vocab::Capability;
 
 fn skipped(s: &Scenario, reason: String) -> ScenarioResult {
     let none = |_| true;
@@ -86,8 +87,8 @@ pub(super) fn errored(
 
 /// Why a scenario is skipped before it starts, if it is.
 fn skip_reason(s: &Scenario, target: &Target, opts: &RunOptions) -> Option<String> {
-    if let Some(cap) = s.spec.requires.iter().find(|c| !target.claims(**c)) {
-        return Some(format!("the target does not claim `{}`", cap.as_str()));
+    if let Some(reason) = Capability::contract_skip(&s.spec.requires, |c| target.claims(c)) {
+        return Some(reason);
     }
     if opts.registry_url.is_some() && s.spec.deployment.is_some() {
         return Some("needs a deployment of its own (attach mode)".into());

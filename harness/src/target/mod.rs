@@ -377,6 +377,34 @@ pub fn parse_str(file: &str, text: &str) -> Result<TargetSpec, InvalidFiles> {
             ));
         }
     }
+    let packs: Vec<&str> = spec
+        .capabilities
+        .iter()
+        .filter(|c| c.is_pack())
+        .map(|c| c.as_str())
+        .collect();
+    let pallas: Vec<&str> = spec
+        .capabilities
+        .iter()
+        .filter(|c| c.is_pallas_only())
+        .map(|c| c.as_str())
+        .collect();
+    if packs.len() > 1 || (!packs.is_empty() && !pallas.is_empty()) {
+        let line = text
+            .lines()
+            .position(|l| l.trim_start().starts_with("capabilities:"))
+            .map_or(0, |p| p + 1);
+        errors.push(crate::scenario::SpecError::at(
+            file,
+            text,
+            line,
+            1,
+            format!(
+                "a target implements one system: it claims the packs {packs:?} and the Pallas-only capabilities {pallas:?}"
+            ),
+            Some("a pack target claims its pack and no other pack or Pallas-only capability".into()),
+        ));
+    }
     if let Some(template) = &spec.message_arguments
         && !template.values().any(holds_message)
     {

@@ -124,7 +124,7 @@ fn no_pallas_only_check_judges_a_target_that_does_not_claim_it() {
     let mut skipped_scenarios = 0;
     for (name, claims) in &profiles {
         for (rel, s) in pallas_scenarios() {
-            if s.spec.requires.iter().any(|c| !claims(*c)) {
+            if Capability::contract_skip(&s.spec.requires, claims).is_some() {
                 skipped_scenarios += 1; // the runner skips the whole scenario, with the reason
                 continue;
             }
@@ -161,4 +161,136 @@ fn a_profile_claiming_an_unknown_capability_is_refused_with_a_did_you_mean() {
     let out = err.render_plain();
     assert!(out.contains("pallas_confg"), "{out}");
     assert!(out.contains("did you mean `pallas_config`"), "{out}");
+}
+
+/// Every scenario of the tree, with its path under `scenarios/`.
+fn all_scenarios() -> Vec<(String, Scenario)> {
+    let mut files = Vec::new();
+    yaml_files(&scenarios_dir(), &mut files);
+    files
+        .into_iter()
+        .filter_map(|f| {
+            let rel = f
+                .strip_prefix(scenarios_dir())
+                .unwrap()
+                .display()
+                .to_string();
+            (!rel.starts_with("targets/"))
+                .then(|| (rel, scenario::load_file(&f).expect("scenario loads")))
+        })
+        .collect()
+}
+
+/// The pack folder of each pack capability.
+fn pack_folder(c: Capability) -> &'static str {
+    match c {
+        Capability::Mcpctl => "mcpctl/",
+        Capability::Percolate => "percolate/",
+        Capability::AgenticServer => "agentic-server/",
+        _ => unreachable!("not a pack"),
+    }
+}
+
+#[test]
+fn a_pack_target_runs_only_its_pack_and_a_pallas_target_no_pack() {
+    let scenarios = all_scenarios();
+    let mut profiles: Vec<PathBuf> = std::fs::read_dir(scenarios_dir().join("targets"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let tests_targets = scenarios_dir().join("../tests/targets");
+    profiles.extend(
+        std::fs::read_dir(tests_targets)
+            .unwrap()
+            .map(|e| e.unwrap().path()),
+    );
+    profiles.retain(|p| p.extension().is_some_and(|e| e == "yaml"));
+    profiles.sort();
+    let mut wrong = Vec::new();
+    let mut pack_targets = 0;
+    let mut ran_generic = 0;
+    for file in &profiles {
+        let t = target::load(file).unwrap();
+        let pack = Capability::PACKS.into_iter().find(|c| t.claims(*c));
+        pack_targets += usize::from(pack.is_some());
+        for (rel, s) in &scenarios {
+            let runs = Capability::contract_skip(&s.spec.requires, |c| t.claims(c)).is_none();
+            let in_pack = Capability::PACKS
+                .into_iter()
+                .find(|c| rel.starts_with(pack_folder(*c)));
+            let ok = match (pack, in_pack) {
+                // A pack target: its own pack's scenarios may run, nothing else does.
+                (Some(p), Some(q)) => p == q || !runs,
+                (Some(_), None) => !runs,
+                // A Pallas (or generic) target: no pack scenario runs.
+                (None, Some(_)) => !runs,
+                (None, None) => true,
+            };
+            if !ok {
+                wrong.push(format!("{}: {rel}", t.spec.name));
+            }
+            if pack.is_none() && in_pack.is_none() && runs {
+                ran_generic += 1;
+            }
+        }
+    }
+    assert_eq!(pack_targets, 3, "the three pack mocks are profiles");
+    assert!(ran_generic > 0, "the non-pack targets still run scenarios");
+    // Each pack target runs its whole pack.
+    for file in &profiles {
+        let t = target::load(file).unwrap();
+        if let Some(p) = Capability::PACKS.into_iter().find(|c| t.claims(*c)) {
+            let own: Vec<&String> = scenarios
+                .iter()
+                .filter(|(rel, _)| rel.starts_with(pack_folder(p)))
+                .filter(|(_, s)| {
+                    Capability::contract_skip(&s.spec.requires, |c| t.claims(c)).is_some()
+                })
+                .map(|(rel, _)| rel)
+                .collect();
+            assert!(own.is_empty(), "{} skips its own {own:?}", t.spec.name);
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "scenarios run where they do not belong:\n{}",
+        wrong.join("\n")
+    );
+    // The generic scenarios keep running on a generic target (fast-agent claims no pack).
+    let generic_runs = scenarios
+        .iter()
+        .filter(|(rel, _)| rel.starts_with("mcp/"))
+        .filter(|(_, s)| Capability::contract_skip(&s.spec.requires, generic_only).is_none())
+        .count();
+    assert!(
+        generic_runs > 0,
+        "the generic MCP scenarios run on a generic target"
+    );
+    let on_pack = scenarios
+        .iter()
+        .filter(|(rel, _)| rel.starts_with("mcp/"))
+        .filter(|(_, s)| {
+            Capability::contract_skip(&s.spec.requires, |c| {
+                c == Capability::Percolate || c == Capability::Sessions
+            })
+            .is_none()
+        })
+        .count();
+    assert_eq!(on_pack, 0, "a pack target runs no generic MCP scenario");
+}
+
+#[test]
+fn a_profile_claiming_two_systems_is_refused() {
+    for caps in ["[percolate, mcpctl]", "[percolate, health]"] {
+        let text = format!(
+            "name: t\ncommand: [x]\nagent_url: \"http://127.0.0.1:1/mcp\"\ncapabilities: {caps}\n"
+        );
+        let err = target::parse_str("t.yaml", &text).expect_err("two systems");
+        assert!(
+            err.render_plain().contains("implements one system"),
+            "{caps}"
+        );
+    }
+    let ok = "name: t\ncommand: [x]\nagent_url: \"http://127.0.0.1:1/mcp\"\ncapabilities: [percolate, sessions]\n";
+    assert!(target::parse_str("t.yaml", ok).is_ok());
 }

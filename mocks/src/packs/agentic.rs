@@ -48,6 +48,10 @@ pub(crate) const DEFECTS: &[(&str, &str)] = &[
         "agents without providers get `providers: []`",
     ),
     (
+        "provider-capabilities-empty",
+        "a provider without capabilities metadata is listed with `capabilities: {}`",
+    ),
+    (
         "provider-kind-missing",
         "a provider without a kind is listed without `kind: llm`",
     ),
@@ -358,6 +362,15 @@ impl Bridge {
                 for p in items {
                     if p.get("kind").is_none() {
                         p["kind"] = json!("llm");
+                    }
+                }
+            }
+            if self.defects.on("provider-capabilities-empty")
+                && let Some(items) = list.as_array_mut()
+            {
+                for p in items {
+                    if p.get("capabilities").is_none() {
+                        p["capabilities"] = json!({});
                     }
                 }
             }

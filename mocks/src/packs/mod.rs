@@ -18,6 +18,7 @@
 //! ```
 
 mod agentic;
+pub mod degenerate;
 mod jsonrpc;
 mod mcpctl;
 mod percolate;
@@ -94,6 +95,11 @@ pub struct PackSpec {
     /// A named fixture (agentic-server: `workers-only`, `empty`, `default-agent=<id>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fixture: Option<String>,
+    /// A degenerate stand-in instead of the system (test support, [`degenerate::MODES`]): set
+    /// from [`degenerate::DEGENERATE_ENV`] only, never read from a file.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub degenerate: Option<String>,
     /// Defect variants, each breaking one rule.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub defects: Vec<String>,
@@ -145,6 +151,11 @@ impl PackSpec {
                 }
             }
         }
+        if let Ok(m) = std::env::var(degenerate::DEGENERATE_ENV)
+            && !m.trim().is_empty()
+        {
+            self.degenerate = Some(m.trim().to_owned());
+        }
         if let Ok(f) = std::env::var(FIXTURE_ENV)
             && !f.trim().is_empty()
         {
@@ -173,6 +184,9 @@ impl Defects {
 pub(crate) fn router(spec: &PackSpec) -> Result<Router, String> {
     if let Some(issue) = spec.issues().into_iter().next() {
         return Err(issue);
+    }
+    if let Some(mode) = &spec.degenerate {
+        return degenerate::router(mode);
     }
     let defects = Defects::new(&spec.defects);
     Ok(match spec.kind {

@@ -104,6 +104,10 @@ impl McpHandler for Percolate {
                 }
                 "resources/read" => self.read_resource(&call),
                 "prompts/list" => Ok(json!({"prompts": []})),
+                m if self.defects.on("unknown-method-invalid-request") => Err(RpcError::new(
+                    code::INVALID_REQUEST,
+                    format!("Invalid request: {m}"),
+                )),
                 m => Err(RpcError::new(
                     code::METHOD_NOT_FOUND,
                     format!("Method not found: {m}"),
@@ -123,11 +127,12 @@ fn invalid_field(field: &str, reason: &str) -> RpcError {
 }
 
 fn missing_field(field: &str) -> RpcError {
-    RpcError::new(
-        code::INVALID_PARAMS,
-        format!("Invalid params: {field} is required"),
-    )
-    .with_data(json!({"field": field, "reason": "Field required"}))
+    missing_field_as(code::INVALID_PARAMS, field)
+}
+
+fn missing_field_as(code: i64, field: &str) -> RpcError {
+    RpcError::new(code, format!("Invalid params: {field} is required"))
+        .with_data(json!({"field": field, "reason": "Field required"}))
 }
 
 /// Releases a tenant's in-flight slot when dropped.
@@ -147,9 +152,6 @@ impl Drop for Slot {
 
 impl Percolate {
     fn missing_tenant(&self) -> RpcError {
-        if self.defects.on("missing-tenant-invalid-params") {
-            return missing_field("tenant_id");
-        }
         let e = RpcError::new(code::INVALID_REQUEST, "Invalid request");
         if self.defects.on("missing-tenant-no-details") {
             e
@@ -160,6 +162,9 @@ impl Percolate {
 
     fn tenant(&self, args: &Map<String, Value>) -> Result<String, RpcError> {
         let Some(t) = args.get("tenant_id").and_then(Value::as_str) else {
+            if self.defects.on("missing-tenant-accepted") {
+                return Ok(data::TENANTS[0].to_owned());
+            }
             return Err(self.missing_tenant());
         };
         if !data::TENANTS.contains(&t) && !self.defects.on("unknown-tenant-accepted") {
@@ -230,6 +235,9 @@ impl Percolate {
         let tenant = self.tenant(&args)?;
         for f in data::required(&name) {
             if !args.contains_key(*f) && !self.defects.on("missing-field-accepted") {
+                if self.defects.on("missing-field-internal-error") {
+                    return Err(missing_field_as(code::INTERNAL, f));
+                }
                 return Err(missing_field(f));
             }
         }
@@ -290,9 +298,21 @@ impl Percolate {
             .get("description")
             .and_then(Value::as_str)
             .unwrap_or_default();
+        // The model the answer reports; the one sent to the LLM is the same unless the defect
+        // `model-override-ignored` sends the default while still reporting the override.
+        let model = args
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or(data::DEFAULT_MODEL)
+            .to_owned();
+        let sent = if self.defects.on("model-override-ignored") {
+            data::DEFAULT_MODEL
+        } else {
+            model.as_str()
+        };
         let answer = match &self.llm {
             Some(base) => {
-                let body = json!({"model": "mock-model", "messages": [
+                let body = json!({"model": sent, "messages": [
                     {"role": "system", "content": system},
                     {"role": "user", "content": prompt}]});
                 chat_completion(&self.http, base, &body)
@@ -307,12 +327,11 @@ impl Percolate {
             None => json!({"answer": answer, "confidence": 0.95,
                 "tags": agent.get("tags").cloned().unwrap_or_else(|| json!([]))}),
         };
-        let model = match args.get("model").and_then(Value::as_str) {
-            Some(m) if !self.defects.on("model-override-ignored") => m.to_owned(),
-            _ => data::DEFAULT_MODEL.to_owned(),
-        };
-        Ok(json!({"status": "success", "response": response,
-            "trace_id": jsonrpc::random_id(), "model": model}))
+        let mut out = json!({"status": "success", "response": response, "model": model});
+        if !self.defects.on("no-trace-id") {
+            out["trace_id"] = json!(jsonrpc::random_id());
+        }
+        Ok(out)
     }
 
     fn search(&self, tenant: &str, args: &Map<String, Value>) -> Result<Value, RpcError> {
@@ -330,6 +349,7 @@ impl Percolate {
             {
                 Some(k.as_str())
             }
+            Some(_) if self.defects.on("knowledge-base-any") => None,
             Some(_) => {
                 return Err(invalid_field(
                     "knowledge_base",

@@ -170,7 +170,7 @@ proptest::proptest! {
 /// nothing to configure, and no certificate error.
 #[tokio::test]
 async fn a_pack_mock_calls_the_https_mock_llm_of_its_ecosystem() {
-    let yaml = "tls: true\nllms:\n  openai: {dialect: openai}\nmcp_servers:\n  percolate:\n    pack: {kind: percolate, llm: openai}\n";
+    let yaml = "tls: true\nllms:\n  openai: {dialect: openai, models: [claude-sonnet-4.5]}\nmcp_servers:\n  percolate:\n    pack: {kind: percolate, llm: openai}\n";
     let spec = parse_ecosystem("ecosystem.yaml", yaml).unwrap();
     let eco = Ecosystem::start(&spec).await.unwrap();
     let urls = eco.urls();

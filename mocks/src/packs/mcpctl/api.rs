@@ -257,6 +257,9 @@ pub(super) async fn create(
         return r.into_response();
     }
     let mut s = m.store();
+    if m.defects.on("duplicate-name-replaces") {
+        s.agents.retain(|x| x.name != name);
+    }
     if s.agents.iter().any(|x| x.name == name) {
         return error(
             StatusCode::CONFLICT,

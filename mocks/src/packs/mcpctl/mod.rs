@@ -29,6 +29,10 @@ use super::{Defects, PackSpec};
 /// Defects of the mcpctl mock: name → the rule it breaks.
 pub(crate) const DEFECTS: &[(&str, &str)] = &[
     (
+        "duplicate-name-replaces",
+        "creating an agent under a taken name replaces the existing agent",
+    ),
+    (
         "chat-tool-generic-description",
         "the `chat` tool's description is generic, not the agent's",
     ),

@@ -6,13 +6,26 @@ use serde_json::{Value, json};
 /// Defects of the Percolate mock: name → the rule it breaks.
 pub(crate) const DEFECTS: &[(&str, &str)] = &[
     (
-        "missing-tenant-invalid-params",
-        "a missing tenant_id gets -32602 instead of -32600",
+        "missing-tenant-accepted",
+        "a call without tenant_id is served in the tenant acme instead of being refused",
     ),
     (
         "missing-tenant-no-details",
-        "the -32600 for a missing tenant_id has no data.details",
+        "the -32600 for a missing tenant_id has no data naming the field",
     ),
+    (
+        "missing-field-internal-error",
+        "a missing required argument gets -32603 (neither of the seed's -32600 or -32602)",
+    ),
+    (
+        "unknown-method-invalid-request",
+        "an unknown MCP method gets -32600 instead of -32601",
+    ),
+    (
+        "knowledge-base-any",
+        "a knowledge_base outside general|codebase|documents searches everything",
+    ),
+    ("no-trace-id", "an ask_agent result carries no trace_id"),
     (
         "missing-field-accepted",
         "a missing required argument other than tenant_id is not rejected",
