@@ -241,8 +241,12 @@ fn run_mode(rt: &tokio::runtime::Runtime, m: &Mode) -> Result<Figures, String> {
         .is_some_and(|e| e.contains("judging did not finish"));
     if judged_late && m.reason.contains("judging did not finish") {
         println!(
-            "{:<20} judging overran the deadline: {:?}",
-            m.name, scenario.error
+            "{:<20} wall {:>6.2} s  peak RSS +{:>7} kB  largest report {:>7} bytes; judging overran the deadline: {:?}",
+            m.name,
+            wall.as_secs_f64(),
+            peak_above_kb,
+            largest_report,
+            scenario.error
         );
         return Ok(Figures {
             wall,
