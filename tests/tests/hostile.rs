@@ -93,6 +93,22 @@ const MODES: &[Mode] = &[
     mode("slow-headers", "ASSERT", Verdict::Error, "timed out"),
     mode("ignore-sigterm", "ASSERT", Verdict::Pass, ""),
     mode("daemonize", "ASSERT", Verdict::Pass, ""),
+    // The profile agrees the port; a server elsewhere never becomes ready there: a setup
+    // error that names the probe of the agreed port, after the startup timeout.
+    mode(
+        "other-port",
+        "SETUP",
+        Verdict::Error,
+        "did not become ready",
+    ),
+    // The registry's `url` is what a client uses: a remote on another port than the
+    // deployed agent's breaks seed 000's "remote is the endpoint" (REG-004).
+    mode(
+        "registry-other-port",
+        "REG-004",
+        Verdict::Fail,
+        "is no deployed agent endpoint",
+    ),
 ];
 
 /// The most a mode may take, start to end (the scenario deadline is 30 s).
@@ -109,6 +125,12 @@ fn root() -> PathBuf {
     manifest
         .parent()
         .map_or_else(|| manifest.to_path_buf(), Path::to_path_buf)
+}
+
+/// Whether a setup error names the readiness probe of the agreed port (the profile's `/ready`)
+/// and why it failed there.
+fn tgt_port_named(error: &str) -> bool {
+    error.contains("127.0.0.1:") && error.contains("/ready") && error.contains("refused")
 }
 
 fn status_kb(field: &str) -> u64 {
@@ -254,10 +276,26 @@ fn run_mode(rt: &tokio::runtime::Runtime, m: &Mode) -> Result<Figures, String> {
             largest_report,
         });
     }
+    if m.check == "SETUP" {
+        // No step ran: the scenario's error is the verdict, and it must name the cause.
+        let error = scenario.error.as_deref().unwrap_or("");
+        let port = tgt_port_named(error);
+        if !error.contains(m.reason) || !port {
+            problems.push(format!(
+                "scenario error {:?}, expected one with \"{}\" naming the agreed port's probe",
+                scenario.error, m.reason
+            ));
+        }
+        println!("{:<20} scenario error: {error}", m.name);
+        if scenario.checks.iter().any(|c| c.verdict == Verdict::Pass) {
+            problems.push("a check passed against a target that never became ready".into());
+        }
+    }
     let found = scenario.checks.iter().find(|c| {
         c.id == m.check || (m.check == "ASSERT" && c.title.starts_with("the message call"))
     });
     match found {
+        None if m.check == "SETUP" => {}
         None => problems.push(format!(
             "no {} verdict; scenario error: {:?}",
             m.check, scenario.error
@@ -295,7 +333,10 @@ fn every_hostile_mode_ends_bounded_with_its_cause_named() -> Result<(), String> 
     let mut failures = Vec::new();
     let mut ran = 0;
     for m in MODES {
-        if only.as_deref().is_some_and(|o| o != m.name) {
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|n| n == m.name))
+        {
             continue;
         }
         ran += 1;
