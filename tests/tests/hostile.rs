@@ -113,10 +113,22 @@ const MODES: &[Mode] = &[
 
 /// The most a mode may take, start to end (the scenario deadline is 30 s).
 const WALL_BOUND: Duration = Duration::from_secs(90);
-/// The most the harness's peak RSS may rise above its baseline in one mode.
-/// (The 26 MB tool result is the largest: its parsed JSON is held as several `serde_json`
-/// copies; see harness/README.md.)
-const RSS_BOUND_KB: u64 = 4_500 * 1024;
+/// The most the harness's peak RSS may rise above its baseline in one mode, as `cargo test`
+/// runs it (a debug build).
+///
+/// The goal of issue 28 is 10x the answer's size (about 260 MB for the 26 MB tool result); it
+/// is not met: one `serde_json::Value` copy of 1,000,000 small objects is about 0.5 GB on its
+/// own (20x the wire size), and the step output still holds three more (`response`, `result`,
+/// `messages`). Measured alone: +2.3 GB (it was +4.0 GB before the received message was shared).
+/// The bound asserts what holds, with a margin for the allocator; see harness/README.md.
+fn rss_bound_kb(mode: &str) -> u64 {
+    match mode {
+        "huge-result" => 3_000 * 1024,
+        // 100,000 notifications (~15 MB), each its own small `Value`.
+        "progress-flood" => 1_200 * 1024,
+        _ => 160 * 1024,
+    }
+}
 /// The most bytes any report or the event stream of one mode may take.
 const REPORT_BOUND: usize = 256 * 1024;
 
@@ -225,9 +237,10 @@ fn run_mode(rt: &tokio::runtime::Runtime, m: &Mode) -> Result<Figures, String> {
             problems.push(format!("the {what} report is {n} bytes"));
         }
     }
-    if peak_above_kb > RSS_BOUND_KB {
+    if peak_above_kb > rss_bound_kb(m.name) {
         problems.push(format!(
-            "peak RSS rose {peak_above_kb} kB above the baseline"
+            "peak RSS rose {peak_above_kb} kB above the baseline (bound {} kB)",
+            rss_bound_kb(m.name)
         ));
     }
     // No process of the launch is left, whatever session it moved to.
@@ -270,11 +283,16 @@ fn run_mode(rt: &tokio::runtime::Runtime, m: &Mode) -> Result<Figures, String> {
             largest_report,
             scenario.error
         );
-        return Ok(Figures {
-            wall,
-            peak_above_kb,
-            largest_report,
-        });
+        // What is left behind or too large still counts when judging overran.
+        return if problems.is_empty() {
+            Ok(Figures {
+                wall,
+                peak_above_kb,
+                largest_report,
+            })
+        } else {
+            Err(problems.join("; "))
+        };
     }
     if m.check == "SETUP" {
         // No step ran: the scenario's error is the verdict, and it must name the cause.
@@ -343,7 +361,7 @@ fn every_hostile_mode_ends_bounded_with_its_cause_named() -> Result<(), String> 
         match run_mode(&rt, m) {
             Ok(f) => {
                 assert!(f.wall <= WALL_BOUND && f.largest_report <= REPORT_BOUND);
-                assert!(f.peak_above_kb <= RSS_BOUND_KB);
+                assert!(f.peak_above_kb <= rss_bound_kb(m.name));
             }
             Err(e) => failures.push(format!("{}: {e}", m.name)),
         }
