@@ -7,7 +7,7 @@
 # certify/fast-agent/requirements-VERSION.txt exists, the whole transitive set is installed
 # from it (reproducible CI); otherwise pip resolves the dependencies.
 # Idempotent: when VENV_DIR already holds the requested version, nothing is installed.
-# Environment: PYTHON (interpreter to use; default: pyenv's CPython 3.13.0, else python3.13).
+# Environment: PYTHON (interpreter to use; default: certify/python/find-python.sh).
 set -euo pipefail
 
 usage() { echo "usage: $0 VERSION|latest VENV_DIR" >&2; exit 2; }
@@ -16,18 +16,7 @@ version=$1
 venv=$2
 here=$(cd "$(dirname "$0")" && pwd)
 
-find_python() {
-  if [ -n "${PYTHON:-}" ]; then echo "$PYTHON"; return; fi
-  local p
-  # A pyenv shim only runs python3.13 when PYENV_VERSION selects a 3.13 install.
-  export PYENV_VERSION=${PYENV_VERSION:-3.13.0}
-  for p in "${PYENV_ROOT:-$HOME/.pyenv}/versions/3.13.0/bin/python3.13" \
-           "$(command -v python3.13 2>/dev/null || true)"; do
-    if [ -n "$p" ] && [ -x "$p" ]; then echo "$p"; return; fi
-  done
-  echo "error: no CPython 3.13 found (set PYTHON=/path/to/python3.13)" >&2
-  exit 1
-}
+. "$here/../python/find-python.sh"
 
 installed_version() {
   [ -x "$venv/bin/python" ] || return 0

@@ -9,21 +9,12 @@
 # editing it needs no reinstall. Idempotent: when the venv already holds the requirements'
 # hash, nothing is installed (well under a second). fast-agent-mcp 0.7.22 declares Python
 # >= 3.13.5; pyenv has 3.13.0, on which it runs (--ignore-requires-python, as certify/fast-agent/).
-# Environment: PYTHON (interpreter; default: pyenv's CPython 3.13.x, else python3.13).
+# Environment: PYTHON (interpreter; default: certify/python/find-python.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 venv=${1:-${CARGO_TARGET_DIR:-$here/../../target}/pallas-fastagent/venv}
 
-find_python() {
-  if [ -n "${PYTHON:-}" ]; then echo "$PYTHON"; return; fi
-  local root p
-  root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
-  for p in "$root"/versions/3.13*/bin/python3.13 "$(command -v python3.13 2>/dev/null || true)"; do
-    if [ -n "$p" ] && [ -x "$p" ]; then echo "$p"; return; fi
-  done
-  echo "error: no CPython 3.13 found (set PYTHON=/path/to/python3.13)" >&2
-  exit 1
-}
+. "$here/../python/find-python.sh"
 
 stamp="$venv/.pallas-requirements.sha256"
 want=$(sha256sum "$here/requirements.txt" | cut -d' ' -f1)

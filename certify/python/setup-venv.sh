@@ -5,7 +5,7 @@
 #
 # REQUIREMENTS is a fully pinned, transitive list (pip freeze), e.g. certify/agno/requirements.txt.
 # Idempotent: a copy of the requirements file is kept in the venv; when it matches, nothing is
-# installed. Environment: PYTHON (interpreter; default: pyenv's CPython 3.13.0, else python3.13).
+# installed. Environment: PYTHON (interpreter; default: certify/python/find-python.sh).
 set -euo pipefail
 
 [ $# -eq 2 ] || { echo "usage: $0 REQUIREMENTS VENV_DIR" >&2; exit 2; }
@@ -13,17 +13,7 @@ req=$1
 venv=$2
 [ -f "$req" ] || { echo "error: no requirements file $req" >&2; exit 2; }
 
-find_python() {
-  if [ -n "${PYTHON:-}" ]; then echo "$PYTHON"; return; fi
-  local p
-  export PYENV_VERSION=${PYENV_VERSION:-3.13.0}
-  for p in "${PYENV_ROOT:-$HOME/.pyenv}/versions/3.13.0/bin/python3.13" \
-           "$(command -v python3.13 2>/dev/null || true)"; do
-    if [ -n "$p" ] && [ -x "$p" ]; then echo "$p"; return; fi
-  done
-  echo "error: no CPython 3.13 found (set PYTHON=/path/to/python3.13)" >&2
-  exit 1
-}
+. "$(dirname "$0")/find-python.sh"
 
 if [ ! -x "$venv/bin/python" ]; then
   mkdir -p "$(dirname "$venv")"

@@ -1,4 +1,4 @@
-//! The command line: `run`, `report`, `checks`, `validate`, `schema`, `client` and `load`,
+//! The command line: `run`, `report`, `checks`, `validate`, `schema`, `client`, `load`, `watch` and `record`,
 //! resolved into library calls. Output goes through the reporters, which render the run's event
 //! stream; `load` prints its own table and JSON. `main.rs` only maps the returned exit code.
 
@@ -105,6 +105,18 @@ pub enum Command {
     /// call succeeded, 1 some failed, 2 invalid arguments, 3 the target did not start or no
     /// session opened.
     Load(Box<crate::load::LoadArgs>),
+    /// Probe a deployment on an interval and serve the results as Prometheus metrics.
+    ///
+    /// Each round fetches the registry (`--registry`, or the `--target` profile's, deployed as
+    /// `load` does) and judges it (REG-002, REG-001), then probes every agent it lists (or the
+    /// `--url` agent) on a fresh session: `initialize`, `tools/list`, `get_health`, the
+    /// `--canary` message with its progress stream judged by the kit's progress checks, then
+    /// `DELETE`. Metrics (`pallas_watch_*`) are served on `--listen`; the bound address is
+    /// printed. Example scrape config and alert rules: harness/watch/.
+    Watch(Box<crate::watch::WatchArgs>),
+    /// Proxy a client's session with a bridge (registry and agent endpoints) and write it as a
+    /// scenario: steps, the answers' status and shape, progress; bearers never written.
+    Record(Box<crate::record::RecordArgs>),
 }
 
 /// `scenarios` subcommands.
@@ -318,6 +330,8 @@ pub async fn run_cli(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8
         Command::Run(args) => run_command(*args, out, err).await,
         Command::Report(args) => report_command(&args, out, err),
         Command::Load(args) => crate::load::args::run_command(&args, out, err).await,
+        Command::Watch(args) => crate::watch::run_command(&args, out, err).await,
+        Command::Record(args) => crate::record::run_command(&args, out, err).await,
     }
 }
 

@@ -1,4 +1,5 @@
-//! The `pallas-mocks` command line: `up` starts an ecosystem file's mocks, `validate` checks it.
+//! The `pallas-mocks` command line: `up` starts an ecosystem file's mocks, `validate` checks it,
+//! `record` writes one from real upstreams.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -6,6 +7,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::ecosystem::Ecosystem;
+use crate::record::{RecordConfig, Recorder, Upstream, parse_named};
+use crate::spec::Dialect;
 use crate::spec::EcosystemSpec;
 use crate::validate::parse_ecosystem;
 
@@ -52,6 +55,31 @@ pub enum Command {
         /// `pallas-mocks-ca.pem` beside the `--urls-out` file, else in the working directory.
         #[arg(long)]
         ca_out: Option<PathBuf>,
+    },
+    /// Record real upstreams: a proxy in front of each provider and MCP server that returns the
+    /// real answers and writes an ecosystem file `pallas-mocks up FILE` replays offline (rewritten
+    /// after every exchange; secrets redacted). Stops on Ctrl-C or SIGTERM.
+    Record {
+        /// The ecosystem file to write.
+        #[arg(long)]
+        out: PathBuf,
+        /// An OpenAI-compatible provider, `[NAME=]URL` (e.g. `https://api.openai.com/v1`;
+        /// name `openai` by default). Repeatable.
+        #[arg(long, value_name = "[NAME=]URL")]
+        openai: Vec<String>,
+        /// An Anthropic provider, `[NAME=]URL` (e.g. `https://api.anthropic.com`; name
+        /// `anthropic` by default). Repeatable.
+        #[arg(long, value_name = "[NAME=]URL")]
+        anthropic: Vec<String>,
+        /// A downstream MCP server, `NAME=URL` (its Streamable HTTP endpoint). Repeatable.
+        #[arg(long, value_name = "NAME=URL")]
+        mcp: Vec<String>,
+        /// Extra CA certificates (PEM) to trust, besides the system roots and `SSL_CERT_FILE`.
+        #[arg(long, value_name = "PEM")]
+        ca_file: Vec<PathBuf>,
+        /// Write `{"name": "url", …}` (the local URLs) to this file once everything listens.
+        #[arg(long)]
+        urls_out: Option<PathBuf>,
     },
     /// Check an ecosystem file and report the first problem with file:line:col.
     Validate {
@@ -100,6 +128,20 @@ pub async fn run(cli: Cli) -> ExitCode {
                 ExitCode::from(EXIT_OK)
             }
             Err(code) => code,
+        },
+        Command::Record {
+            out,
+            openai,
+            anthropic,
+            mcp,
+            ca_file,
+            urls_out,
+        } => match record_config(out, &openai, &anthropic, &mcp, &ca_file) {
+            Ok(config) => record(config, urls_out.as_deref()).await,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(EXIT_BAD_INPUT)
+            }
         },
         Command::Up {
             file,
@@ -162,6 +204,116 @@ async fn up(spec: &EcosystemSpec, urls_out: Option<&Path>, ca_out: &Path) -> Exi
     tracing::info!("stopping mocks");
     eco.shutdown().await;
     ExitCode::from(EXIT_OK)
+}
+
+/// The recorder's configuration from the command line (and `SSL_CERT_FILE`).
+pub fn record_config(
+    out: PathBuf,
+    openai: &[String],
+    anthropic: &[String],
+    mcp: &[String],
+    ca_files: &[PathBuf],
+) -> Result<RecordConfig, String> {
+    let mut config = RecordConfig {
+        out,
+        ..RecordConfig::default()
+    };
+    let mut add = |arg: &String, default: Option<&str>, up: &dyn Fn(String) -> Upstream| {
+        let (name, url) = parse_named(arg, default)?;
+        if config.upstreams.insert(name.clone(), up(url)).is_some() {
+            return Err(format!(
+                "`{name}` is named twice; use NAME=URL to tell them apart"
+            ));
+        }
+        Ok::<(), String>(())
+    };
+    for a in openai {
+        add(a, Some("openai"), &|url| Upstream::Llm {
+            dialect: Dialect::Openai,
+            url,
+        })?;
+    }
+    for a in anthropic {
+        add(a, Some("anthropic"), &|url| Upstream::Llm {
+            dialect: Dialect::Anthropic,
+            url,
+        })?;
+    }
+    for a in mcp {
+        add(a, None, &|url| Upstream::Mcp { url })?;
+    }
+    if config.upstreams.is_empty() {
+        return Err("nothing to record: give --openai, --anthropic or --mcp".to_owned());
+    }
+    let env_ca = std::env::var_os("SSL_CERT_FILE").map(PathBuf::from);
+    for path in env_ca.iter().chain(ca_files) {
+        let pem =
+            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        config.ca_pems.push(pem);
+    }
+    Ok(config)
+}
+
+async fn record(config: RecordConfig, urls_out: Option<&Path>) -> ExitCode {
+    let out = config.out.clone();
+    let kinds: std::collections::BTreeMap<String, &'static str> = config
+        .upstreams
+        .iter()
+        .map(|(n, u)| {
+            let kind = match u {
+                Upstream::Llm {
+                    dialect: Dialect::Openai,
+                    ..
+                } => "openai",
+                Upstream::Llm {
+                    dialect: Dialect::Anthropic,
+                    ..
+                } => "anthropic",
+                Upstream::Mcp { .. } => "mcp",
+            };
+            (n.clone(), kind)
+        })
+        .collect();
+    let recorder = match Recorder::start(config).await {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{:?}", miette::Report::new(e));
+            return ExitCode::from(EXIT_RUNTIME);
+        }
+    };
+    let urls = recorder.urls();
+    let width = urls.keys().map(String::len).max().unwrap_or(4).max(4);
+    let mut table = format!(
+        "{:width$}  {:9}  URL (point the bridge here)\n",
+        "NAME", "KIND"
+    );
+    for (name, url) in &urls {
+        let kind = kinds.get(name).copied().unwrap_or("");
+        table.push_str(&format!("{name:width$}  {kind:9}  {url}\n"));
+    }
+    println!("{table}Recording to {}; stop with Ctrl-C.", out.display());
+    if let Some(path) = urls_out
+        && let Err(e) = write_urls(path, &urls)
+    {
+        eprintln!("error: cannot write {}: {e}", path.display());
+        return ExitCode::from(EXIT_RUNTIME);
+    }
+    wait_for_signal().await;
+    let (turns, calls) = recorder.counts();
+    match recorder.finish().await {
+        Ok(()) => {
+            println!(
+                "Wrote {} ({turns} model answers, {calls} tool calls); replay with `pallas-mocks up {}`.",
+                out.display(),
+                out.display()
+            );
+            ExitCode::from(EXIT_OK)
+        }
+        Err(e) => {
+            eprintln!("error: cannot write {}: {e}", out.display());
+            ExitCode::from(EXIT_RUNTIME)
+        }
+    }
 }
 
 /// The name → URL table `up` prints.

@@ -13,6 +13,7 @@ pub mod journal;
 pub mod llm;
 pub mod mcp;
 pub mod packs;
+pub mod record;
 pub mod spec;
 pub mod tls;
 pub mod validate;

@@ -158,6 +158,21 @@ pub struct MatchSpec {
     /// The request is the mock's N-th completion request (0-based, counted since start or reset).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_index: Option<u32>,
+    /// The last user message is exactly this text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_user_is: Option<String>,
+    /// The request holds this many user messages (tool results not counted): the position of
+    /// the conversation, 1 for the first user message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_messages: Option<u32>,
+    /// The number of assistant messages after the last user message: 0 for the first model call
+    /// of a round, 1 after one tool call and its results, and so on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
+    /// The tool results after the last user message are exactly these texts, in order (`[]`:
+    /// none). What `pallas-mocks record` keys a tool loop's calls by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_results: Option<Vec<String>>,
 }
 
 /// Token counts reported in `usage`.
@@ -279,6 +294,13 @@ pub struct McpMockSpec {
     /// Server name reported in `initialize` (`serverInfo.name`); the spec key when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_name: Option<String>,
+    /// Server version reported in `initialize` (`serverInfo.version`); the mocks' own version
+    /// when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_version: Option<String>,
+    /// `instructions` reported in `initialize`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
     /// Tools the server offers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<ToolSpec>,
@@ -362,6 +384,38 @@ pub enum ToolResultSpec {
     EchoArgs,
     /// Never answer.
     Hang,
+    /// Recorded answers by arguments (what `pallas-mocks record` writes): a call whose arguments
+    /// equal a case's `arguments` gets that case's answer; any other call gets JSON-RPC error
+    /// -32602 saying nothing was recorded for them.
+    Recorded(Vec<RecordedCallSpec>),
+}
+
+/// One recorded tool call: the arguments it was made with and what the server answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecordedCallSpec {
+    /// The call's arguments (a JSON object; `{}` when the call had none).
+    #[serde(default = "empty_object")]
+    pub arguments: Value,
+    /// The `CallToolResult` as the server sent it (`content`, `structuredContent`, `isError`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// The JSON-RPC error the server answered instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<RecordedErrorSpec>,
+}
+
+/// A recorded JSON-RPC error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecordedErrorSpec {
+    /// JSON-RPC error code.
+    pub code: i32,
+    /// Error message.
+    pub message: String,
+    /// Error data, when the server sent any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
 }
 
 impl Default for ToolResultSpec {

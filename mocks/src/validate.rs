@@ -236,6 +236,27 @@ fn validate_mcp(
                 Some("e.g. `{type: object, properties: {query: {type: string}}}`"),
             ));
         }
+        if let crate::spec::ToolResultSpec::Recorded(calls) = &tool.result {
+            for (j, call) in calls.iter().enumerate() {
+                let cpath = format!("{tpath}.result.recorded.{j}");
+                if call.result.is_some() == call.error.is_some() {
+                    issues.push(SpecIssue::new(
+                        cpath.clone(),
+                        "a recorded call has either a `result` or an `error`",
+                        None,
+                    ));
+                }
+                if let Some(r) = &call.result
+                    && serde_json::from_value::<rmcp::model::CallToolResult>(r.clone()).is_err()
+                {
+                    issues.push(SpecIssue::new(
+                        format!("{cpath}.result"),
+                        "not a CallToolResult",
+                        Some("e.g. `{content: [{type: text, text: ok}]}`"),
+                    ));
+                }
+            }
+        }
     }
 }
 

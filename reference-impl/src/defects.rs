@@ -48,6 +48,10 @@ pub const KNOWN: &[(&str, &str)] = &[
         "`get_health` reports ok although downstream servers are unreachable",
     ),
     (
+        "health-timestamp-epoch",
+        "`get_health` stamps its answer with Unix seconds instead of an ISO 8601 time",
+    ),
+    (
         "health-calls-llm",
         "`get_health` sends a chat completion to the LLM",
     ),
@@ -128,6 +132,10 @@ pub const KNOWN: &[(&str, &str)] = &[
     (
         "metrics-health-gauge-stale",
         "`pallas_agent_health_status` ignores `get_health`",
+    ),
+    (
+        "images-items-untyped",
+        "the message tool's `images` items are untyped (no `data`/`mime_type` object)",
     ),
     (
         "message-tool-schema-loose",

@@ -297,7 +297,11 @@ pub async fn check(
 
 /// Turns probe results and the provider status into the seed's report.
 pub fn summarize(probes: &[ProbeResult], provider: &ProviderStatus, serving: bool) -> HealthReport {
-    let timestamp = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let timestamp = if crate::defect!("health-timestamp-epoch") {
+        chrono::Utc::now().timestamp().to_string()
+    } else {
+        chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    };
     if !serving {
         return HealthReport {
             status: HealthStatus::Error,

@@ -26,3 +26,6 @@ mod with_mocks;
 
 #[path = "agent/logs.rs"]
 mod logs;
+
+#[path = "agent/recording.rs"]
+mod recording;

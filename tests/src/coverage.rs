@@ -12,6 +12,7 @@ use pallas_conformance::rules::{Doc, RuleBook};
 use pallas_conformance::scenario::Scenario;
 use serde::Deserialize;
 
+use crate::clauses::{Assessed, Status};
 use crate::defects::DefectTable;
 
 /// A defect variant as coverage sees it: its name, the checks it makes fail, the scenarios that
@@ -216,6 +217,7 @@ pub fn markdown(
     scenarios: &[Scenario],
     defects: &[DefectRef],
     untestable: &Untestable,
+    clauses: &[Assessed],
 ) -> String {
     let rules: Vec<_> = book
         .rules
@@ -233,8 +235,6 @@ pub fn markdown(
         .iter()
         .filter(|(r, c)| !is_pallas_seed(r.doc) && c.complete())
         .count();
-    let rows_pallas: Vec<_> = rows.iter().filter(|(r, _)| is_pallas_seed(r.doc)).collect();
-    let complete = rows_pallas.iter().filter(|(_, c)| c.complete()).count();
     let mut out = String::new();
     out.push_str("# Coverage of the seeds\n\n");
     out.push_str(
@@ -246,21 +246,32 @@ pub fn markdown(
          the trial fails when this file is stale, `PALLAS_E2E_BLESS=1` rewrites it. Do not \
          edit it by hand.\n\n",
     );
+    let count = |st: Status| clauses.iter().filter(|a| a.status == st).count();
     let _ = writeln!(
         out,
-        "- statements quoted as rules: **{}** (seed 000: {}, seed 001: {})",
-        rules.len(),
-        rules.iter().filter(|r| r.doc == Doc::Seed000).count(),
-        rules.iter().filter(|r| r.doc == Doc::Seed001).count()
+        "- seeds 000 and 001 split into clauses (`tests/clauses.yaml`): **{}** (seed 000: {}, \
+         seed 001: {}), from **{}** statements quoted as rules",
+        clauses.len(),
+        clauses.iter().filter(|a| a.doc == Doc::Seed000).count(),
+        clauses.iter().filter(|a| a.doc == Doc::Seed001).count(),
+        rules.len()
     );
     let _ = writeln!(
         out,
-        "- covered by a check, a scenario and a defect that makes the check fail: **{complete}**"
+        "- **covered** — an assertion led by the clause's own rule observes it and a defect of its \
+         own is caught at exactly that assertion (the defect trial fails otherwise): **{}**",
+        count(Status::Covered)
     );
     let _ = writeln!(
         out,
-        "- with a gap (a `—` below): **{}**",
-        rows_pallas.len() - complete
+        "- **partial** — observed or broken, but not both exactly (a rider, a shared defect, an assertion judged weak on review, a \
+         check that does not fail there): **{}**",
+        count(Status::Partial)
+    );
+    let _ = writeln!(
+        out,
+        "- **not covered** — nothing observes it: **{}**",
+        count(Status::NotCovered)
     );
     let _ = writeln!(
         out,
@@ -286,6 +297,10 @@ pub fn markdown(
         (Doc::Seed004, "Seed 004 (McpAgenticServer)"),
     ] {
         let _ = writeln!(out, "## {title}\n");
+        if is_pallas_seed(doc) {
+            clause_table(&mut out, clauses, doc);
+            continue;
+        }
         out.push_str("| rule | level | section | statement | checks | scenarios | defects |\n");
         out.push_str("|---|---|---|---|---|---|---|\n");
         for (r, c) in rows.iter().filter(|(r, _)| r.doc == doc) {
@@ -337,4 +352,34 @@ pub fn markdown(
     out.truncate(out.trim_end().len());
     out.push('\n');
     out
+}
+
+fn clause_table(out: &mut String, clauses: &[Assessed], doc: Doc) {
+    out.push_str("| clause | level | section | clause text | status | assertion | defect | why not covered |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|\n");
+    for a in clauses.iter().filter(|a| a.doc == doc) {
+        let code = |v: Option<&str>| v.map_or("—".to_owned(), |v| format!("`{v}`"));
+        let assertion = match (&a.location, &a.clause.check) {
+            (Some(l), Some(k)) => format!("{k} at `{l}`"),
+            (None, Some(k)) => format!("{k} (no scenario runs it)"),
+            _ => "—".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
+            a.clause.id,
+            a.level.as_str(),
+            cell(&a.section),
+            cell(&a.fragment),
+            a.status.as_str(),
+            cell(&assertion),
+            code(a.clause.defect.as_deref()),
+            if a.why.is_empty() {
+                "—".to_owned()
+            } else {
+                cell(&a.why)
+            }
+        );
+    }
+    out.push('\n');
 }

@@ -7,6 +7,7 @@
 //! reference's standard ([`suite::judge`]), and loading, validating and rendering the defect table
 //! ([`defects`]).
 
+pub mod clauses;
 pub mod coverage;
 pub mod defects;
 pub mod suite;

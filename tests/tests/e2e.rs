@@ -14,9 +14,9 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use pallas_conformance::checks::Verdict;
 use pallas_conformance::runner::{self, RunOptions, ScenarioResult};
 use pallas_conformance::scenario::Scenario;
-use pallas_e2e::coverage;
 use pallas_e2e::defects::{self, DefectTable};
 use pallas_e2e::suite::{self, AllowedWarnings, Tally};
+use pallas_e2e::{clauses, coverage};
 
 /// The reference binary with the `defects` feature, built by cargo beside this test.
 const REFERENCE_BIN: &str = env!("CARGO_BIN_EXE_pallas-e2e-reference");
@@ -48,7 +48,20 @@ struct Shared {
     runtime: tokio::runtime::Runtime,
     table: Result<DefectTable, String>,
     scenarios: Vec<Scenario>,
+    /// The clauses of seeds 000/001 (`tests/clauses.yaml`), assessed, and the problems found.
+    clauses: Result<(Vec<clauses::Assessed>, Vec<String>), String>,
     totals: Mutex<Totals>,
+}
+
+fn assess_clauses(
+    root: &Path,
+    table: &Result<DefectTable, String>,
+    scenarios: &[Scenario],
+) -> Result<(Vec<clauses::Assessed>, Vec<String>), String> {
+    let table = table.as_ref().map_err(Clone::clone)?;
+    let book = pallas_conformance::rules::book()?;
+    let file = clauses::load(root)?;
+    Ok(clauses::assess(root, &file, book, scenarios, table))
 }
 
 fn options() -> RunOptions {
@@ -168,6 +181,12 @@ fn defect_trial(shared: &Arc<Shared>, name: String) -> Trial {
         let results = run_scenarios(&shared, &selected, &[name.as_str()])?;
         record(&shared, &format!("defect::{name}"), started);
         defect.judge(&results)?;
+        // Each covered clause naming this defect must be broken at exactly its assertion.
+        let (assessed, _) = shared
+            .clauses
+            .as_ref()
+            .map_err(|e| Failed::from(e.clone()))?;
+        clauses::verify(&results, &clauses::expectations(assessed, &name))?;
         if let Ok(mut t) = shared.totals.lock() {
             t.defects += 1;
             t.defect_scenario_runs += selected.len();
@@ -260,7 +279,12 @@ fn table_trials(shared: &Arc<Shared>) -> Vec<Trial> {
             }
         }
         let defects = coverage::defect_refs(&s.root, table, &all).map_err(Failed::from)?;
-        let want = coverage::markdown(book, &all, &defects, &untestable);
+        let (assessed, clause_problems) =
+            s.clauses.as_ref().map_err(|e| Failed::from(e.clone()))?;
+        if !clause_problems.is_empty() {
+            return Err(clause_problems.join("\n").into());
+        }
+        let want = coverage::markdown(book, &all, &defects, &untestable, assessed);
         let path = s.root.join(coverage::COVERAGE_FILE);
         let text = std::fs::read_to_string(&path).unwrap_or_default();
         if want == text {
@@ -424,11 +448,13 @@ fn main() -> std::process::ExitCode {
         .as_ref()
         .map(|t| t.defects.iter().map(|d| d.name.clone()).collect())
         .unwrap_or_default();
+    let clauses = assess_clauses(&root, &table, &scenarios);
     let shared = Arc::new(Shared {
         root,
         runtime,
         table,
         scenarios,
+        clauses,
         totals: Mutex::new(Totals::default()),
     });
 

@@ -80,6 +80,12 @@ const MODES: &[Mode] = &[
         "3 responses to id",
     ),
     mode("unknown-id", "MCP-009", Verdict::Fail, "matches no request"),
+    mode(
+        "sentinel-error-id",
+        "MCP-009",
+        Verdict::Fail,
+        "got a response with id \"server-error\"",
+    ),
     mode("invalid-json", "ASSERT", Verdict::Error, "not JSON"),
     mode("invalid-utf8", "ASSERT", Verdict::Error, "not UTF-8"),
     mode("deep-nesting", "ASSERT", Verdict::Error, "nested too deep"),

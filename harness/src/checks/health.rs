@@ -13,7 +13,7 @@ use crate::scenario::{ActionKind, CheckSpec};
 pub(super) const CHECKS: &[Check] = &[
     Check::new("HEALTH-001", health_listed),
     Check::new("HEALTH-002", health_status_known),
-    Check::new("HEALTH-003", health_message_and_timestamp),
+    Check::new("HEALTH-003", health_message_present),
     Check::new("HEALTH-004", health_status_expected),
     Check::new("HEALTH-005", health_no_llm),
     Check::new("HEALTH-006", health_fast),
@@ -21,6 +21,7 @@ pub(super) const CHECKS: &[Check] = &[
     Check::new("HEALTH-008", health_no_progress),
     Check::new("HEALTH-009", health_gate),
     Check::assertion("HEALTH-010").premise(premise::health_probe),
+    Check::new("HEALTH-011", health_timestamp_iso8601),
 ];
 
 pub(super) const HEALTH_DESCRIPTION: &str =
@@ -159,8 +160,8 @@ pub(super) fn health_status_known(c: &CheckSpec, o: &Observed) -> Outcome {
     })
 }
 
-/// HEALTH-003: a message whenever the status is not `ok`; a timestamp, when present, ISO 8601.
-pub(super) fn health_message_and_timestamp(c: &CheckSpec, o: &Observed) -> Outcome {
+/// HEALTH-003: a message whenever the status is not `ok`.
+pub(super) fn health_message_present(c: &CheckSpec, o: &Observed) -> Outcome {
     health_answers(c, o, |s, h| {
         let status = h.status.as_str();
         if status != "ok" && h.message.as_deref().is_none_or(str::is_empty) {
@@ -169,16 +170,29 @@ pub(super) fn health_message_and_timestamp(c: &CheckSpec, o: &Observed) -> Outco
                 vec![Evidence::new(&s.name, "a message", excerpt(&json!(h), 200))],
             ));
         }
-        if let Some(ts) = h.timestamp.as_deref()
-            && chrono::DateTime::parse_from_rfc3339(ts).is_err()
-        {
+        None
+    })
+}
+
+/// HEALTH-011: a timestamp, when present, is ISO 8601 (RFC 3339); without any timestamp in the
+/// answers there is nothing to judge.
+pub(super) fn health_timestamp_iso8601(c: &CheckSpec, o: &Observed) -> Outcome {
+    let seen = std::cell::Cell::new(false);
+    let outcome = health_answers(c, o, |s, h| {
+        let ts = h.timestamp.as_deref()?;
+        seen.set(true);
+        if chrono::DateTime::parse_from_rfc3339(ts).is_err() {
             return Some(fail(
                 "timestamp is not ISO 8601",
                 vec![Evidence::new(&s.name, "RFC 3339 timestamp", ts)],
             ));
         }
         None
-    })
+    });
+    if matches!(outcome, Outcome::Pass) && !seen.get() {
+        return Outcome::Inconclusive("no `get_health` answer carried a `timestamp`".into());
+    }
+    outcome
 }
 
 /// HEALTH-004: the status and message match the situation (`with: {status, mentions}`).

@@ -166,8 +166,27 @@ pub(super) fn content_types(c: &CheckSpec, o: &Observed) -> Outcome {
 
 pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
     let steps = steps_of(o, c, REQUESTS);
-    if steps.is_empty() {
+    let raw = raw_requests(o, c);
+    if steps.is_empty() && raw.is_empty() {
         return na("MCP request");
+    }
+    for (s, sent) in &raw {
+        if let Some(stray) = raw_stray_response(s, sent) {
+            return fail(
+                format!(
+                    "`{}` sent a request with id {sent} and got a response with id {}, which matches no request (an error response carries the request's id, or null when the id could not be read)",
+                    s.name,
+                    stray
+                        .get("id")
+                        .map_or_else(|| "(none)".to_owned(), Value::to_string)
+                ),
+                vec![Evidence::new(
+                    &s.name,
+                    format!("a response with id {sent} (or null, for an error)"),
+                    excerpt(stray, 300),
+                )],
+            );
+        }
     }
     for s in &steps {
         if let Some(stray) = s.observation.exchange().and_then(stray_response) {
@@ -232,6 +251,31 @@ fn stray_response(x: &crate::client::Exchange) -> Option<&Value> {
         .iter()
         .map(|m| &*m.message)
         .find(|m| is_response(m) && (id.is_none() || m.get("id") != id))
+}
+
+/// The raw steps that sent one JSON-RPC request (a `method` and a number or string `id`), with
+/// that id. Batches, notifications and bodies that are not JSON are left out.
+fn raw_requests<'a>(o: &'a Observed, c: &CheckSpec) -> Vec<(&'a StepRecord, Value)> {
+    steps_of(o, c, &[ActionKind::Raw])
+        .into_iter()
+        .filter_map(|s| {
+            let body = raw_body(s)?;
+            body.get("method")?;
+            let id = body.get("id").filter(|i| i.is_number() || i.is_string())?;
+            Some((s, id.clone()))
+        })
+        .collect()
+}
+
+/// The first response a raw request got whose id is neither the request's nor null (JSON-RPC
+/// 2.0 gives an error whose request id could not be read `"id": null`).
+fn raw_stray_response<'a>(s: &'a StepRecord, sent: &Value) -> Option<&'a Value> {
+    s.observation
+        .exchange()?
+        .messages
+        .iter()
+        .map(|m| &m.message)
+        .find(|m| is_response(m) && m.get("id").is_some_and(|id| !id.is_null() && id != sent))
 }
 
 /// MCP-010: one response per request; the stream carries nothing after it, least of all a

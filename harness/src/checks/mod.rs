@@ -43,6 +43,32 @@ pub(crate) fn run_builtin(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
     }
 }
 
+/// The built-in checks `ids` judged on their own over `observed`, outside a scenario (the
+/// `watch` probe judges its registry fetch and its canary call this way): each check's premise
+/// (`inconclusive` when it did not occur), its evaluator, graded by its rule's level with every
+/// capability claimed. An ID without a built-in evaluator is an `error` result.
+pub fn judge_builtin(ids: &[&str], observed: &Observed, redactor: &Redactor) -> Vec<CheckResult> {
+    let judge = Judge {
+        observed,
+        claims: &|_| true,
+        grading: Grading::default(),
+        redactor,
+    };
+    ids.iter()
+        .filter_map(|id| catalog::get(id).map(|def| (*id, def)))
+        .map(|(id, def)| {
+            let outcome = match value::missing(id, observed) {
+                Some(why) => Outcome::Inconclusive(why.to_owned()),
+                None => match run_builtin(id, &CheckSpec::default(), observed) {
+                    Outcome::NotApplicable(r) => Outcome::Inconclusive(r),
+                    o => o,
+                },
+            };
+            judge.judge(Subject::check(def, None, String::new()), outcome, &[])
+        })
+        .collect()
+}
+
 /// A result for every check of `scenario` (and the automatic ones), graded and redacted.
 pub fn evaluate(
     scenario: &Scenario,

@@ -43,6 +43,8 @@ pub struct Deployed {
     pub url: String,
     /// The message tool's name.
     pub tool: String,
+    /// The registry URL the profile renders, if it has one (`watch` probes through it).
+    pub registry_url: Option<String>,
     /// The target's process id.
     pub pid: Option<u32>,
     /// Spawn → the agent endpoint answering `initialize`.
@@ -112,6 +114,7 @@ pub async fn deploy(target: &Target, opts: &DeployOptions) -> Result<Deployed, L
         .get(AGENT)
         .cloned()
         .ok_or_else(|| LoadError::Setup("the profile rendered no agent URL".into()))?;
+    let registry_url = deployment.rendered().registry_url.clone();
     let mut launch = deployment.rendered().launch.clone();
     if let Some(cpus) = &opts.pin_cpus {
         let mut args = vec!["-c".to_owned(), cpus.clone(), launch.program.clone()];
@@ -160,6 +163,7 @@ pub async fn deploy(target: &Target, opts: &DeployOptions) -> Result<Deployed, L
     Ok(Deployed {
         url,
         tool: target.message_tool(AGENT),
+        registry_url,
         pid: deployment.pid(),
         startup,
         llm: Arc::new(llm),

@@ -73,7 +73,10 @@ pub fn junit(run: &RunResult) -> String {
                         NonSuccessKind::Error
                     };
                     let mut st = TestCaseStatus::non_success(kind);
-                    let mut desc = format!("{}\n--> {}\n", c.reason, c.location);
+                    let mut desc = format!("{}\n", c.reason);
+                    if !c.location.is_empty() {
+                        desc.push_str(&format!("--> {}\n", c.location));
+                    }
                     if let Some(g) = &group {
                         desc.push_str(&format!("{g}\n"));
                     }

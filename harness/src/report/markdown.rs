@@ -118,7 +118,7 @@ pub fn markdown(run: &RunResult) -> String {
                 scenarios.join(", ")
             );
         }
-        for (id, m) in members {
+        for (id, m) in members.iter().filter(|(_, m)| !m.location.is_empty()) {
             let prefix = if members.len() > 1 {
                 format!("`{id}`: ")
             } else {

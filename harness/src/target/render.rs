@@ -56,6 +56,26 @@ pub enum RenderError {
     },
 }
 
+impl RenderError {
+    /// Wraps a template error of `target`'s profile.
+    fn template(
+        target: &Target,
+    ) -> impl Fn(crate::scenario::template::TemplateError) -> Self + Copy + '_ {
+        |source| Self::Template {
+            target: target.spec.name.clone(),
+            source,
+        }
+    }
+
+    /// A file of the run folder could not be written.
+    fn io(path: &Path, e: std::io::Error) -> Self {
+        Self::Io {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        }
+    }
+}
+
 fn slug(agent: &str) -> String {
     agent.replace('_', "-")
 }
@@ -70,14 +90,8 @@ pub fn render_deployment(
     ports: &mut BTreeMap<String, u16>,
     redactor: &mut Redactor,
 ) -> Result<Rendered, RenderError> {
-    let terr = |source| RenderError::Template {
-        target: target.spec.name.clone(),
-        source,
-    };
-    let io = |path: &Path, e: std::io::Error| RenderError::Io {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    };
+    let terr = RenderError::template(target);
+    let io = RenderError::io;
     let mut vars = Vars::new();
     vars.insert("workspace".into(), target.workspace.display().to_string());
     vars.insert("run.dir".into(), run_dir.display().to_string());
@@ -177,14 +191,8 @@ fn write_files(
     mock_urls: &BTreeMap<String, String>,
     run_dir: &Path,
 ) -> Result<Vec<String>, RenderError> {
-    let terr = |source| RenderError::Template {
-        target: target.spec.name.clone(),
-        source,
-    };
-    let io = |path: &Path, e: std::io::Error| RenderError::Io {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    };
+    let terr = RenderError::template(target);
+    let io = RenderError::io;
     let mut files = Vec::new();
     for f in &target.spec.files {
         let per_agent = f.path.contains("{agent}");

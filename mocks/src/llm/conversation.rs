@@ -18,6 +18,10 @@ pub(crate) struct Conversation {
     pub(crate) tools_offered: Vec<String>,
     /// Characters of message text, to estimate input tokens.
     pub(crate) prompt_chars: usize,
+    /// User messages in the request (tool results not counted).
+    pub(crate) user_messages: u32,
+    /// Assistant messages after the last user message.
+    pub(crate) round: u32,
 }
 
 /// Why a request body is not a completion request.
@@ -77,13 +81,18 @@ impl Conversation {
                 (Dialect::Openai, "user") => {
                     conv.last_user = Some(text);
                     conv.tool_results.clear();
+                    conv.user_messages = conv.user_messages.saturating_add(1);
+                    conv.round = 0;
                 }
+                (_, "assistant") => conv.round = conv.round.saturating_add(1),
                 (Dialect::Openai, "tool" | "function") => conv.tool_results.push(text),
                 (Dialect::Anthropic, "user") => {
                     let results = anthropic_tool_results(content);
                     if results.is_empty() {
                         conv.last_user = Some(text);
                         conv.tool_results.clear();
+                        conv.user_messages = conv.user_messages.saturating_add(1);
+                        conv.round = 0;
                     } else {
                         conv.tool_results.extend(results);
                     }
@@ -140,6 +149,7 @@ mod tests {
         assert_eq!(c.tool_results, vec!["R1", "R2"]);
         assert_eq!(c.tools_offered, vec!["a__b"]);
         assert!(c.stream && c.include_usage);
+        assert_eq!((c.user_messages, c.round), (1, 1));
     }
 
     #[test]
@@ -153,6 +163,7 @@ mod tests {
         assert_eq!(c.last_user.as_deref(), Some("hello"));
         assert_eq!(c.tool_results, vec!["R"]);
         assert_eq!(c.tools_offered, vec!["x"]);
+        assert_eq!((c.user_messages, c.round), (1, 1));
     }
 
     #[test]
@@ -165,6 +176,7 @@ mod tests {
         let c = Conversation::parse(Dialect::Openai, &body).unwrap();
         assert!(c.tool_results.is_empty());
         assert_eq!(c.last_user.as_deref(), Some("b"));
+        assert_eq!((c.user_messages, c.round), (2, 0));
     }
 
     #[test]

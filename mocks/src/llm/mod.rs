@@ -1,7 +1,7 @@
 //! Mock LLM providers: OpenAI-compatible and Anthropic, one provider-neutral script, faults in the
 //! providers' real shapes, and a journal of every request.
 
-mod conversation;
+pub(crate) mod conversation;
 mod render;
 mod respond;
 mod script;

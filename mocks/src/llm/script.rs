@@ -101,6 +101,13 @@ impl Script {
                 .has_tool_result
                 .is_none_or(|h| h != conv.tool_results.is_empty())
             && when.turn_index.is_none_or(|n| n == index)
+            && when.last_user_is.as_ref().is_none_or(|s| *s == last)
+            && when.user_messages.is_none_or(|n| n == conv.user_messages)
+            && when.round.is_none_or(|n| n == conv.round)
+            && when
+                .tool_results
+                .as_ref()
+                .is_none_or(|r| *r == conv.tool_results)
     }
 
     /// Picks the answer for `conv`, advancing `state`. Never awaits: callers hold a lock.
@@ -389,6 +396,47 @@ mod tests {
             s.select(&mut st, &conv("abbc", &[])),
             Outcome::Answer { turn: Some(0), .. }
         ));
+    }
+
+    #[test]
+    fn recorded_keys_tell_apart_calls_with_the_same_user_message() {
+        let keyed = |results: &[&str], round: u32, text: &str| {
+            let mut t = text_turn(text);
+            t.repeat = true;
+            t.when = Some(MatchSpec {
+                last_user_is: Some("go".into()),
+                user_messages: Some(1),
+                round: Some(round),
+                tool_results: Some(results.iter().map(|s| s.to_string()).collect()),
+                ..Default::default()
+            });
+            t
+        };
+        let mut sp = spec(vec![
+            keyed(&[], 0, "first"),
+            keyed(&["A"], 1, "after A"),
+            keyed(&["B"], 1, "after B"),
+        ]);
+        sp.on_exhausted = Exhausted::Error;
+        let s = Script::compile(&sp).unwrap();
+        let mut st = s.fresh_state();
+        let mut c = conv("go", &["B"]);
+        c.user_messages = 1;
+        c.round = 1;
+        let text = |o: Outcome| match o {
+            Outcome::Answer { reply, .. } => reply.text,
+            o => panic!("{o:?}"),
+        };
+        assert_eq!(text(s.select(&mut st, &c)).as_deref(), Some("after B"));
+        c.tool_results = vec!["A".into()];
+        assert_eq!(text(s.select(&mut st, &c)).as_deref(), Some("after A"));
+        c.round = 2;
+        assert_eq!(s.select(&mut st, &c), Outcome::Exhausted);
+        let mut first = conv("go", &[]);
+        first.user_messages = 1;
+        assert_eq!(text(s.select(&mut st, &first)).as_deref(), Some("first"));
+        first.last_user = Some("go on".into());
+        assert_eq!(s.select(&mut st, &first), Outcome::Exhausted);
     }
 
     #[test]

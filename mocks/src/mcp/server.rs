@@ -63,8 +63,18 @@ impl ServerHandler for MockServer {
         } else {
             ServerCapabilities::builder().enable_tools().build()
         };
-        ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new(name, env!("CARGO_PKG_VERSION")))
+        let version = self
+            .shared
+            .spec
+            .server_version
+            .clone()
+            .unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_owned());
+        let config =
+            ServerConfig::new(capabilities).with_server_info(Implementation::new(name, version));
+        match &self.shared.spec.instructions {
+            Some(i) => config.with_instructions(i.clone()),
+            None => config,
+        }
     }
 
     async fn list_resources(
@@ -224,6 +234,7 @@ impl ServerHandler for MockServer {
                 stopped().await;
                 return Err(cancelled());
             }
+            ToolResultSpec::Recorded(calls) => return recorded(calls, &request),
         };
         Ok(result.into())
     }
@@ -231,4 +242,45 @@ impl ServerHandler for MockServer {
 
 fn cancelled() -> ErrorData {
     ErrorData::new(ErrorCode::INTERNAL_ERROR, "mock tool call cancelled", None)
+}
+
+/// The recorded answer to a call with these arguments (absent arguments are `{}`).
+fn recorded(
+    calls: &[crate::spec::RecordedCallSpec],
+    request: &CallToolRequestParams,
+) -> Result<CallToolResponse, ErrorData> {
+    let args = request.arguments.clone().map_or(json!({}), Value::Object);
+    let Some(call) = calls
+        .iter()
+        .find(|c| c.arguments == args || (c.arguments.is_null() && args == json!({})))
+    else {
+        return Err(ErrorData::new(
+            ErrorCode::INVALID_PARAMS,
+            format!(
+                "pallas-mocks: no call of `{}` was recorded with these arguments: {args}",
+                request.name
+            ),
+            None,
+        ));
+    };
+    if let Some(e) = &call.error {
+        return Err(ErrorData::new(
+            ErrorCode(e.code),
+            e.message.clone(),
+            e.data.clone(),
+        ));
+    }
+    let result = call
+        .result
+        .clone()
+        .unwrap_or_else(|| json!({"content": []}));
+    serde_json::from_value::<CallToolResult>(result)
+        .map(Into::into)
+        .map_err(|e| {
+            ErrorData::new(
+                ErrorCode::INTERNAL_ERROR,
+                format!("pallas-mocks: the recorded result is not a CallToolResult: {e}"),
+                None,
+            )
+        })
 }

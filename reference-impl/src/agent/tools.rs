@@ -35,14 +35,14 @@ pub fn send_message_tool(agent: &str) -> Tool {
                 "images": {
                     "type": "array",
                     "description": "Base64-encoded images: [{\"data\": \"...\", \"mime_type\": \"image/png\"}]",
-                    "items": {
+                    "items": if crate::defect!("images-items-untyped") { json!({}) } else { json!({
                         "type": "object",
                         "properties": {
                             "data": {"type": "string", "description": "Base64 image data"},
                             "mime_type": {"type": "string", "description": "MIME type, e.g. image/png"}
                         },
                         "required": ["data", "mime_type"]
-                    }
+                    }) }
                 }
             },
             "required": if crate::defect!("message-tool-schema-loose") { json!([]) } else { json!(["message"]) }

@@ -192,6 +192,20 @@ async fn serve(mut stream: TcpStream, mode: &str, port: u16) -> std::io::Result<
             .await
         }
         "tools/call" => tools_call(stream, mode, &id, &message).await,
+        // The Python SDK's streamable HTTP server of 2025 answered requests it refused before
+        // reading them with this sentinel id instead of the request's id or null.
+        "ping" if mode == "sentinel-error-id" => {
+            let refused = json!({"jsonrpc": "2.0", "id": "server-error",
+                "error": {"code": -32600, "message": "Not Acceptable"}});
+            respond(
+                &mut stream,
+                "406 Not Acceptable",
+                "application/json",
+                "",
+                &json_bytes(&refused),
+            )
+            .await
+        }
         _ => {
             let empty = json!({"jsonrpc": "2.0", "id": id, "result": {}});
             respond(

@@ -254,3 +254,25 @@ fn an_unhealthy_answer_fails_the_status_expectation_and_the_message_rule() {
     };
     assert!(matches!(run("HEALTH-009", &c, &o), Outcome::Fail(..)));
 }
+
+#[test]
+fn a_timestamp_that_is_not_iso_8601_fails_health_011_and_none_at_all_is_inconclusive() {
+    let answer = |health: serde_json::Value| {
+        let mut s = step("h", None, vec![], vec![]);
+        s.action = "health".into();
+        s.set_request(json!({}));
+        s.set_output(json!({"health": health, "gate": "allowed"}));
+        observed(vec![s])
+    };
+    let epoch = answer(json!({"status": "ok", "timestamp": "1700000000"}));
+    assert!(matches!(verdict("HEALTH-011", &epoch), Outcome::Fail(..)));
+    // HEALTH-003 judges only the message now.
+    assert_eq!(verdict("HEALTH-003", &epoch), Outcome::Pass);
+    let iso = answer(json!({"status": "ok", "timestamp": "2026-11-24T10:00:00Z"}));
+    assert_eq!(verdict("HEALTH-011", &iso), Outcome::Pass);
+    let none = answer(json!({"status": "ok"}));
+    assert!(matches!(
+        verdict("HEALTH-011", &none),
+        Outcome::Inconclusive(..)
+    ));
+}
