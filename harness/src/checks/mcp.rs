@@ -274,7 +274,7 @@ fn raw_stray_response<'a>(s: &'a StepRecord, sent: &Value) -> Option<&'a Value> 
         .exchange()?
         .messages
         .iter()
-        .map(|m| &m.message)
+        .map(|m| &*m.message)
         .find(|m| is_response(m) && m.get("id").is_some_and(|id| !id.is_null() && id != sent))
 }
 
