@@ -104,15 +104,7 @@ pub fn left_by_this_harness() -> Vec<i32> {
     let owner = format!("{}:", harness_identity());
     marked(|v| v.starts_with(owner.as_str()))
         .into_iter()
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|s| {
-                    let rest = &s[s.rfind(')')? + 1..];
-                    rest.split_whitespace().next().map(|st| st != "Z")
-                })
-                .unwrap_or(false)
-        })
+        .filter(|pid| running(*pid))
         .collect()
 }
 
@@ -125,13 +117,33 @@ fn end(pids: &[i32]) -> usize {
     for pid in pids {
         let _ = kill(Pid::from_raw(*pid), Signal::SIGKILL);
     }
-    for pid in pids {
-        let _ = nix::sys::wait::waitpid(
-            Pid::from_raw(*pid),
-            Some(nix::sys::wait::WaitPidFlag::WNOHANG),
-        );
+    // SIGKILL is delivered, not yet carried out: wait (briefly, with a deadline) until each
+    // one is gone or a zombie, so a caller that looks right after finds none alive.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        for pid in pids {
+            let _ = nix::sys::wait::waitpid(
+                Pid::from_raw(*pid),
+                Some(nix::sys::wait::WaitPidFlag::WNOHANG),
+            );
+        }
+        if pids.iter().all(|p| !running(*p)) || std::time::Instant::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
     }
     pids.len()
+}
+
+/// Whether `pid` is a live process (not gone, not a zombie).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let rest = &s[s.rfind(')')? + 1..];
+            rest.split_whitespace().next().map(|st| st != "Z")
+        })
+        .unwrap_or(false)
 }
 
 /// Once per harness process: ends the processes left by harness runs that no longer run, and

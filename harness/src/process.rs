@@ -396,6 +396,22 @@ impl Drop for ImplProcess {
     }
 }
 
+/// An error with its sources (`error sending request…: client error (Connect): tcp connect
+/// error: Connection refused`): the probe's failure names its cause.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(s) = source {
+        let s_text = s.to_string();
+        if !text.ends_with(&s_text) {
+            text.push_str(": ");
+            text.push_str(&s_text);
+        }
+        source = s.source();
+    }
+    text
+}
+
 async fn run_probe(http: &reqwest::Client, probe: &ReadinessProbe) -> Result<(), String> {
     match probe {
         ReadinessProbe::Tcp { addr } => tokio::net::TcpStream::connect(addr.as_str())
@@ -403,7 +419,7 @@ async fn run_probe(http: &reqwest::Client, probe: &ReadinessProbe) -> Result<(),
             .map(|_| ())
             .map_err(|e| e.to_string()),
         ReadinessProbe::HttpGet { url } => {
-            let response = http.get(url).send().await.map_err(|e| e.to_string())?;
+            let response = http.get(url).send().await.map_err(|e| with_causes(&e))?;
             if response.status().is_success() {
                 Ok(())
             } else {
@@ -426,7 +442,7 @@ async fn run_probe(http: &reqwest::Client, probe: &ReadinessProbe) -> Result<(),
                 .body(body.to_string())
                 .send()
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| with_causes(&e))?;
             let status = response.status();
             let session = response
                 .headers()

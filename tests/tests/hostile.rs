@@ -99,14 +99,42 @@ const MODES: &[Mode] = &[
     mode("slow-headers", "ASSERT", Verdict::Error, "timed out"),
     mode("ignore-sigterm", "ASSERT", Verdict::Pass, ""),
     mode("daemonize", "ASSERT", Verdict::Pass, ""),
+    // The profile agrees the port; a server elsewhere never becomes ready there: a setup
+    // error that names the probe of the agreed port, after the startup timeout.
+    mode(
+        "other-port",
+        "SETUP",
+        Verdict::Error,
+        "did not become ready",
+    ),
+    // The registry's `url` is what a client uses: a remote on another port than the
+    // deployed agent's breaks seed 000's "remote is the endpoint" (REG-004).
+    mode(
+        "registry-other-port",
+        "REG-004",
+        Verdict::Fail,
+        "is no deployed agent endpoint",
+    ),
 ];
 
 /// The most a mode may take, start to end (the scenario deadline is 30 s).
 const WALL_BOUND: Duration = Duration::from_secs(90);
-/// The most the harness's peak RSS may rise above its baseline in one mode.
-/// (The 26 MB tool result is the largest: its parsed JSON is held as several `serde_json`
-/// copies; see harness/README.md.)
-const RSS_BOUND_KB: u64 = 4_500 * 1024;
+/// The most the harness's peak RSS may rise above its baseline in one mode, as `cargo test`
+/// runs it (a debug build).
+///
+/// The goal of issue 28 is 10x the answer's size (about 260 MB for the 26 MB tool result); it
+/// is not met: one `serde_json::Value` copy of 1,000,000 small objects is about 0.5 GB on its
+/// own (20x the wire size), and the step output still holds three more (`response`, `result`,
+/// `messages`). Measured alone: +2.3 GB (it was +4.0 GB before the received message was shared).
+/// The bound asserts what holds, with a margin for the allocator; see harness/README.md.
+fn rss_bound_kb(mode: &str) -> u64 {
+    match mode {
+        "huge-result" => 3_000 * 1024,
+        // 100,000 notifications (~15 MB), each its own small `Value`.
+        "progress-flood" => 1_200 * 1024,
+        _ => 160 * 1024,
+    }
+}
 /// The most bytes any report or the event stream of one mode may take.
 const REPORT_BOUND: usize = 256 * 1024;
 
@@ -115,6 +143,12 @@ fn root() -> PathBuf {
     manifest
         .parent()
         .map_or_else(|| manifest.to_path_buf(), Path::to_path_buf)
+}
+
+/// Whether a setup error names the readiness probe of the agreed port (the profile's `/ready`)
+/// and why it failed there.
+fn tgt_port_named(error: &str) -> bool {
+    error.contains("127.0.0.1:") && error.contains("/ready") && error.contains("refused")
 }
 
 fn status_kb(field: &str) -> u64 {
@@ -209,9 +243,10 @@ fn run_mode(rt: &tokio::runtime::Runtime, m: &Mode) -> Result<Figures, String> {
             problems.push(format!("the {what} report is {n} bytes"));
         }
     }
-    if peak_above_kb > RSS_BOUND_KB {
+    if peak_above_kb > rss_bound_kb(m.name) {
         problems.push(format!(
-            "peak RSS rose {peak_above_kb} kB above the baseline"
+            "peak RSS rose {peak_above_kb} kB above the baseline (bound {} kB)",
+            rss_bound_kb(m.name)
         ));
     }
     // No process of the launch is left, whatever session it moved to.
@@ -247,19 +282,44 @@ fn run_mode(rt: &tokio::runtime::Runtime, m: &Mode) -> Result<Figures, String> {
         .is_some_and(|e| e.contains("judging did not finish"));
     if judged_late && m.reason.contains("judging did not finish") {
         println!(
-            "{:<20} judging overran the deadline: {:?}",
-            m.name, scenario.error
-        );
-        return Ok(Figures {
-            wall,
+            "{:<20} wall {:>6.2} s  peak RSS +{:>7} kB  largest report {:>7} bytes; judging overran the deadline: {:?}",
+            m.name,
+            wall.as_secs_f64(),
             peak_above_kb,
             largest_report,
-        });
+            scenario.error
+        );
+        // What is left behind or too large still counts when judging overran.
+        return if problems.is_empty() {
+            Ok(Figures {
+                wall,
+                peak_above_kb,
+                largest_report,
+            })
+        } else {
+            Err(problems.join("; "))
+        };
+    }
+    if m.check == "SETUP" {
+        // No step ran: the scenario's error is the verdict, and it must name the cause.
+        let error = scenario.error.as_deref().unwrap_or("");
+        let port = tgt_port_named(error);
+        if !error.contains(m.reason) || !port {
+            problems.push(format!(
+                "scenario error {:?}, expected one with \"{}\" naming the agreed port's probe",
+                scenario.error, m.reason
+            ));
+        }
+        println!("{:<20} scenario error: {error}", m.name);
+        if scenario.checks.iter().any(|c| c.verdict == Verdict::Pass) {
+            problems.push("a check passed against a target that never became ready".into());
+        }
     }
     let found = scenario.checks.iter().find(|c| {
         c.id == m.check || (m.check == "ASSERT" && c.title.starts_with("the message call"))
     });
     match found {
+        None if m.check == "SETUP" => {}
         None => problems.push(format!(
             "no {} verdict; scenario error: {:?}",
             m.check, scenario.error
@@ -297,14 +357,17 @@ fn every_hostile_mode_ends_bounded_with_its_cause_named() -> Result<(), String> 
     let mut failures = Vec::new();
     let mut ran = 0;
     for m in MODES {
-        if only.as_deref().is_some_and(|o| o != m.name) {
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|n| n == m.name))
+        {
             continue;
         }
         ran += 1;
         match run_mode(&rt, m) {
             Ok(f) => {
                 assert!(f.wall <= WALL_BOUND && f.largest_report <= REPORT_BOUND);
-                assert!(f.peak_above_kb <= RSS_BOUND_KB);
+                assert!(f.peak_above_kb <= rss_bound_kb(m.name));
             }
             Err(e) => failures.push(format!("{}: {e}", m.name)),
         }

@@ -52,14 +52,15 @@ pub(super) fn wire_valid(o: &Observed) -> Outcome {
     // not be read". Such an error is judged as the id-less error MCP's schema describes, so
     // the null id alone is no violation. An id answering no request is MCP-009's matter.
     for m in &o.received {
+        // Borrowed, not copied: only a (small) null-id error is rewritten.
         let message = if is_null_id_error(&m.message) {
-            let mut copy = m.message.clone();
+            let mut copy = Value::clone(&m.message);
             if let Some(obj) = copy.as_object_mut() {
                 obj.remove("id");
             }
-            copy
+            std::borrow::Cow::Owned(copy)
         } else {
-            m.message.clone()
+            std::borrow::Cow::Borrowed(&*m.message)
         };
         match wire::validate_mcp(&m.version, &message, m.request_method.as_deref()) {
             Ok(v) => ev.extend(v.into_iter().map(|v| Evidence {
@@ -220,9 +221,9 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
             continue; // the client cancelled it: the receiver should not answer
         }
         if s.error.is_none()
-            && s.observation
-                .exchange()
-                .is_some_and(|x| x.response.as_ref().is_none_or(Value::is_null) && x.status == 200)
+            && s.observation.exchange().is_some_and(|x| {
+                x.response.as_deref().is_none_or(Value::is_null) && x.status == 200
+            })
         {
             return fail(
                 format!("`{}` got no JSON-RPC response", s.name),
@@ -248,7 +249,7 @@ fn stray_response(x: &crate::client::Exchange) -> Option<&Value> {
     let id = x.response.as_ref().and_then(|r| r.get("id"));
     x.messages
         .iter()
-        .map(|m| &m.message)
+        .map(|m| &*m.message)
         .find(|m| is_response(m) && (id.is_none() || m.get("id") != id))
 }
 
@@ -273,7 +274,7 @@ fn raw_stray_response<'a>(s: &'a StepRecord, sent: &Value) -> Option<&'a Value> 
         .exchange()?
         .messages
         .iter()
-        .map(|m| &m.message)
+        .map(|m| &*m.message)
         .find(|m| is_response(m) && m.get("id").is_some_and(|id| !id.is_null() && id != sent))
 }
 
@@ -297,12 +298,12 @@ pub(super) fn one_response(c: &CheckSpec, o: &Observed) -> Outcome {
         let again: Vec<&Value> = x
             .messages
             .iter()
-            .map(|m| &m.message)
+            .map(|m| &*m.message)
             .filter(|m| is_response(m) && m.get("id") == id)
             .skip(1)
             .collect();
         if let Some(second) = again.first() {
-            let differs = if *second == first {
+            let differs = if *second == &**first {
                 ""
             } else {
                 ", the second different from the first"

@@ -154,7 +154,7 @@ pub(super) fn mcp_tool_inputs(c: &CheckSpec, o: &Observed) -> Outcome {
                         excerpt(
                             s.observation
                                 .exchange()
-                                .and_then(|x| x.response.as_ref())
+                                .and_then(|x| x.response.as_deref())
                                 .unwrap_or(&Value::Null),
                             240,
                         )

@@ -255,7 +255,7 @@ pub(super) fn prog_none_after_result(c: &CheckSpec, o: &Observed) -> Outcome {
             .exchange()
             .into_iter()
             .flat_map(|x| x.after_response())
-            .map(|m| &m.message)
+            .map(|m| &*m.message)
             .collect();
         after.first().map(|first| {
             fail(

@@ -490,7 +490,8 @@ mod tests {
         let m = TimedMessage {
             at_ms: 1500.0,
             message: json!({"jsonrpc":"2.0","method":"notifications/progress",
-                "params":{"progressToken":"t","progress":2,"message":"harper step 2 (llm)"}}),
+                "params":{"progressToken":"t","progress":2,"message":"harper step 2 (llm)"}})
+            .into(),
             sse_event_id: None,
         };
         assert_eq!(

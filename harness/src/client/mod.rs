@@ -174,13 +174,17 @@ impl FromStr for Era {
     }
 }
 
+/// A received JSON-RPC message, parsed once and shared: the recorder, the exchange's messages
+/// and its response hold the same copy (a 26 MB answer is not held three times).
+pub type SharedMessage = std::sync::Arc<Value>;
+
 /// A received JSON-RPC message with its arrival time (ms since the recorder started).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TimedMessage {
     /// Arrival time, milliseconds since the recorder was created.
     pub at_ms: f64,
     /// The message.
-    pub message: Value,
+    pub message: SharedMessage,
     /// The SSE event id that carried it, if any.
     pub sse_event_id: Option<String>,
 }
@@ -211,7 +215,7 @@ pub struct Exchange {
     /// Every JSON-RPC message received, in arrival order.
     pub messages: Vec<TimedMessage>,
     /// The JSON-RPC response to this request's id.
-    pub response: Option<Value>,
+    pub response: Option<SharedMessage>,
     /// A body that was neither SSE nor valid JSON.
     pub body_text: Option<String>,
     /// The deadline passed before the response arrived.
@@ -270,10 +274,11 @@ impl Exchange {
 
     /// Messages received after the response (each one breaks "none after the result").
     pub fn after_response(&self) -> impl Iterator<Item = &TimedMessage> {
-        let position = self
-            .messages
-            .iter()
-            .position(|m| Some(&m.message) == self.response.as_ref());
+        let position = self.messages.iter().position(|m| {
+            self.response
+                .as_ref()
+                .is_some_and(|r| std::sync::Arc::ptr_eq(r, &m.message) || **r == *m.message)
+        });
         self.messages
             .iter()
             .skip(position.map_or(self.messages.len(), |p| p + 1))

@@ -102,8 +102,8 @@ pub enum WireEventKind {
     SseEvent(SseEventRecord),
     /// A JSON-RPC message received (from SSE or a JSON body), in arrival order.
     Received {
-        /// The message.
-        message: Value,
+        /// The message (shared with the exchange that read it).
+        message: super::SharedMessage,
         /// The SSE event id that carried it, if it came over SSE.
         sse_event_id: Option<String>,
         /// Sequence number of the HTTP observation whose response carried it.
@@ -160,6 +160,15 @@ impl Inner {
         }
     }
 
+    fn holds_secret(&self, value: &Value) -> bool {
+        match value {
+            Value::String(s) => self.secrets.iter().any(|x| s.contains(x.as_str())),
+            Value::Array(items) => items.iter().any(|v| self.holds_secret(v)),
+            Value::Object(map) => map.values().any(|v| self.holds_secret(v)),
+            _ => false,
+        }
+    }
+
     fn scrub_http(&self, http: &mut HttpExchange) {
         for (_, v) in http
             .request_headers
@@ -186,8 +195,13 @@ impl Inner {
         }
         match kind {
             WireEventKind::Http(http) => self.scrub_http(http),
-            WireEventKind::Sent(message) | WireEventKind::Received { message, .. } => {
-                self.scrub_json(message)
+            WireEventKind::Sent(message) => self.scrub_json(message),
+            WireEventKind::Received { message, .. } => {
+                // Copied only when a secret is in it: the shared copy stays unredacted for
+                // the exchange, as before.
+                if self.holds_secret(message) {
+                    self.scrub_json(std::sync::Arc::make_mut(message));
+                }
             }
             WireEventKind::SseEvent(event) => self.scrub(&mut event.data),
             WireEventKind::Malformed { text, .. } => self.scrub(text),
@@ -356,7 +370,9 @@ mod tests {
         rec.record(
             "a",
             WireEventKind::Received {
-                message: serde_json::json!({"result": {"text": "saw Bearer tok-7", "n": [1, "tok-7"]}}),
+                message: std::sync::Arc::new(
+                    serde_json::json!({"result": {"text": "saw Bearer tok-7", "n": [1, "tok-7"]}}),
+                ),
                 sse_event_id: None,
                 http_seq: 0,
             },

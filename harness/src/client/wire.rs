@@ -454,6 +454,7 @@ impl MessageSink<'_> {
     }
 
     fn message(&mut self, message: Value, sse_event_id: Option<String>) {
+        let message = SharedMessage::new(message);
         let at_ms = self.recorder.now_ms();
         self.recorder.record(
             self.label,
@@ -469,7 +470,7 @@ impl MessageSink<'_> {
             let id = message.get("id");
             let ours = self.response_id.is_some_and(|r| id == Some(r));
             if ours && self.exchange.response.is_none() {
-                self.exchange.response = Some(message.clone());
+                self.exchange.response = Some(SharedMessage::clone(&message));
             } else if !ours && self.exchange.problem.is_none() {
                 let expected = self
                     .response_id

@@ -43,7 +43,7 @@ impl Observation {
                     let after: Vec<&Value> = x
                         .progress()
                         .filter(|p| p.at_ms > at)
-                        .map(|p| &p.message)
+                        .map(|p| &*p.message)
                         .collect();
                     o["progress_after_cancel"] = json!(after);
                 }
@@ -76,7 +76,7 @@ fn exchange_json(x: &Exchange) -> Value {
     o.insert("headers".into(), Value::Object(headers));
     o.insert("elapsed_ms".into(), json!(x.elapsed_ms));
     o.insert("timed_out".into(), json!(x.timed_out));
-    o.insert("response".into(), opt(x.response.as_ref()));
+    o.insert("response".into(), opt(x.response.as_deref()));
     o.insert("result".into(), opt(x.result()));
     o.insert("error".into(), opt(x.error()));
     o.insert("text".into(), json!(first_text(x)));
@@ -88,7 +88,7 @@ fn exchange_json(x: &Exchange) -> Value {
                 .map(|m| {
                     let mut e = serde_json::Map::new();
                     e.insert("at_ms".into(), json!(m.at_ms));
-                    e.insert("message".into(), m.message.clone());
+                    e.insert("message".into(), Value::clone(&m.message));
                     e.insert("sse_event_id".into(), json!(m.sse_event_id));
                     Value::Object(e)
                 })
@@ -97,15 +97,15 @@ fn exchange_json(x: &Exchange) -> Value {
     );
     o.insert(
         "notifications".into(),
-        list(x.notifications().map(|m| &m.message).collect()),
+        list(x.notifications().map(|m| &*m.message).collect()),
     );
     o.insert(
         "progress".into(),
-        list(x.progress().map(|m| &m.message).collect()),
+        list(x.progress().map(|m| &*m.message).collect()),
     );
     o.insert(
         "after_response".into(),
-        list(x.after_response().map(|m| &m.message).collect()),
+        list(x.after_response().map(|m| &*m.message).collect()),
     );
     o.insert("body_text".into(), json!(x.body_text));
     Value::Object(o)
@@ -127,11 +127,11 @@ mod tests {
                 .into_iter()
                 .map(|(at_ms, message)| TimedMessage {
                     at_ms,
-                    message,
+                    message: message.into(),
                     sse_event_id: Some("1".into()),
                 })
                 .collect(),
-            response: Some(response),
+            response: Some(response.into()),
             body_text: None,
             timed_out: false,
             problem: None,

@@ -111,8 +111,8 @@ pub struct ReceivedMessage {
     pub label: String,
     /// Negotiated protocol version of the connection.
     pub version: String,
-    /// The message.
-    pub message: Value,
+    /// The message (the copy the exchange holds, shared).
+    pub message: crate::client::SharedMessage,
     /// The method of the request this message answers, when it is a response.
     pub request_method: Option<String>,
 }

@@ -128,7 +128,7 @@ impl Observation {
         self.exchange()
             .into_iter()
             .flat_map(Exchange::progress)
-            .map(|m| &m.message)
+            .map(|m| &*m.message)
             .collect()
     }
 

@@ -4,7 +4,9 @@
 //!
 //! `pallas-e2e-hostile <port>`; with `HOSTILE_MODE=daemonize` it starts a copy of itself in a
 //! new session (`setsid`) that serves the port, and waits; with `ignore-sigterm` it ignores
-//! SIGTERM.
+//! SIGTERM; with `other-port` it listens on a port of its own choosing instead of the one it
+//! was given (the profile's agreed port); with `registry-other-port` its registry advertises
+//! the agent on a port other than the agreed one.
 
 use std::time::Duration;
 
@@ -42,7 +44,10 @@ async fn main() -> std::io::Result<()> {
     } else {
         None
     };
-    let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+    // `other-port`: an ephemeral port of its choosing, never the agreed one.
+    let bound = if mode == "other-port" { 0 } else { port };
+    let listener = TcpListener::bind(("127.0.0.1", bound)).await?;
+    eprintln!("listening on {}", listener.local_addr()?);
     loop {
         tokio::select! {
             accepted = listener.accept() => {
@@ -244,6 +249,10 @@ async fn serve_registry(mut stream: TcpStream, mode: &str, port: u16) -> std::io
                 b"{\"servers\": [}",
             )
             .await
+        }
+        "registry-other-port" => {
+            let body = json_bytes(&registry(port.wrapping_add(1)));
+            respond(&mut stream, "200 OK", "application/json", "", &body).await
         }
         _ => {
             let body = json_bytes(&registry(port));

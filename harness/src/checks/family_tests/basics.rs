@@ -132,7 +132,7 @@ fn an_error_with_a_null_id_passes_mcp_001_unless_the_rest_breaks_the_schema() {
     let msg = |m: Value| crate::observation::ReceivedMessage {
         label: "a".into(),
         version: "2025-11-25".into(),
-        message: m,
+        message: m.into(),
         request_method: None,
     };
     let mut o = observed(vec![]);

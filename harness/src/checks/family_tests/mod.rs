@@ -132,7 +132,7 @@ pub(super) fn typed(action: &str, out: &Value) -> Observation {
                     .into_iter()
                     .map(|m| TimedMessage {
                         at_ms: m["at_ms"].as_f64().unwrap_or(0.0),
-                        message: m["message"].clone(),
+                        message: m["message"].clone().into(),
                         sse_event_id: m["sse_event_id"].as_str().map(str::to_owned),
                     })
                     .collect(),
@@ -144,7 +144,7 @@ pub(super) fn typed(action: &str, out: &Value) -> Observation {
                     .enumerate()
                     .map(|(i, p)| TimedMessage {
                         at_ms: i as f64,
-                        message: p.clone(),
+                        message: p.clone().into(),
                         sse_event_id: None,
                     })
                     .collect(),
@@ -152,7 +152,7 @@ pub(super) fn typed(action: &str, out: &Value) -> Observation {
             for m in response.iter().chain(&after) {
                 messages.push(TimedMessage {
                     at_ms: messages.len() as f64,
-                    message: m.clone(),
+                    message: m.clone().into(),
                     sse_event_id: None,
                 });
             }
@@ -162,7 +162,7 @@ pub(super) fn typed(action: &str, out: &Value) -> Observation {
                 content_type,
                 elapsed_ms: 0.0,
                 messages,
-                response,
+                response: response.map(Into::into),
                 body_text: None,
                 timed_out: false,
                 problem: None,
