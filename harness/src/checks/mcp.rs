@@ -172,37 +172,23 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
     }
     for (s, sent) in &raw {
         if let Some(stray) = raw_stray_response(s, sent) {
-            return fail(
-                format!(
-                    "`{}` sent a request with id {sent} and got a response with id {}, which matches no request (an error response carries the request's id, or null when the id could not be read)",
-                    s.name,
-                    stray
-                        .get("id")
-                        .map_or_else(|| "(none)".to_owned(), Value::to_string)
-                ),
-                vec![Evidence::new(
-                    &s.name,
-                    format!("a response with id {sent} (or null, for an error)"),
-                    excerpt(stray, 300),
-                )],
+            return stray_fail(
+                s,
+                stray,
+                &format!("sent a request with id {sent} and got"),
+                "(an error response carries the request's id, or null when the id could not be read)",
+                format!("a response with id {sent} (or null, for an error)"),
             );
         }
     }
     for s in &steps {
         if let Some(stray) = s.observation.exchange().and_then(stray_response) {
-            return fail(
-                format!(
-                    "`{}` got a response with id {}, which matches no request it sent",
-                    s.name,
-                    stray
-                        .get("id")
-                        .map_or_else(|| "(none)".to_owned(), Value::to_string)
-                ),
-                vec![Evidence::new(
-                    &s.name,
-                    "a response with the request's id",
-                    excerpt(stray, 300),
-                )],
+            return stray_fail(
+                s,
+                stray,
+                "got",
+                "it sent",
+                "a response with the request's id".to_owned(),
             );
         }
     }
@@ -236,6 +222,21 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     Outcome::Pass
+}
+
+/// MCP-009's failure for a response whose id answers no request: "`step` {did} a response with
+/// id X, which matches no request {tail}".
+fn stray_fail(s: &StepRecord, stray: &Value, did: &str, tail: &str, expected: String) -> Outcome {
+    let id = stray
+        .get("id")
+        .map_or_else(|| "(none)".to_owned(), Value::to_string);
+    fail(
+        format!(
+            "`{}` {did} a response with id {id}, which matches no request {tail}",
+            s.name
+        ),
+        vec![Evidence::new(&s.name, expected, excerpt(stray, 300))],
+    )
 }
 
 /// A JSON-RPC response: no `method`, a `result` or an `error`.
