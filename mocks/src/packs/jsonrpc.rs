@@ -55,7 +55,7 @@ impl RpcError {
 /// One request as the pack sees it.
 #[derive(Debug, Clone)]
 pub(crate) struct RpcCall {
-    /// The path scope (mcpctl: the virtual server's name; empty otherwise).
+    /// The path scope (mcpctl: the project of the session; empty otherwise).
     pub scope: String,
     pub method: String,
     pub params: Value,

@@ -1,6 +1,7 @@
 //! mcpctl agents (seed 002): mcpd's agent HTTP API — CRUD, chat (JSON or SSE), threads and their
-//! replay, RBAC by bearer token — and each agent's virtual MCP server `agent-<name>` (served at
-//! `/mcp/agent-<name>`) with one tool `chat` whose description is the agent's description.
+//! replay, RBAC by bearer token — and mcplocal's project session (`/projects/<project>/mcp`,
+//! see [`session`]) into which every agent is registered as the virtual server `agent-<name>`
+//! with one tool `chat` whose description is the agent's description.
 //!
 //! Bearer tokens of the fixture: `admin-token` (everything), `viewer-token` (`view:agents`),
 //! `runner-token` (`view:agents`, `run:agents:reviewer`), `wildcard-token` (`view:agents`,
@@ -8,6 +9,7 @@
 
 mod api;
 mod chat;
+mod session;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -38,7 +40,7 @@ pub(crate) const DEFECTS: &[(&str, &str)] = &[
     ),
     (
         "extra-virtual-tool",
-        "the virtual server lists a second tool beside `chat`",
+        "the virtual server `agent-<name>` lists a second tool beside `chat`",
     ),
     (
         "virtual-server-unprefixed",
@@ -47,6 +49,10 @@ pub(crate) const DEFECTS: &[(&str, &str)] = &[
     (
         "collision-overrides-server",
         "an agent shadows a project server literally named `agent-<name>`",
+    ),
+    (
+        "virtual-chat-echoes",
+        "the virtual `chat` tool answers the message back without running the agent",
     ),
     (
         "no-accel-header",
@@ -219,19 +225,6 @@ impl Mcpd {
     fn store(&self) -> MutexGuard<'_, Store> {
         self.store.lock().unwrap_or_else(|p| p.into_inner())
     }
-
-    /// The agent behind a virtual server name, unless a project server has that name.
-    fn virtual_agent(&self, server: &str) -> Option<AgentRow> {
-        let name = if self.defects.on("virtual-server-unprefixed") {
-            server
-        } else {
-            server.strip_prefix("agent-")?
-        };
-        if self.servers.contains_key(server) && !self.defects.on("collision-overrides-server") {
-            return None;
-        }
-        self.store().agents.iter().find(|a| a.name == name).cloned()
-    }
 }
 
 pub(crate) fn router(spec: &PackSpec, defects: Defects) -> Router {
@@ -262,7 +255,7 @@ pub(crate) fn router(spec: &PackSpec, defects: Defects) -> Router {
         .route("/api/v1/threads/{id}/messages", get(api::replay))
         .route("/api/v1/projects/{p}/agents", get(api::project_agents))
         .route(
-            "/mcp/{server}",
+            "/projects/{project}/mcp",
             post(vmcp_post)
                 .delete(vmcp_delete)
                 .get(|| async { StatusCode::METHOD_NOT_ALLOWED }),
@@ -273,11 +266,11 @@ pub(crate) fn router(spec: &PackSpec, defects: Defects) -> Router {
 
 async fn vmcp_post(
     State(m): State<Arc<Mcpd>>,
-    Path(server): Path<String>,
+    Path(project): Path<String>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    jsonrpc::post(m.clone(), &m.sessions, server, headers, body).await
+    jsonrpc::post(m.clone(), &m.sessions, project, headers, body).await
 }
 
 async fn vmcp_delete(State(m): State<Arc<Mcpd>>, headers: HeaderMap) -> Response {
@@ -286,7 +279,7 @@ async fn vmcp_delete(State(m): State<Arc<Mcpd>>, headers: HeaderMap) -> Response
 
 impl McpHandler for Mcpd {
     fn server_name(&self, scope: &str) -> Option<String> {
-        self.virtual_agent(scope).map(|_| scope.to_owned())
+        (scope == self.project).then(|| format!("mcplocal-{scope}"))
     }
 
     fn capabilities(&self) -> Value {
@@ -295,58 +288,18 @@ impl McpHandler for Mcpd {
 
     fn handle(self: Arc<Self>, call: RpcCall) -> BoxFuture<'static, Result<Value, RpcError>> {
         async move {
-            let Some(agent) = self.virtual_agent(&call.scope) else {
+            if call.scope != self.project {
                 return Err(RpcError::new(
                     code::INVALID_REQUEST,
-                    "agent no longer exists",
+                    format!("no project `{}` here", call.scope),
                 ));
-            };
+            }
             match call.method.as_str() {
                 "tools/list" => {
-                    let description = if self.defects.on("chat-tool-generic-description") {
-                        format!("Chat with agent {}", agent.name)
-                    } else {
-                        agent.description.clone()
-                    };
-                    let mut tools = vec![json!({"name": "chat", "description": description,
-                        "inputSchema": {"type": "object", "properties": {
-                            "message": {"type": "string", "description": "What to ask the agent"},
-                            "threadId": {"type": "string", "description": "Continue this thread"}},
-                            "required": ["message"]}})];
-                    if self.defects.on("extra-virtual-tool") {
-                        tools.push(json!({"name": "threads", "description": "List threads",
-                            "inputSchema": {"type": "object"}}));
-                    }
-                    Ok(json!({"tools": tools}))
+                    let tools = session::tools(&self).await;
+                    Ok(json!({"tools": tools.into_iter().map(|(d, _)| d).collect::<Vec<_>>()}))
                 }
-                "tools/call" => {
-                    let (name, args) = jsonrpc::tool_call(&call.params)?;
-                    if name != "chat" {
-                        return Err(RpcError::new(
-                            code::INVALID_PARAMS,
-                            format!("Unknown tool: {name}"),
-                        ));
-                    }
-                    let Some(message) = args.get("message").and_then(Value::as_str) else {
-                        return Err(RpcError::new(
-                            code::INVALID_PARAMS,
-                            "Invalid params: message is required",
-                        ));
-                    };
-                    let mut body = Map::new();
-                    body.insert("message".into(), json!(message));
-                    if let Some(t) = args.get("threadId") {
-                        body.insert("threadId".into(), t.clone());
-                    }
-                    let req = chat::ChatRequest::parse(&Value::Object(body))
-                        .map_err(|e| RpcError::new(code::INVALID_PARAMS, e))?;
-                    Ok(match chat::run(&self, &agent, req, "mcp", None).await {
-                        Ok(done) => jsonrpc::text_result(&done.text),
-                        Err(e) => {
-                            json!({"content": [{"type": "text", "text": e}], "isError": true})
-                        }
-                    })
-                }
+                "tools/call" => session::call(&self, &call.params).await,
                 m => Err(RpcError::new(
                     code::METHOD_NOT_FOUND,
                     format!("Method not found: {m}"),
