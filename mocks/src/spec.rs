@@ -288,6 +288,10 @@ pub struct McpMockSpec {
     /// -32603, HTTP 200): a server that is up but refuses the handshake.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initialize_error: Option<String>,
+    /// Speak only MCP 2025-11-25: a `server/discover` request (the 2026-07-28 lifecycle) gets
+    /// HTTP 400 with a JSON-RPC error, as a server that predates 2026-07-28 answers it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub refuse_discover: bool,
     /// Require `Authorization: Bearer <token>`; otherwise 401 with `WWW-Authenticate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub require_bearer: Option<String>,

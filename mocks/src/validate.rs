@@ -170,6 +170,13 @@ fn validate_mcp(
 ) {
     let base = format!("mcp_servers.{name}");
     ports.check(mcp.port, format!("{base}.port"), issues);
+    if mcp.refuse_discover && mcp.era != crate::spec::WireEra::V2025_11_25 {
+        issues.push(SpecIssue::new(
+            format!("{base}.refuse_discover"),
+            "`refuse_discover` makes a 2025-11-25-only server; a 2026-07-28 server answers `server/discover`",
+            Some("remove it, or leave `era` at 2025-11-25"),
+        ));
+    }
     if let Some(pack) = &mcp.pack {
         for message in pack.issues() {
             issues.push(SpecIssue::new(format!("{base}.pack"), message, None));
@@ -185,6 +192,7 @@ fn validate_mcp(
             ("http_status", mcp.http_status.is_some()),
             ("initialize_delay", mcp.initialize_delay.is_some()),
             ("initialize_error", mcp.initialize_error.is_some()),
+            ("refuse_discover", mcp.refuse_discover),
         ] {
             if set {
                 issues.push(SpecIssue::new(

@@ -268,6 +268,10 @@ pub const KNOWN: &[(&str, &str)] = &[
         "`get_health` counts a server whose `initialize` answer is a JSON-RPC error as reachable",
     ),
     (
+        "probe-discover-only",
+        "`get_health` ignores a successful `initialize` and judges each server by `server/discover` alone",
+    ),
+    (
         "probe-skips-last-server",
         "`get_health` probes every downstream server but the last one configured",
     ),

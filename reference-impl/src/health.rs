@@ -146,7 +146,10 @@ async fn probe_inner(
         }
     }
     match reply {
-        Some(reply) if reply.get("result").is_some() || crate::defect!("probe-any-reply-ok") => {
+        Some(reply)
+            if (reply.get("result").is_some() && !crate::defect!("probe-discover-only"))
+                || crate::defect!("probe-any-reply-ok") =>
+        {
             return Ok(());
         }
         _ if status.is_server_error() => return Err(format!("HTTP {}", status.as_u16())),

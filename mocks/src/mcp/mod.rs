@@ -395,6 +395,13 @@ async fn observe(State(shared): State<Arc<McpShared>>, req: Request, next: Next)
             HeaderValue::from_static("Bearer realm=\"pallas-mocks\", error=\"invalid_token\""),
         );
         r
+    } else if shared.spec.refuse_discover && jsonrpc_method.as_deref() == Some("server/discover") {
+        (
+            StatusCode::BAD_REQUEST,
+            axum::Json(json!({"jsonrpc": "2.0", "id": request_id,
+                "error": {"code": -32600, "message": "Bad Request: this server speaks MCP 2025-11-25 only"}})),
+        )
+            .into_response()
     } else if let Some(message) = shared.spec.initialize_error.as_deref()
         && matches!(
             jsonrpc_method.as_deref(),
