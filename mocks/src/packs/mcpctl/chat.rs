@@ -299,32 +299,16 @@ async fn project_tools(m: &Mcpd, agent: &AgentRow) -> Vec<(String, String, Strin
     if agent.project.as_deref() != Some(m.project.as_str()) {
         return out;
     }
-    for (server, url) in &m.servers {
-        let Ok(mut c) = McpClient::connect(&m.http, url, None).await else {
-            continue;
+    for t in super::session::upstream_tools(m).await {
+        let offered = if m.defects.on("tools-not-namespaced") {
+            t.name.clone()
+        } else {
+            format!("{}__{}", t.server, t.name)
         };
-        if let Ok(r) = c.request("tools/list", json!({})).await {
-            for t in r
-                .get("tools")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let Some(name) = t.get("name").and_then(Value::as_str) else {
-                    continue;
-                };
-                let offered = if m.defects.on("tools-not-namespaced") {
-                    name.to_owned()
-                } else {
-                    format!("{server}__{name}")
-                };
-                let decl = json!({"type": "function", "function": {"name": offered,
-                    "description": t.get("description").cloned().unwrap_or(json!("")),
-                    "parameters": t.get("inputSchema").cloned().unwrap_or(json!({"type": "object"}))}});
-                out.push((offered, url.clone(), name.to_owned(), decl));
-            }
-        }
-        c.close().await;
+        let decl = json!({"type": "function", "function": {"name": offered,
+            "description": t.decl.get("description").cloned().unwrap_or(json!("")),
+            "parameters": t.decl.get("inputSchema").cloned().unwrap_or(json!({"type": "object"}))}});
+        out.push((offered, t.url, t.name, decl));
     }
     out
 }
