@@ -303,6 +303,94 @@ pub const KNOWN: &[(&str, &str)] = &[
         "bearer-to-llm",
         "the inbound bearer replaces the configured API key on OpenAI model requests",
     ),
+    (
+        "probe-http-error-reachable",
+        "a downstream answering `initialize` with an HTTP 5xx counts as reachable",
+    ),
+    (
+        "probe-timeout-5s",
+        "each downstream probe waits 5 s instead of 3 s",
+    ),
+    (
+        "probe-delete-without-session-id",
+        "the probe's `DELETE` is sent without the `Mcp-Session-Id` it was given",
+    ),
+    (
+        "health-slow-ok",
+        "a reachable downstream that answers its probe slowly leaves `get_health` ok",
+    ),
+    (
+        "health-ok-when-some-down",
+        "`get_health` is degraded only when every downstream server is unreachable",
+    ),
+    (
+        "health-degraded-when-all-up",
+        "`get_health` reports degraded although every downstream server is reachable and the provider healthy",
+    ),
+    (
+        "health-message-json",
+        "a degraded `get_health` message is a JSON document instead of an explanation",
+    ),
+    (
+        "health-ignores-provider",
+        "the active provider's failed check is left out of `get_health`",
+    ),
+    (
+        "health-status-renamed",
+        "`get_health` names its status field `state`",
+    ),
+    (
+        "health-two-content-blocks",
+        "`get_health` answers two text content blocks",
+    ),
+    (
+        "health-tool-takes-argument",
+        "`get_health` is listed with an optional `verbose` argument",
+    ),
+    (
+        "health-description-reworded",
+        "`get_health` is listed with another description than the seed's",
+    ),
+    (
+        "health-tool-only-with-servers",
+        "an agent without downstream servers does not list `get_health`",
+    ),
+    (
+        "registry-servers-renamed",
+        "the registry document lists its entries under `agents` instead of `servers`",
+    ),
+    (
+        "registry-entry-no-name",
+        "registry entries lose their `server.name`",
+    ),
+    (
+        "registry-version-v-prefix",
+        "registry versions are published with a `v` prefix (`v2.3.4`), not semver",
+    ),
+    (
+        "registry-description-multiline",
+        "registry descriptions get a second line",
+    ),
+    (
+        "registry-capabilities-no-max-output",
+        "published `capabilities` lack `max_output_tokens`",
+    ),
+    (
+        "registry-capabilities-first-only",
+        "only the first registry entry carries `capabilities`",
+    ),
+    (
+        "registry-title-raw-key",
+        "an agent without a title is published under its raw key instead of `name.title()`",
+    ),
+    (
+        "registry-version-default-0.1.0",
+        "without a configured version entries are published as `0.1.0`",
+    ),
+    (
+        "registry-description-ignored",
+        "a configured agent description is ignored for the fallback",
+    ),
 ];
 
 /// `PALLAS_DEFECTS` named a defect that does not exist.

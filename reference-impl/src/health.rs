@@ -4,6 +4,7 @@
 //! `Accept: application/json, text/event-stream`), then a `DELETE` of the session it returned; a
 //! server that refuses `initialize` but answers a 2026-07-28 `server/discover` is reachable too.
 //! The active provider's status comes from the shared [`LlmStatusCell`], re-probed when stale.
+//! A reachable server whose probe takes longer than [`SLOW_PROBE`] is a slow response: `degraded`.
 //! The LLM itself is never called and no progress is ever sent.
 
 use std::time::{Duration, Instant};
@@ -58,7 +59,13 @@ pub struct ProbeResult {
     pub server: String,
     /// `None` when reachable; otherwise why not.
     pub problem: Option<String>,
+    /// How long the probe took.
+    pub elapsed: Duration,
 }
+
+/// A reachable server whose probe took longer than this is a slow response (seed 000 §2:
+/// `degraded` covers "slow responses"; the whole check "should complete in under 1 second").
+pub const SLOW_PROBE: Duration = Duration::from_secs(1);
 
 const ACCEPT: &str = "application/json, text/event-stream";
 
@@ -135,8 +142,11 @@ async fn probe_inner(
     if let Some(session) = session.filter(|_| !crate::defect!("probe-skip-delete")) {
         // Tear the probe's session down whatever the reply said.
         let remaining = deadline.saturating_duration_since(Instant::now());
-        let delete = with_headers(http.delete(&server.url), server)
-            .header("mcp-session-id", &session)
+        let mut delete = with_headers(http.delete(&server.url), server);
+        if !crate::defect!("probe-delete-without-session-id") {
+            delete = delete.header("mcp-session-id", &session);
+        }
+        let delete = delete
             .header("mcp-protocol-version", "2025-11-25")
             .timeout(remaining.max(Duration::from_millis(1)))
             .send()
@@ -150,6 +160,9 @@ async fn probe_inner(
             if (reply.get("result").is_some() && !crate::defect!("probe-discover-only"))
                 || crate::defect!("probe-any-reply-ok") =>
         {
+            return Ok(());
+        }
+        _ if status.is_server_error() && crate::defect!("probe-http-error-reachable") => {
             return Ok(());
         }
         _ if status.is_server_error() => return Err(format!("HTTP {}", status.as_u16())),
@@ -252,7 +265,11 @@ pub async fn check(
     metrics: &Metrics,
     serving: bool,
 ) -> HealthReport {
-    let timeout = settings.health.probe_timeout;
+    let timeout = if crate::defect!("probe-timeout-5s") {
+        Duration::from_secs(5)
+    } else {
+        settings.health.probe_timeout
+    };
     let servers = match settings.servers.len() {
         n if n > 1 && crate::defect!("probe-skips-last-server") => &settings.servers[..n - 1],
         _ => &settings.servers[..],
@@ -261,17 +278,23 @@ pub async fn check(
         if crate::defect!("probe-serially") {
             let mut results = Vec::new();
             for server in servers {
+                let started = Instant::now();
+                let problem = probe(http, server, timeout).await.err();
                 results.push(ProbeResult {
                     server: server.name.clone(),
-                    problem: probe(http, server, timeout).await.err(),
+                    problem,
+                    elapsed: started.elapsed(),
                 });
             }
             return results;
         }
         join_all(servers.iter().map(|server| async move {
+            let started = Instant::now();
+            let problem = probe(http, server, timeout).await.err();
             ProbeResult {
                 server: server.name.clone(),
-                problem: probe(http, server, timeout).await.err(),
+                problem,
+                elapsed: started.elapsed(),
             }
         }))
         .await
@@ -312,17 +335,35 @@ pub fn summarize(probes: &[ProbeResult], provider: &ProviderStatus, serving: boo
             message: Some("agent is shutting down and cannot process requests".to_owned()),
         };
     }
-    let unreachable: Vec<&str> = probes
+    let mut unreachable: Vec<&str> = probes
         .iter()
         .filter(|probe| probe.problem.is_some() && !crate::defect!("health-ok-when-down"))
         .map(|probe| probe.server.as_str())
+        .collect();
+    if unreachable.len() < probes.len() && crate::defect!("health-ok-when-some-down") {
+        unreachable.clear();
+    }
+    let slow: Vec<String> = probes
+        .iter()
+        .filter(|probe| probe.problem.is_none() && probe.elapsed > SLOW_PROBE)
+        .filter(|_| !crate::defect!("health-slow-ok"))
+        .map(|probe| format!("{} ({:.1} s)", probe.server, probe.elapsed.as_secs_f64()))
         .collect();
     let mut parts = Vec::new();
     if !unreachable.is_empty() {
         parts.push(format!("Unreachable: {}", unreachable.join(", ")));
     }
-    if let Some(problem) = provider.describe() {
+    if !slow.is_empty() {
+        parts.push(format!("Slow: {}", slow.join(", ")));
+    }
+    if let Some(problem) = provider
+        .describe()
+        .filter(|_| !crate::defect!("health-ignores-provider"))
+    {
         parts.push(format!("LLM: {problem}"));
+    }
+    if parts.is_empty() && crate::defect!("health-degraded-when-all-up") {
+        parts.push(format!("{} downstream server(s) reachable", probes.len()));
     }
     if parts.is_empty() {
         HealthReport {
@@ -331,10 +372,15 @@ pub fn summarize(probes: &[ProbeResult], provider: &ProviderStatus, serving: boo
             message: None,
         }
     } else {
+        let message = if crate::defect!("health-message-json") {
+            json!({"unreachable": unreachable, "slow": slow}).to_string()
+        } else {
+            parts.join("; ")
+        };
         HealthReport {
             status: HealthStatus::Degraded,
             timestamp,
-            message: Some(parts.join("; ")).filter(|_| !crate::defect!("health-no-message")),
+            message: Some(message).filter(|_| !crate::defect!("health-no-message")),
         }
     }
 }
@@ -350,10 +396,12 @@ mod tests {
             ProbeResult {
                 server: "argos".into(),
                 problem: None,
+                elapsed: Duration::from_millis(20),
             },
             ProbeResult {
                 server: "neo4j_cypher".into(),
                 problem: Some("refused".into()),
+                elapsed: Duration::from_millis(2),
             },
         ];
         let provider = ProviderStatus {
@@ -377,5 +425,12 @@ mod tests {
         assert!(json.get("message").is_none());
         assert!(json["timestamp"].as_str().unwrap().ends_with('Z'));
         assert_eq!(summarize(&[], &healthy, false).status, HealthStatus::Error);
+        let slow = ProbeResult {
+            elapsed: Duration::from_millis(1500),
+            ..probes[0].clone()
+        };
+        let report = summarize(&[slow], &healthy, true);
+        assert_eq!(report.status, HealthStatus::Degraded);
+        assert_eq!(report.message.as_deref(), Some("Slow: argos (1.5 s)"));
     }
 }

@@ -72,6 +72,15 @@ impl PublishedAgent {
                 "max_output_tokens": s.capabilities.max_output_tokens,
             })
         });
+        #[cfg(feature = "defects")]
+        let capabilities = capabilities.map(|mut c| {
+            if crate::defect!("registry-capabilities-no-max-output")
+                && let Some(o) = c.as_object_mut()
+            {
+                o.remove("max_output_tokens");
+            }
+            c
+        });
         Self {
             agent: s.name.clone(),
             name: registry_name(namespace, &s.name),
@@ -94,10 +103,21 @@ impl PublishedAgent {
             SERVER_SCHEMA_URL.to_owned()
         };
         server.insert("$schema".into(), json!(schema_url));
-        server.insert("name".into(), json!(self.name));
+        if !crate::defect!("registry-entry-no-name") {
+            server.insert("name".into(), json!(self.name));
+        }
         server.insert("title".into(), json!(self.title));
-        server.insert("description".into(), json!(self.description));
-        if !crate::defect!("registry-invalid-entry") {
+        if crate::defect!("registry-description-multiline") {
+            server.insert(
+                "description".into(),
+                json!(format!("{}\nServed by Pallas.", self.description)),
+            );
+        } else {
+            server.insert("description".into(), json!(self.description));
+        }
+        if crate::defect!("registry-version-v-prefix") {
+            server.insert("version".into(), json!(format!("v{}", self.version)));
+        } else if !crate::defect!("registry-invalid-entry") {
             server.insert("version".into(), json!(self.version));
         }
         if !self.icons.is_empty() {
@@ -203,7 +223,17 @@ impl RegistryState {
 
     /// The catalogue document: `{"servers": [...]}`.
     pub fn document(&self) -> Value {
-        let servers: Vec<Value> = self.agents().iter().map(PublishedAgent::to_json).collect();
+        let mut servers: Vec<Value> = self.agents().iter().map(PublishedAgent::to_json).collect();
+        if crate::defect!("registry-capabilities-first-only") {
+            for entry in servers.iter_mut().skip(1) {
+                if let Some(server) = entry.get_mut("server").and_then(Value::as_object_mut) {
+                    server.remove("capabilities");
+                }
+            }
+        }
+        if crate::defect!("registry-servers-renamed") {
+            return json!({ "agents": servers });
+        }
         json!({ "servers": servers })
     }
 

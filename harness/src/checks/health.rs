@@ -22,6 +22,20 @@ pub(super) const CHECKS: &[Check] = &[
     Check::new("HEALTH-009", health_gate),
     Check::assertion("HEALTH-010").premise(premise::health_probe),
     Check::new("HEALTH-011", health_timestamp_iso8601),
+    Check::assertion("HEALTH-012").premise(premise::health_probe),
+    Check::assertion("HEALTH-013").premise(premise::health_answered),
+    Check::assertion("HEALTH-014").premise(premise::health_answered),
+    Check::assertion("HEALTH-015").premise(premise::health_answered),
+    Check::assertion("HEALTH-016").premise(premise::health_probe),
+    Check::assertion("HEALTH-017").premise(premise::health_answered),
+    Check::assertion("HEALTH-018").premise(premise::health_answered),
+    Check::assertion("HEALTH-019").premise(premise::health_answered),
+    Check::assertion("HEALTH-020").premise(premise::health_answered),
+    Check::assertion("HEALTH-021").premise(premise::tools_listed),
+    Check::assertion("HEALTH-022").premise(premise::tools_listed),
+    Check::assertion("HEALTH-023").premise(premise::tools_listed),
+    Check::assertion("HEALTH-024").premise(premise::health_answered),
+    Check::assertion("HEALTH-025").premise(premise::health_answered),
 ];
 
 pub(super) const HEALTH_DESCRIPTION: &str =

@@ -102,3 +102,41 @@ pub(super) fn sse_answer(o: &Observed) -> Option<&'static str> {
         "no request was answered with an SSE stream",
     )
 }
+
+/// A `get_health` call was answered with a tool result (whatever its content).
+pub(super) fn health_answered(o: &Observed) -> Option<&'static str> {
+    held(
+        o.steps.iter().any(|s| {
+            matches!(
+                s.observation,
+                crate::observation::Observation::HealthAnswered(_)
+            ) && s.observation.result().is_some()
+        }),
+        "no `get_health` call was answered with a result",
+    )
+}
+
+/// A `tools/list` answer was received.
+pub(super) fn tools_listed(o: &Observed) -> Option<&'static str> {
+    held(
+        o.steps.iter().any(|s| {
+            s.observation
+                .result()
+                .is_some_and(|r| r.get("tools").is_some())
+        }),
+        "no `tools/list` answer was received",
+    )
+}
+
+/// A registry URL was answered (whatever the answer).
+pub(super) fn registry_answered(o: &Observed) -> Option<&'static str> {
+    held(
+        o.steps.iter().any(|s| {
+            matches!(
+                s.observation,
+                crate::observation::Observation::RegistryFetched(_)
+            )
+        }),
+        "the registry URL was not fetched",
+    )
+}

@@ -23,6 +23,14 @@ pub(super) const CHECKS: &[Check] = &[
     Check::assertion("REG-008").premise(registry_entries),
     Check::assertion("REG-009").premise(registry_entries),
     Check::assertion("REG-010").premise(registry_entries),
+    Check::assertion("REG-011").premise(premise::registry_answered),
+    Check::assertion("REG-012").premise(registry_entries),
+    Check::assertion("REG-013").premise(registry_entries),
+    Check::assertion("REG-014").premise(registry_entries),
+    Check::assertion("REG-015").premise(registry_entries),
+    Check::assertion("REG-016").premise(registry_entries),
+    Check::assertion("REG-017").premise(registry_entries),
+    Check::assertion("REG-018").premise(registry_entries),
 ];
 
 /// The premise of the registry checks: a registry document with an entry was fetched.

@@ -53,6 +53,10 @@ pub const FILES: &[(&str, &str)] = &[
         "harness/rules/agentic-server.yaml",
         include_str!("../../rules/agentic-server.yaml"),
     ),
+    (
+        "harness/rules/pallas-health-clauses.yaml",
+        include_str!("../../rules/pallas-health-clauses.yaml"),
+    ),
 ];
 
 /// The document a rule quotes.

@@ -420,10 +420,13 @@ impl ServerHandler for AgentServer {
         _request: Option<PaginatedRequestParams>,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(vec![
-            tools::send_message_tool(&self.core.settings.name),
-            tools::get_health_tool(),
-        ]))
+        let mut listed = vec![tools::send_message_tool(&self.core.settings.name)];
+        if !(self.core.settings.servers.is_empty()
+            && crate::defect!("health-tool-only-with-servers"))
+        {
+            listed.push(tools::get_health_tool());
+        }
+        Ok(ListToolsResult::with_all_items(listed))
     }
 
     async fn call_tool(
@@ -480,7 +483,20 @@ impl ServerHandler for AgentServer {
                     !self.core.shutdown.is_cancelled(),
                 )
                 .await;
-                let text = serde_json::to_string(&report).unwrap_or_default();
+                let mut text = serde_json::to_string(&report).unwrap_or_default();
+                if crate::defect!("health-status-renamed") {
+                    text = text.replacen("\"status\"", "\"state\"", 1);
+                }
+                if crate::defect!("health-two-content-blocks") {
+                    return Ok(CallToolResult::success(vec![
+                        ContentBlock::text(text),
+                        ContentBlock::text(format!(
+                            "checked {} server(s)",
+                            self.core.settings.servers.len()
+                        )),
+                    ])
+                    .into());
+                }
                 Ok(text_result(text, false).into())
             }
             other if crate::defect!("unknown-tool-is-result") => {

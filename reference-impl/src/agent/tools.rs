@@ -52,11 +52,22 @@ pub fn send_message_tool(agent: &str) -> Tool {
 
 /// `get_health`, with the exact definition of seed 000 §2 (empty object, no extra properties).
 pub fn get_health_tool() -> Tool {
+    let description = if crate::defect!("health-description-reworded") {
+        "Reports whether this agent is healthy."
+    } else {
+        GET_HEALTH_DESCRIPTION
+    };
     Tool::new(
         GET_HEALTH,
-        GET_HEALTH_DESCRIPTION,
+        description,
         object(if crate::defect!("health-tool-schema-open") {
             json!({"type": "object", "properties": {}})
+        } else if crate::defect!("health-tool-takes-argument") {
+            json!({
+                "type": "object",
+                "properties": {"verbose": {"type": "boolean"}},
+                "additionalProperties": false
+            })
         } else {
             json!({
                 "type": "object",

@@ -199,10 +199,16 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
         return Err(at(&agents_src, &spec.name, "`name` is empty")
             .with_hint("give the project a name, e.g. `name: my-project`"));
     }
-    let version = spec
-        .version
-        .as_ref()
-        .map_or_else(|| DEFAULT_VERSION.to_owned(), |v| v.value.clone());
+    let version = spec.version.as_ref().map_or_else(
+        || {
+            if crate::defect!("registry-version-default-0.1.0") {
+                "0.1.0".to_owned()
+            } else {
+                DEFAULT_VERSION.to_owned()
+            }
+        },
+        |v| v.value.clone(),
+    );
     if let Some(v) = spec
         .version
         .as_ref()
@@ -383,10 +389,17 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
             .title
             .clone()
             .filter(|t| !t.trim().is_empty())
-            .unwrap_or_else(|| python_title(key));
+            .unwrap_or_else(|| {
+                if crate::defect!("registry-title-raw-key") {
+                    key.to_owned()
+                } else {
+                    python_title(key)
+                }
+            });
         let description = entry
             .description
             .clone()
+            .filter(|_| !crate::defect!("registry-description-ignored"))
             .or_else(|| card_spec.description.clone())
             .filter(|d| !d.trim().is_empty())
             .unwrap_or_else(|| format!("{title} agent served by Pallas"));
