@@ -53,6 +53,10 @@ pub const FILES: &[(&str, &str)] = &[
         "harness/rules/agentic-server.yaml",
         include_str!("../../rules/agentic-server.yaml"),
     ),
+    (
+        "harness/rules/pallas-metrics.yaml",
+        include_str!("../../rules/pallas-metrics.yaml"),
+    ),
 ];
 
 /// The document a rule quotes.

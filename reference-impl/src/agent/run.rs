@@ -156,15 +156,20 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
             }
         };
         running.add(&completion.usage);
-        core.deps.metrics.observe_llm_turn(
-            &settings.name,
-            &settings.model.model,
-            if crate::defect!("metrics-tokens-cumulative") {
-                &running
-            } else {
-                &completion.usage
-            },
-        );
+        let turn_usage = if crate::defect!("metrics-tokens-cumulative") {
+            &running
+        } else {
+            &completion.usage
+        };
+        if crate::defect!("metrics-turns-final-only") && !completion.tool_calls.is_empty() {
+            core.deps
+                .metrics
+                .observe_llm_tokens(&settings.name, &settings.model.model, turn_usage);
+        } else {
+            core.deps
+                .metrics
+                .observe_llm_turn(&settings.name, &settings.model.model, turn_usage);
+        }
         if completion.tool_calls.is_empty() {
             let text = completion.text.unwrap_or_default();
             messages.push(ChatMessage::Assistant {
@@ -250,13 +255,16 @@ async fn run_tool(
         .await;
     let ok = matches!(&outcome.result, Ok(result) if result.is_error != Some(true));
     let counted_ok = ok || (outcome.result.is_ok() && crate::defect!("metrics-tool-iserror-as-ok"));
-    core.deps.metrics.observe_tool_call(
-        &core.settings.name,
-        server,
-        "tool",
-        counted_ok,
-        outcome.elapsed,
-    );
+    let first_server = core.settings.servers.first().map(|s| s.name.as_str());
+    if !(crate::defect!("metrics-skip-second-server") && first_server != Some(server)) {
+        core.deps.metrics.observe_tool_call(
+            &core.settings.name,
+            server,
+            "tool",
+            counted_ok,
+            outcome.elapsed,
+        );
+    }
     if matches!(outcome.result, Err(DownstreamError::Cancelled { .. })) {
         return error("cancelled".to_owned());
     }
