@@ -54,8 +54,8 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../rules/agentic-server.yaml"),
     ),
     (
-        "harness/rules/pallas-metrics.yaml",
-        include_str!("../../rules/pallas-metrics.yaml"),
+        "harness/rules/pallas-clauses.yaml",
+        include_str!("../../rules/pallas-clauses.yaml"),
     ),
 ];
 

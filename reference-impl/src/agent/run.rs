@@ -130,6 +130,8 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
         progress
             .step(if crate::defect!("progress-bad-message") {
                 format!("{} step {}", settings.name, next_step())
+            } else if crate::defect!("progress-llm-step-as-turn") {
+                format!("{} step {} (turn)", settings.name, next_step())
             } else {
                 format!("{} step {} (llm)", settings.name, next_step())
             })
@@ -186,6 +188,8 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
         progress
             .step(if crate::defect!("progress-bad-message") {
                 format!("{} step {}", settings.name, next_step())
+            } else if crate::defect!("progress-tool-step-as-llm") {
+                format!("{} step {} (llm)", settings.name, next_step())
             } else {
                 format!("{} step {} (tool)", settings.name, next_step())
             })
@@ -245,7 +249,9 @@ async fn run_tool(
     };
     let server = route.downstream.name();
     let label = format!("{server}/{}", route.tool);
-    if !crate::defect!("progress-drop-started") {
+    if crate::defect!("progress-started-no-server") {
+        progress.step(format!("{}: started", route.tool)).await;
+    } else if !crate::defect!("progress-drop-started") {
         progress.step(format!("{label}: started")).await;
     }
     let bearer = outbound_bearer(route.downstream.settings(), inbound_bearer);
@@ -268,12 +274,13 @@ async fn run_tool(
     if matches!(outcome.result, Err(DownstreamError::Cancelled { .. })) {
         return error("cancelled".to_owned());
     }
-    progress
-        .finished(format!(
-            "{label}: {}",
-            if ok { "completed" } else { "failed" }
-        ))
-        .await;
+    let word = match ok {
+        true if crate::defect!("progress-completed-as-done") => "done",
+        false if crate::defect!("progress-failed-as-completed") => "completed",
+        true => "completed",
+        false => "failed",
+    };
+    progress.finished(format!("{label}: {word}")).await;
     match outcome.result {
         Ok(result) => ToolResult {
             id: call.id.clone(),
