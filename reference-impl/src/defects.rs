@@ -390,6 +390,108 @@ pub const KNOWN: &[(&str, &str)] = &[
     (
         "registry-description-ignored",
         "a configured agent description is ignored for the fallback",
+    // ── Metrics values, one seed row each (issue 21) ──
+    (
+        "metrics-duration-never-sampled",
+        "`pallas_send_message_duration_seconds` is declared but never records a sample",
+    ),
+    ("metrics-up-zero", "`pallas_up` is 0 while the process runs"),
+    (
+        "metrics-agent-info-first-only",
+        "`pallas_agent_info` is published for the first agent served only, not per configured agent",
+    ),
+    (
+        "metrics-send-duration-zero",
+        "`pallas_send_message_duration_seconds` records 0 instead of the call's wall-clock duration",
+    ),
+    (
+        "metrics-turns-final-only",
+        "`pallas_llm_turns_total` counts only the final LLM turn of a call, not every round-trip",
+    ),
+    (
+        "metrics-tokens-drop-reasoning",
+        "`pallas_llm_tokens_total` never counts the `reasoning` kind",
+    ),
+    (
+        "metrics-tool-operation-method",
+        "`pallas_tool_calls_total` labels a tool call `operation=\"tools/call\"` instead of `tool`",
+    ),
+    (
+        "metrics-tool-duration-zero",
+        "`pallas_tool_call_duration_seconds` records 0 instead of the operation's duration",
+    ),
+    (
+        "metrics-downstream-up-always",
+        "`pallas_downstream_up` is 1 for a server that failed its `get_health` probe",
+    ),
+    (
+        "metrics-llm-provider-up-always",
+        "`pallas_llm_provider_up` is 1 even when the provider failed its preflight",
+    ),
+    (
+        "metrics-degraded-as-zero",
+        "`pallas_agent_health_status` is 0 instead of 0.5 for a degraded agent",
+    ),
+    (
+        "metrics-agent-port-absent",
+        "an agent's own port does not serve `/metrics`",
+    ),
+    (
+        "metrics-require-auth",
+        "`/metrics` answers 401 to a request without an `Authorization` header",
+    ),
+    (
+        "metrics-skip-second-server",
+        "a downstream operation is not counted unless it lands on the agent's first server",
+    ),
+    (
+        "metrics-send-error-uncounted",
+        "a failed `send_message` is not counted in `pallas_send_message_total`",
+    ),
+    // ── Progress and bearer, one seed sentence each (issue 21) ──
+    (
+        "bearer-not-forwarded",
+        "a server marked `forward_inbound_auth` never receives the inbound bearer",
+    ),
+    (
+        "bearer-previous-turn",
+        "a server marked `forward_inbound_auth` receives the bearer of the previous turn instead of this one's",
+    ),
+    (
+        "progress-token-stale",
+        "every call's progress notifications echo the first progress token the process saw",
+    ),
+    (
+        "progress-counter-stalls",
+        "a call's second progress notification repeats the first one's `progress` value",
+    ),
+    (
+        "progress-completed-total-one",
+        "a finished sub-task reports `total` 1.0 whatever its `progress`",
+    ),
+    (
+        "progress-completed-without-total",
+        "a finished sub-task is reported without `total`",
+    ),
+    (
+        "progress-started-no-server",
+        "a tool start is reported as `{tool}: started`, without the server",
+    ),
+    (
+        "progress-completed-as-done",
+        "a finished tool is reported as `{server}/{tool}: done`",
+    ),
+    (
+        "progress-failed-as-completed",
+        "a failed tool is reported as `{server}/{tool}: completed`",
+    ),
+    (
+        "progress-llm-step-as-turn",
+        "an LLM turn is reported as `{agent} step N (turn)`",
+    ),
+    (
+        "progress-tool-step-as-llm",
+        "a tool execution step is reported as `{agent} step N (llm)`",
     ),
 ];
 
@@ -407,6 +509,8 @@ pub struct UnknownDefect {
 static ACTIVE: RwLock<Vec<&'static str>> = RwLock::new(Vec::new());
 static FIRST_BEARER: Mutex<Option<Secret>> = Mutex::new(None);
 static LAST_INBOUND: Mutex<Option<Secret>> = Mutex::new(None);
+/// `bearer-previous-turn`: (the latest inbound bearer, the one before it).
+static PREVIOUS_BEARER: Mutex<(Option<Secret>, Option<Secret>)> = Mutex::new((None, None));
 
 /// Whether `name` is a known defect (usable in constant context, so that [`crate::defect!`]
 /// rejects a misspelt name at compile time).
@@ -472,6 +576,9 @@ pub fn set(names: &[&'static str]) {
     if let Ok(mut last) = LAST_INBOUND.lock() {
         *last = None;
     }
+    if let Ok(mut previous) = PREVIOUS_BEARER.lock() {
+        *previous = (None, None);
+    }
 }
 
 /// Reads [`ENV_VAR`] once at startup and activates what it names; returns the active names.
@@ -496,6 +603,26 @@ pub fn first_bearer(inbound: Option<&Secret>) -> Option<Secret> {
         first.clone_from(&inbound.cloned());
     }
     first.clone()
+}
+
+/// `progress-token-stale`: the first progress token a `tools/call` carried, for every later one.
+pub fn first_progress_token(token: serde_json::Value) -> serde_json::Value {
+    static FIRST: Mutex<Option<serde_json::Value>> = Mutex::new(None);
+    match FIRST.lock() {
+        Ok(mut first) => first.get_or_insert(token).clone(),
+        Err(_) => token,
+    }
+}
+
+/// `bearer-previous-turn`: for a request with a bearer, the bearer of the previous request that
+/// carried a different one (none for the first); a request without a bearer forwards none.
+pub fn previous_bearer(inbound: Option<&Secret>) -> Option<Secret> {
+    let bearer = inbound?;
+    let mut slot = PREVIOUS_BEARER.lock().ok()?;
+    if slot.0.as_ref() != Some(bearer) {
+        slot.1 = slot.0.replace(bearer.clone());
+    }
+    slot.1.clone()
 }
 
 /// `probe-with-bearer`, `bearer-to-llm`: remembers the bearer of the request being answered.

@@ -56,7 +56,7 @@ pub const SEED_METRICS: &[(&str, &str, &[&str])] = &[
 fn per_scrape(
     c: &CheckSpec,
     o: &Observed,
-    judge: impl Fn(&StepRecord, u16, Option<&MetricsScrape>) -> Option<Outcome>,
+    mut judge: impl FnMut(&StepRecord, u16, Option<&MetricsScrape>) -> Option<Outcome>,
 ) -> Outcome {
     let steps = steps_of(o, c, &[ActionKind::Metrics]);
     if steps.is_empty() {
@@ -100,9 +100,34 @@ pub(super) fn met_exposition(c: &CheckSpec, o: &Observed) -> Outcome {
     })
 }
 
-/// MET-002: every seed metric family is present with its type and labels.
+/// Whether a step of one of `kinds` ended before `scrape` started: the activity that gives a
+/// labelled family its first sample.
+fn happened_before(o: &Observed, scrape: &StepRecord, kinds: &[ActionKind]) -> bool {
+    o.steps.iter().any(|s| {
+        s.ended_at <= scrape.started_at && s.action().is_some_and(|a| kinds.contains(&a.kind()))
+    })
+}
+
+/// The families that must have samples in a scrape: `pallas_up` and `pallas_agent_info` always
+/// (the process runs, its agents are configured), the `send_message` families after a call, the
+/// health status gauge after a `get_health`. The others are judged when they have samples.
+fn must_be_sampled(o: &Observed, scrape: &StepRecord, name: &str) -> bool {
+    match name {
+        "pallas_up" | "pallas_agent_info" => true,
+        "pallas_send_message_total" | "pallas_send_message_duration_seconds" => {
+            happened_before(o, scrape, &[ActionKind::Send])
+        }
+        "pallas_agent_health_status" => happened_before(o, scrape, &[ActionKind::Health]),
+        _ => false,
+    }
+}
+
+/// MET-002: every seed metric family is present with its type and labels; labels are judged on
+/// samples, so a family that must have samples by then (see [`must_be_sampled`]) and has none
+/// fails, and a scrape with no sampled seed family at all is no premise.
 pub(super) fn met_families(c: &CheckSpec, o: &Observed) -> Outcome {
-    per_scrape(c, o, |s, _, scrape| {
+    let mut sampled = 0usize;
+    let outcome = per_scrape(c, o, |s, _, scrape| {
         let families = scrape.map_or(&[][..], |m| m.families.as_slice());
         let mut absent = Vec::new();
         for (name, kind, labels) in SEED_METRICS {
@@ -121,6 +146,20 @@ pub(super) fn met_families(c: &CheckSpec, o: &Observed) -> Outcome {
                     vec![Evidence::new(name.to_string(), kind.to_string(), k)],
                 ));
             }
+            if f.samples.is_empty() {
+                if must_be_sampled(o, s, name) {
+                    return Some(fail(
+                        format!("`{name}` is declared but has no sample"),
+                        vec![Evidence::new(
+                            &s.name,
+                            format!("≥ 1 `{name}` sample with labels {labels:?}"),
+                            "only # HELP / # TYPE",
+                        )],
+                    ));
+                }
+                continue;
+            }
+            sampled += 1;
             for sample in &f.samples {
                 let sname = sample.name.as_str();
                 // Histogram series carry `le` besides the family labels.
@@ -165,7 +204,11 @@ pub(super) fn met_families(c: &CheckSpec, o: &Observed) -> Outcome {
             ));
         }
         None
-    })
+    });
+    if matches!(outcome, Outcome::Pass) && sampled == 0 {
+        return Outcome::NotApplicable("no seed metric family has a sample to judge".into());
+    }
+    outcome
 }
 
 // ---------------------------------------------------------------- metrics
