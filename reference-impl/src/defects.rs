@@ -303,6 +303,34 @@ pub const KNOWN: &[(&str, &str)] = &[
         "bearer-to-llm",
         "the inbound bearer replaces the configured API key on OpenAI model requests",
     ),
+    (
+        "anthropic-preflight-lists-models",
+        "the Anthropic preflight requests the model listing `GET /v1/models` instead of `GET /v1/models/{model}`",
+    ),
+    (
+        "openai-preflight-retrieves-model",
+        "the OpenAI preflight requests `GET {base_url}/models/{model}` instead of the listing `GET {base_url}/models`",
+    ),
+    (
+        "openai-preflight-model-unchecked",
+        "the OpenAI preflight accepts any model listing without confirming the configured model is in it",
+    ),
+    (
+        "openai-base-url-env-ignored",
+        "`OPENAI_BASE_URL` is ignored: OpenAI requests go to the default endpoint (a dead loopback port stands in for `https://api.openai.com/v1`, so the trial never leaves the machine)",
+    ),
+    (
+        "provider-prefix-ignored",
+        "an agent's provider is OpenAI whenever an `openai` section is configured, whatever the `default_model` prefix names",
+    ),
+    (
+        "log-record-no-logger",
+        "log file records carry the raw `target` field instead of `logger`",
+    ),
+    (
+        "root-log-level-env-ignored",
+        "`PALLAS_ROOT_LOG_LEVEL` is ignored: third-party libraries stay at `max(pallas_level, INFO)` and pinned",
+    ),
 ];
 
 /// `PALLAS_DEFECTS` named a defect that does not exist.
