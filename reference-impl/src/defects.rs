@@ -331,6 +331,10 @@ pub const KNOWN: &[(&str, &str)] = &[
         "root-log-level-env-ignored",
         "`PALLAS_ROOT_LOG_LEVEL` is ignored: third-party libraries stay at `max(pallas_level, INFO)` and pinned",
     ),
+    (
+        "forward-trace-missing",
+        "a downstream tool call that raises leaves no `pallas.forward.trace` record in the log file",
+    ),
 ];
 
 /// `PALLAS_DEFECTS` named a defect that does not exist.
