@@ -335,6 +335,10 @@ pub const KNOWN: &[(&str, &str)] = &[
         "forward-trace-missing",
         "a downstream tool call that raises leaves no `pallas.forward.trace` record in the log file",
     ),
+    (
+        "log-rotate-20mb",
+        "the log file rotates at 20 MB instead of 10 MB",
+    ),
 ];
 
 /// `PALLAS_DEFECTS` named a defect that does not exist.

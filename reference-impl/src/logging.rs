@@ -160,7 +160,14 @@ impl LogSettings {
 pub fn init(settings: &LogSettings, secrets: Vec<String>) -> Result<(), LoggingError> {
     let redactor = Redactor::new(secrets);
     let file = match &settings.file {
-        Some(path) => Some(RotatingFile::open(path, ROTATE_BYTES, ROTATE_KEEP)?),
+        Some(path) => {
+            let limit = if crate::defect!("log-rotate-20mb") {
+                2 * ROTATE_BYTES
+            } else {
+                ROTATE_BYTES
+            };
+            Some(RotatingFile::open(path, limit, ROTATE_KEEP)?)
+        }
         None => None,
     };
     let writer = LogWriter {
