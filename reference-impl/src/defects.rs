@@ -492,6 +492,40 @@ pub const KNOWN: &[(&str, &str)] = &[
     (
         "progress-tool-step-as-llm",
         "a tool execution step is reported as `{agent} step N (llm)`",
+        "anthropic-preflight-lists-models",
+        "the Anthropic preflight requests the model listing `GET /v1/models` instead of `GET /v1/models/{model}`",
+    ),
+    (
+        "openai-preflight-retrieves-model",
+        "the OpenAI preflight requests `GET {base_url}/models/{model}` instead of the listing `GET {base_url}/models`",
+    ),
+    (
+        "openai-preflight-model-unchecked",
+        "the OpenAI preflight accepts any model listing without confirming the configured model is in it",
+    ),
+    (
+        "openai-base-url-env-ignored",
+        "`OPENAI_BASE_URL` is ignored: OpenAI requests go to the default endpoint (a dead loopback port stands in for `https://api.openai.com/v1`, so the trial never leaves the machine)",
+    ),
+    (
+        "provider-prefix-ignored",
+        "an agent's provider is OpenAI whenever an `openai` section is configured, whatever the `default_model` prefix names",
+    ),
+    (
+        "log-record-no-logger",
+        "log file records carry the raw `target` field instead of `logger`",
+    ),
+    (
+        "root-log-level-env-ignored",
+        "`PALLAS_ROOT_LOG_LEVEL` is ignored: third-party libraries stay at `max(pallas_level, INFO)` and pinned",
+    ),
+    (
+        "forward-trace-missing",
+        "a downstream tool call that raises leaves no `pallas.forward.trace` record in the log file",
+    ),
+    (
+        "log-rotate-20mb",
+        "the log file rotates at 20 MB instead of 10 MB",
     ),
 ];
 

@@ -313,6 +313,7 @@ fn assert_llm_journal(j: &LlmJournalAssert, o: &Observed) -> Outcome {
                 .as_ref()
                 .is_none_or(|p| e.path.contains(p.as_str()))
         })
+        .filter(|e| j.path_equals.as_ref().is_none_or(|p| e.path == *p))
         .filter(|e| {
             j.method
                 .as_ref()

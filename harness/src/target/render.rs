@@ -246,6 +246,21 @@ fn write_files(
             files.push(rel.clone());
         }
     }
+    for (rel, fill) in &deployment.prefill {
+        let path = run_dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+        }
+        let mut line = render(&fill.line, vars).map_err(terr)?;
+        if !line.ends_with('\n') {
+            line.push('\n');
+        }
+        let copies = usize::try_from(fill.bytes / line.len() as u64).unwrap_or(0);
+        std::fs::write(&path, line.repeat(copies)).map_err(|e| io(&path, e))?;
+        if !files.contains(rel) {
+            files.push(rel.clone());
+        }
+    }
     Ok(files)
 }
 

@@ -289,6 +289,16 @@ async fn run_tool(
             is_error: result.is_error == Some(true),
         },
         Err(failure) => {
+            // Seed 001 §5: an exception inside the downstream call path is kept, whole, in a
+            // `pallas.forward.trace` record (the `Debug` form carries the error's source chain).
+            if !crate::defect!("forward-trace-missing") {
+                tracing::error!(
+                    target: "pallas::forward::trace",
+                    agent = %core.settings.name, server = %server, tool = %call.name,
+                    error = ?failure,
+                    "downstream call raised: {failure}"
+                );
+            }
             tracing::info!(target: "pallas::agent", agent = %core.settings.name, %failure, "downstream tool call failed");
             error(failure.to_string())
         }
