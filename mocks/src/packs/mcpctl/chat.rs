@@ -275,7 +275,10 @@ fn history(m: &Mcpd, thread: &str) -> Vec<Value> {
     let mut rows: Vec<&MessageRow> = s
         .messages
         .iter()
-        .filter(|r| r.thread_id == thread && r.status != "error")
+        .filter(|r| {
+            r.thread_id == thread
+                && (r.status != "error" || m.defects.on("history-keeps-error-rows"))
+        })
         .collect();
     rows.sort_by_key(|r| r.turn_index);
     rows.iter()
@@ -384,11 +387,13 @@ fn opening_messages(
     thread: &str,
     params: &serde_json::Map<String, Value>,
 ) -> Vec<Value> {
-    let mut system = params
-        .get("systemOverride")
-        .and_then(Value::as_str)
-        .unwrap_or(&agent.system_prompt)
-        .to_owned();
+    let mut system = match params.get("systemOverride").and_then(Value::as_str) {
+        Some(o) if m.defects.on("system-override-appended") => {
+            format!("{}\n\n{o}", agent.system_prompt)
+        }
+        Some(o) => o.to_owned(),
+        None => agent.system_prompt.clone(),
+    };
     if let Some(a) = params.get("systemAppend").and_then(Value::as_str)
         && !m.defects.on("system-append-ignored")
     {

@@ -119,6 +119,26 @@ pub(crate) const DEFECTS: &[(&str, &str)] = &[
         "threads-without-run",
         "threads can be listed without `run:agents:<name>`",
     ),
+    (
+        "system-override-appended",
+        "`systemOverride` is appended to the agent's system prompt instead of replacing it",
+    ),
+    (
+        "edit-with-view",
+        "updating an agent needs only `view:agents`",
+    ),
+    (
+        "project-list-with-view",
+        "the project-scoped agent list needs `view:agents`, not `view:projects:<p>`",
+    ),
+    (
+        "delete-keeps-threads",
+        "deleting an agent keeps its threads and their messages",
+    ),
+    (
+        "history-keeps-error-rows",
+        "`error` rows are replayed to the model on the next turn",
+    ),
 ];
 
 /// Bearer token → (user, permissions).
