@@ -390,6 +390,7 @@ pub const KNOWN: &[(&str, &str)] = &[
     (
         "registry-description-ignored",
         "a configured agent description is ignored for the fallback",
+    ),
     // ── Metrics values, one seed row each (issue 21) ──
     (
         "metrics-duration-never-sampled",
@@ -492,6 +493,8 @@ pub const KNOWN: &[(&str, &str)] = &[
     (
         "progress-tool-step-as-llm",
         "a tool execution step is reported as `{agent} step N (llm)`",
+    ),
+    (
         "anthropic-preflight-lists-models",
         "the Anthropic preflight requests the model listing `GET /v1/models` instead of `GET /v1/models/{model}`",
     ),

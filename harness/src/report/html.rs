@@ -10,7 +10,6 @@ use super::findings::{FINDING_VERDICTS, Finding, findings, shared};
 use crate::checks::{CheckResult, Verdict};
 use crate::runner::{Counts, RunResult, ScenarioResult};
 
-
 const STYLE: &str = r#"
 :root { --fg: #1d2330; --muted: #5b6474; --line: #d9dde5; --bg: #fff; --alt: #f6f7f9;
   --pass: #1a7f37; --fail: #c62828; --warn: #a15c00; --info: #3558c4; --incon: #6f42c1;

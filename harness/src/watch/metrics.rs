@@ -19,7 +19,6 @@ const BUCKETS: &[f64] = &[
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 ];
 
-
 /// Every metric of a watch.
 #[derive(Clone)]
 pub struct WatchMetrics {
