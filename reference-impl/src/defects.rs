@@ -6,6 +6,9 @@ use std::sync::{Mutex, RwLock};
 
 use crate::settings::Secret;
 
+mod remembered;
+pub use remembered::{first_progress_token, previous_bearer};
+
 /// The environment variable holding the active defects, comma separated.
 pub const ENV_VAR: &str = "PALLAS_DEFECTS";
 
@@ -546,8 +549,6 @@ pub struct UnknownDefect {
 static ACTIVE: RwLock<Vec<&'static str>> = RwLock::new(Vec::new());
 static FIRST_BEARER: Mutex<Option<Secret>> = Mutex::new(None);
 static LAST_INBOUND: Mutex<Option<Secret>> = Mutex::new(None);
-/// `bearer-previous-turn`: (the latest inbound bearer, the one before it).
-static PREVIOUS_BEARER: Mutex<(Option<Secret>, Option<Secret>)> = Mutex::new((None, None));
 
 /// Whether `name` is a known defect (usable in constant context, so that [`crate::defect!`]
 /// rejects a misspelt name at compile time).
@@ -613,9 +614,7 @@ pub fn set(names: &[&'static str]) {
     if let Ok(mut last) = LAST_INBOUND.lock() {
         *last = None;
     }
-    if let Ok(mut previous) = PREVIOUS_BEARER.lock() {
-        *previous = (None, None);
-    }
+    remembered::forget();
 }
 
 /// Reads [`ENV_VAR`] once at startup and activates what it names; returns the active names.
@@ -640,26 +639,6 @@ pub fn first_bearer(inbound: Option<&Secret>) -> Option<Secret> {
         first.clone_from(&inbound.cloned());
     }
     first.clone()
-}
-
-/// `progress-token-stale`: the first progress token a `tools/call` carried, for every later one.
-pub fn first_progress_token(token: serde_json::Value) -> serde_json::Value {
-    static FIRST: Mutex<Option<serde_json::Value>> = Mutex::new(None);
-    match FIRST.lock() {
-        Ok(mut first) => first.get_or_insert(token).clone(),
-        Err(_) => token,
-    }
-}
-
-/// `bearer-previous-turn`: for a request with a bearer, the bearer of the previous request that
-/// carried a different one (none for the first); a request without a bearer forwards none.
-pub fn previous_bearer(inbound: Option<&Secret>) -> Option<Secret> {
-    let bearer = inbound?;
-    let mut slot = PREVIOUS_BEARER.lock().ok()?;
-    if slot.0.as_ref() != Some(bearer) {
-        slot.1 = slot.0.replace(bearer.clone());
-    }
-    slot.1.clone()
 }
 
 /// `probe-with-bearer`, `bearer-to-llm`: remembers the bearer of the request being answered.

@@ -56,7 +56,7 @@ pub const SEED_METRICS: &[(&str, &str, &[&str])] = &[
 fn per_scrape(
     c: &CheckSpec,
     o: &Observed,
-    mut judge: impl FnMut(&StepRecord, u16, Option<&MetricsScrape>) -> Option<Outcome>,
+    judge: impl Fn(&StepRecord, u16, Option<&MetricsScrape>) -> Option<Outcome>,
 ) -> Outcome {
     let steps = steps_of(o, c, &[ActionKind::Metrics]);
     if steps.is_empty() {
@@ -124,10 +124,9 @@ fn must_be_sampled(o: &Observed, scrape: &StepRecord, name: &str) -> bool {
 
 /// MET-002: every seed metric family is present with its type and labels; labels are judged on
 /// samples, so a family that must have samples by then (see [`must_be_sampled`]) and has none
-/// fails, and a scrape with no sampled seed family at all is no premise.
+/// fails: a declared family alone does not pass.
 pub(super) fn met_families(c: &CheckSpec, o: &Observed) -> Outcome {
-    let mut sampled = 0usize;
-    let outcome = per_scrape(c, o, |s, _, scrape| {
+    per_scrape(c, o, |s, _, scrape| {
         let families = scrape.map_or(&[][..], |m| m.families.as_slice());
         let mut absent = Vec::new();
         for (name, kind, labels) in SEED_METRICS {
@@ -159,7 +158,6 @@ pub(super) fn met_families(c: &CheckSpec, o: &Observed) -> Outcome {
                 }
                 continue;
             }
-            sampled += 1;
             for sample in &f.samples {
                 let sname = sample.name.as_str();
                 // Histogram series carry `le` besides the family labels.
@@ -204,11 +202,7 @@ pub(super) fn met_families(c: &CheckSpec, o: &Observed) -> Outcome {
             ));
         }
         None
-    });
-    if matches!(outcome, Outcome::Pass) && sampled == 0 {
-        return Outcome::NotApplicable("no seed metric family has a sample to judge".into());
-    }
-    outcome
+    })
 }
 
 // ---------------------------------------------------------------- metrics
