@@ -302,7 +302,7 @@ async fn project_tools(m: &Mcpd, agent: &AgentRow) -> Vec<(String, String, Strin
     if agent.project.as_deref() != Some(m.project.as_str()) {
         return out;
     }
-    for t in super::session::upstream_tools(m).await {
+    for t in super::upstream_tools::upstream_tools(m).await {
         let offered = if m.defects.on("tools-not-namespaced") {
             t.name.clone()
         } else {

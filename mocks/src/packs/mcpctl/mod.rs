@@ -10,6 +10,7 @@
 mod api;
 mod chat;
 mod session;
+mod upstream_tools;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
