@@ -131,6 +131,8 @@ pub fn render_deployment(
         let url = render(&target.spec.agent_url, &v).map_err(terr)?;
         vars.insert(format!("agents.{name}.url"), url.clone());
         vars.insert(format!("agents.{name}.port"), port.to_string());
+        // As Linux writes ports in /proc/net/tcp (a listening socket's local address).
+        vars.insert(format!("agents.{name}.port_hex"), format!("{port:04X}"));
         agent_urls.insert(name.clone(), url);
     }
     let registry_url = match &target.spec.registry_url {

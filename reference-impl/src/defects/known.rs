@@ -521,4 +521,8 @@ pub const KNOWN: &[(&str, &str)] = &[
         "log-rotate-20mb",
         "the log file rotates at 20 MB instead of 10 MB",
     ),
+    (
+        "bind-loopback-default",
+        "without an explicit bind address, agents and the registry listen on 127.0.0.1 instead of 0.0.0.0",
+    ),
 ];
