@@ -129,6 +129,22 @@ pub(crate) const DEFECTS: &[(&str, &str)] = &[
         "updating an agent needs only `view:agents`",
     ),
     (
+        "create-with-view",
+        "creating an agent needs only `view:agents`",
+    ),
+    (
+        "delete-with-view",
+        "deleting an agent needs only `view:agents`",
+    ),
+    (
+        "list-needs-edit",
+        "listing agents needs `edit:agents`, not `view:agents`",
+    ),
+    (
+        "replay-needs-edit",
+        "replaying a thread needs `edit:agents`, not `view:agents`",
+    ),
+    (
         "project-list-with-view",
         "the project-scoped agent list needs `view:agents`, not `view:projects:<p>`",
     ),
