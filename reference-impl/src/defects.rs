@@ -409,6 +409,18 @@ pub const KNOWN: &[(&str, &str)] = &[
         "progress-tool-step-as-llm",
         "a tool execution step is reported as `{agent} step N (llm)`",
     ),
+    (
+        "bearer-per-agent",
+        "the inbound bearer goes to every server of an agent that has one server opted in",
+    ),
+    (
+        "bearer-scheme-kept",
+        "the captured bearer keeps its `Bearer ` scheme, so servers receive `Bearer Bearer …`",
+    ),
+    (
+        "progress-free-text",
+        "a tool start is reported in free text (`calling {tool} on {server}`)",
+    ),
 ];
 
 /// `PALLAS_DEFECTS` named a defect that does not exist.
