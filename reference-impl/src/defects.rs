@@ -421,6 +421,14 @@ pub const KNOWN: &[(&str, &str)] = &[
         "progress-free-text",
         "a tool start is reported in free text (`calling {tool} on {server}`)",
     ),
+    (
+        "bearer-not-on-session-open",
+        "the session opened for a caller's bearer sends `initialize` and `tools/list` without it",
+    ),
+    (
+        "llm-gauge-up-after-health",
+        "a `get_health` that does not re-probe sets `pallas_llm_provider_up` to 1",
+    ),
 ];
 
 /// `PALLAS_DEFECTS` named a defect that does not exist.
