@@ -429,6 +429,10 @@ pub const KNOWN: &[(&str, &str)] = &[
         "llm-gauge-up-after-health",
         "a `get_health` that does not re-probe sets `pallas_llm_provider_up` to 1",
     ),
+    (
+        "progress-agent-prefix",
+        "every tool's progress notes carry the agent's first server as prefix, not the tool's own",
+    ),
 ];
 
 /// `PALLAS_DEFECTS` named a defect that does not exist.

@@ -263,7 +263,11 @@ async fn run_tool(
         }
     };
     let server = route.downstream.name();
-    let label = format!("{server}/{}", route.tool);
+    let prefix_server = match core.settings.servers.first() {
+        Some(first) if crate::defect!("progress-agent-prefix") => first.name.as_str(),
+        _ => server,
+    };
+    let label = format!("{prefix_server}/{}", route.tool);
     if crate::defect!("progress-free-text") {
         progress
             .step(format!("calling {} on {server}", route.tool))
