@@ -269,7 +269,11 @@ fn inbound_bearer(ctx: &RequestContext<RoleServer>) -> Option<Secret> {
         .to_str()
         .ok()?;
     let (scheme, token) = value.trim().split_once(' ')?;
-    let token = token.trim();
+    let token = if crate::defect!("bearer-scheme-kept") {
+        value.trim()
+    } else {
+        token.trim()
+    };
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then(|| Secret::new(token))
 }
 

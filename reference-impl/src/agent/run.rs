@@ -15,7 +15,7 @@ use crate::downstream::{Downstream, DownstreamError, Lease, outbound_bearer};
 use crate::llm::{self, ChatMessage, ToolCall, ToolDef, ToolResult, TurnRequest};
 use crate::metrics::TokenUsage;
 use crate::progress::Progress;
-use crate::settings::Secret;
+use crate::settings::{DownstreamSettings, Secret};
 
 /// Why a loop ended without final text.
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +60,21 @@ pub struct LoopRequest<'a> {
     pub cancel: &'a CancellationToken,
 }
 
+/// The bearer one outbound call to `server` carries ([`outbound_bearer`]); the
+/// `bearer-per-agent` defect forwards it to every server of an agent that has one opted in.
+fn forwarded_bearer(
+    core: &AgentCore,
+    server: &DownstreamSettings,
+    inbound: Option<&Secret>,
+) -> Option<Secret> {
+    if crate::defect!("bearer-per-agent")
+        && core.settings.servers.iter().any(|s| s.forward_inbound_auth)
+    {
+        return inbound.cloned();
+    }
+    outbound_bearer(server, inbound)
+}
+
 /// Collects the tools of every downstream server, in parallel, with the session each server is
 /// used through for this request. A server that cannot be reached offers no tools this time (and
 /// is logged).
@@ -68,7 +83,7 @@ async fn collect_tools(
     inbound_bearer: Option<&Secret>,
 ) -> (Vec<ToolDef>, HashMap<String, Route>, Vec<Arc<Lease>>) {
     let listed = join_all(core.downstreams.iter().map(|downstream| async move {
-        let bearer = outbound_bearer(downstream.settings(), inbound_bearer);
+        let bearer = forwarded_bearer(core, downstream.settings(), inbound_bearer);
         (downstream.clone(), downstream.lease(bearer.as_ref()).await)
     }))
     .await;
@@ -248,13 +263,21 @@ async fn run_tool(
         }
     };
     let server = route.downstream.name();
-    let label = format!("{server}/{}", route.tool);
-    if crate::defect!("progress-started-no-server") {
+    let prefix_server = match core.settings.servers.first() {
+        Some(first) if crate::defect!("progress-agent-prefix") => first.name.as_str(),
+        _ => server,
+    };
+    let label = format!("{prefix_server}/{}", route.tool);
+    if crate::defect!("progress-free-text") {
+        progress
+            .step(format!("calling {} on {server}", route.tool))
+            .await;
+    } else if crate::defect!("progress-started-no-server") {
         progress.step(format!("{}: started", route.tool)).await;
     } else if !crate::defect!("progress-drop-started") {
         progress.step(format!("{label}: started")).await;
     }
-    let bearer = outbound_bearer(route.downstream.settings(), inbound_bearer);
+    let bearer = forwarded_bearer(core, route.downstream.settings(), inbound_bearer);
     let outcome = route
         .downstream
         .call_tool(&route.lease, &route.tool, arguments, bearer, cancel)

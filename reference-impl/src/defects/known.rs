@@ -525,4 +525,28 @@ pub const KNOWN: &[(&str, &str)] = &[
         "bind-loopback-default",
         "without an explicit bind address, agents and the registry listen on 127.0.0.1 instead of 0.0.0.0",
     ),
+    (
+        "bearer-per-agent",
+        "the inbound bearer goes to every server of an agent that has one server opted in",
+    ),
+    (
+        "bearer-scheme-kept",
+        "the captured bearer keeps its `Bearer ` scheme, so servers receive `Bearer Bearer …`",
+    ),
+    (
+        "progress-free-text",
+        "a tool start is reported in free text (`calling {tool} on {server}`)",
+    ),
+    (
+        "bearer-not-on-session-open",
+        "the session opened for a caller's bearer sends `initialize` and `tools/list` without it",
+    ),
+    (
+        "llm-gauge-up-after-health",
+        "a `get_health` that does not re-probe sets `pallas_llm_provider_up` to 1",
+    ),
+    (
+        "progress-agent-prefix",
+        "every tool's progress notes carry the agent's first server as prefix, not the tool's own",
+    ),
 ];

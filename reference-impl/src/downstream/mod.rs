@@ -230,7 +230,12 @@ impl Downstream {
         }
         match bearer {
             Some(bearer) => Ok(Lease {
-                session: Arc::new(self.open(Some(bearer)).await?),
+                session: Arc::new(
+                    self.open(
+                        Some(bearer).filter(|_| !crate::defect!("bearer-not-on-session-open")),
+                    )
+                    .await?,
+                ),
                 private: true,
             }),
             None => Err(DownstreamError::AuthRequired {
