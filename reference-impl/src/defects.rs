@@ -424,6 +424,10 @@ pub const KNOWN: &[(&str, &str)] = &[
         "`get_health` is handed to the model as a user turn before the report is built",
     ),
     (
+        "registry-requires-auth",
+        "the registry answers 401 to a request without an Authorization header",
+    ),
+    (
         "registry-description-ignored",
         "a configured agent description is ignored for the fallback",
     ),

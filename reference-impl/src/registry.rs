@@ -290,7 +290,13 @@ pub fn metrics_router(metrics: Metrics) -> Router {
         .with_state(metrics)
 }
 
-async fn server_json(State(state): State<RegistryState>) -> Response {
+async fn server_json(
+    State(state): State<RegistryState>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    if crate::defect!("registry-requires-auth") && !headers.contains_key(header::AUTHORIZATION) {
+        return (StatusCode::UNAUTHORIZED, "authentication required").into_response();
+    }
     let content_type = if crate::defect!("registry-wrong-content-type") {
         "text/plain"
     } else {

@@ -35,6 +35,7 @@ pub(super) const CHECKS: &[Check] = &[
     Check::assertion("REG-020").premise(registry_entries),
     Check::assertion("REG-021").premise(premise::registry_answered),
     Check::assertion("REG-022").premise(registry_entries),
+    Check::assertion("REG-023").premise(premise::registry_answered),
 ];
 
 /// The premise of the registry checks: a registry document with an entry was fetched.
