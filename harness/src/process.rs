@@ -503,6 +503,8 @@ pub struct FileRead {
     pub text: Option<String>,
     /// How the target's JSON log records read (for `lines`).
     pub log_format: LogFormat,
+    /// Its size when only its metadata was read ([`FileRead::stat`]).
+    pub stat_size: Option<u64>,
 }
 
 impl FileRead {
@@ -514,6 +516,19 @@ impl FileRead {
             exists: text.is_some() || path.exists(),
             text,
             log_format: LogFormat::default(),
+            stat_size: None,
+        }
+    }
+
+    /// Reads only whether `path` exists and its size (a large file, e.g. a rotated log).
+    pub fn stat(path: &Path) -> Self {
+        let meta = std::fs::metadata(path).ok();
+        Self {
+            path: path.to_owned(),
+            exists: meta.is_some(),
+            text: None,
+            log_format: LogFormat::default(),
+            stat_size: meta.map(|m| m.len()),
         }
     }
 
@@ -538,7 +553,7 @@ impl FileRead {
             None => serde_json::json!({
                 "path": path,
                 "exists": self.exists,
-                "size": 0,
+                "size": self.stat_size.unwrap_or(0),
                 "lines": [],
                 "text": "",
             }),

@@ -87,6 +87,7 @@ impl Ecosystem {
                     resolve(l);
                 }
                 pack.servers.values_mut().for_each(resolve);
+                pack.llms.values_mut().for_each(resolve);
                 pack.upstream_ca = tls.as_ref().map(|t| t.ca_der().to_vec());
             }
             let own_tls = tls_for(s.tls);

@@ -191,6 +191,9 @@ pub struct UsageSpec {
     /// Anthropic `cache_creation_input_tokens`.
     #[serde(default)]
     pub cache_write_tokens: u64,
+    /// OpenAI `completion_tokens_details.reasoning_tokens` (part of the completion tokens).
+    #[serde(default)]
+    pub reasoning_tokens: u64,
 }
 
 /// A fault, in the provider's (or the HTTP server's) real shape. Fields combine: e.g. `latency`

@@ -99,7 +99,9 @@ impl LogSettings {
             (None, Some(v)) => parse_level("logger.level", v)?,
             (None, None) => Level::INFO,
         };
-        let root = var("PALLAS_ROOT_LOG_LEVEL").filter(|v| !v.is_empty());
+        let root = var("PALLAS_ROOT_LOG_LEVEL")
+            .filter(|v| !v.is_empty())
+            .filter(|_| !crate::defect!("root-log-level-env-ignored"));
         let root_explicit = root.is_some();
         let root_level = match root {
             Some(v) => parse_level("PALLAS_ROOT_LOG_LEVEL", &v)?,
@@ -158,7 +160,14 @@ impl LogSettings {
 pub fn init(settings: &LogSettings, secrets: Vec<String>) -> Result<(), LoggingError> {
     let redactor = Redactor::new(secrets);
     let file = match &settings.file {
-        Some(path) => Some(RotatingFile::open(path, ROTATE_BYTES, ROTATE_KEEP)?),
+        Some(path) => {
+            let limit = if crate::defect!("log-rotate-20mb") {
+                2 * ROTATE_BYTES
+            } else {
+                ROTATE_BYTES
+            };
+            Some(RotatingFile::open(path, limit, ROTATE_KEEP)?)
+        }
         None => None,
     };
     let writer = LogWriter {
@@ -363,7 +372,11 @@ pub fn seed_record(line: &str) -> String {
         Some(rest) => format!("pallas{rest}"),
         None => logger,
     };
-    out.insert("logger".into(), logger.into());
+    if crate::defect!("log-record-no-logger") {
+        out.insert("target".into(), target.into());
+    } else {
+        out.insert("logger".into(), logger.into());
+    }
     let message = rec.remove("message").unwrap_or(serde_json::Value::Null);
     out.insert("message".into(), message);
     for (k, v) in rec {

@@ -124,7 +124,11 @@ impl Metrics {
         };
 
         let up = Gauge::new("pallas_up", "1 while the Pallas process is running")?;
-        up.set(1.0);
+        up.set(if crate::defect!("metrics-up-zero") {
+            0.0
+        } else {
+            1.0
+        });
         registry.register(Box::new(up))?;
         #[cfg(target_os = "linux")]
         registry.register(Box::new(
@@ -246,6 +250,15 @@ impl Metrics {
 
     /// Publishes `pallas_agent_info{agent, port} 1`, replacing an earlier port of the same agent.
     pub fn set_agent_info(&self, agent: &str, port: u16) {
+        if crate::defect!("metrics-agent-info-first-only")
+            && self
+                .0
+                .agent_ports
+                .lock()
+                .is_ok_and(|ports| !ports.is_empty() && !ports.contains_key(agent))
+        {
+            return;
+        }
         let previous = self
             .0
             .agent_ports
@@ -268,7 +281,9 @@ impl Metrics {
                 .send_message_total
                 .with_label_values(&[agent, outcome]);
         }
-        self.0.send_message_duration.with_label_values(&[agent]);
+        if !crate::defect!("metrics-duration-never-sampled") {
+            self.0.send_message_duration.with_label_values(&[agent]);
+        }
     }
 
     /// Drops the gauges of an agent that is no longer served (its counters keep their totals).
@@ -290,7 +305,9 @@ impl Metrics {
 
     /// Counts one `send_message` call and records its wall-clock duration.
     pub fn observe_send_message(&self, agent: &str, ok: bool, elapsed: Duration) {
-        if crate::defect!("metrics-frozen-counters") {
+        if crate::defect!("metrics-frozen-counters")
+            || (!ok && crate::defect!("metrics-send-error-uncounted"))
+        {
             return;
         }
         let counter = self
@@ -301,10 +318,18 @@ impl Metrics {
         if ok && crate::defect!("metrics-send-counted-twice") {
             counter.inc();
         }
+        if crate::defect!("metrics-duration-never-sampled") {
+            return;
+        }
+        let seconds = if crate::defect!("metrics-send-duration-zero") {
+            0.0
+        } else {
+            elapsed.as_secs_f64()
+        };
         self.0
             .send_message_duration
             .with_label_values(&[agent])
-            .observe(elapsed.as_secs_f64());
+            .observe(seconds);
     }
 
     /// Counts one LLM round-trip and the tokens its `usage` reported.
@@ -313,6 +338,11 @@ impl Metrics {
             .llm_turns_total
             .with_label_values(&[agent, model])
             .inc();
+        self.observe_llm_tokens(agent, model, usage);
+    }
+
+    /// Counts the tokens one LLM round-trip's `usage` reported.
+    pub fn observe_llm_tokens(&self, agent: &str, model: &str, usage: &TokenUsage) {
         let kinds = [
             ("input", usage.input),
             ("output", usage.output),
@@ -322,6 +352,9 @@ impl Metrics {
             ("reasoning", usage.reasoning),
         ];
         for (kind, n) in kinds {
+            if kind == "reasoning" && crate::defect!("metrics-tokens-drop-reasoning") {
+                continue;
+            }
             // Precision loss above 2^53 tokens is irrelevant for a counter.
             #[allow(clippy::cast_precision_loss)]
             self.0
@@ -343,18 +376,29 @@ impl Metrics {
         if crate::defect!("metrics-frozen-counters") {
             return;
         }
+        let operation = if operation == "tool" && crate::defect!("metrics-tool-operation-method") {
+            "tools/call"
+        } else {
+            operation
+        };
         self.0
             .tool_calls_total
             .with_label_values(&[agent, server, operation, outcome(ok)])
             .inc();
+        let seconds = if crate::defect!("metrics-tool-duration-zero") {
+            0.0
+        } else {
+            elapsed.as_secs_f64()
+        };
         self.0
             .tool_call_duration
             .with_label_values(&[agent, server, operation])
-            .observe(elapsed.as_secs_f64());
+            .observe(seconds);
     }
 
     /// Records the outcome of the last `get_health` probe of one downstream server.
     pub fn set_downstream_up(&self, agent: &str, server: &str, up: bool) {
+        let up = up || crate::defect!("metrics-downstream-up-always");
         self.0
             .downstream_up
             .with_label_values(&[agent, server])
@@ -363,6 +407,7 @@ impl Metrics {
 
     /// Records the outcome of the last preflight or re-probe of an LLM provider.
     pub fn set_llm_provider_up(&self, provider: &str, up: bool) {
+        let up = up || crate::defect!("metrics-llm-provider-up-always");
         self.0
             .llm_provider_up
             .with_label_values(&[provider])
@@ -376,7 +421,7 @@ impl Metrics {
         }
         let value = match status {
             "ok" => 1.0,
-            "degraded" => 0.5,
+            "degraded" if !crate::defect!("metrics-degraded-as-zero") => 0.5,
             _ => 0.0,
         };
         self.0

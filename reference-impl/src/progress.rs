@@ -99,12 +99,20 @@ impl Progress {
         }
         let mut progress = state.next as f64;
         state.next += 1;
+        // `progress-counter-stalls`: the second notification repeats the first one's value.
+        if state.next == 2 && crate::defect!("progress-counter-stalls") {
+            progress -= 1.0;
+        }
         if crate::defect!("progress-not-monotonic") {
             progress = 1000.0 - progress;
         }
         let mut param =
             ProgressNotificationParam::new(token.clone(), progress).with_message(message);
-        if finished || crate::defect!("progress-total-on-steps") {
+        if finished && crate::defect!("progress-completed-total-one") {
+            param = param.with_total(1.0);
+        } else if (finished && !crate::defect!("progress-completed-without-total"))
+            || crate::defect!("progress-total-on-steps")
+        {
             param = param.with_total(progress);
         }
         match tokio::time::timeout(SEND_TIMEOUT, sink.send(param)).await {

@@ -319,7 +319,10 @@ async fn healthz(State(state): State<RegistryState>) -> Response {
         .into_response()
 }
 
-async fn render_metrics(State(m): State<Metrics>) -> Response {
+async fn render_metrics(State(m): State<Metrics>, headers: axum::http::HeaderMap) -> Response {
+    if crate::defect!("metrics-require-auth") && !headers.contains_key(header::AUTHORIZATION) {
+        return (StatusCode::UNAUTHORIZED, "authentication required").into_response();
+    }
     let content_type = if crate::defect!("metrics-wrong-content-type") {
         "application/json"
     } else {

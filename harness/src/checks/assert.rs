@@ -12,7 +12,14 @@ use crate::scenario::{
 
 /// Evaluates a predicate on a value; `Err` says why it does not hold.
 pub fn predicate(p: &PathAssert, value: &Value) -> Result<(), Evidence> {
-    let path = JsonPath::parse(&p.path)
+    predicate_on(p, value, &p.path)
+}
+
+/// [`predicate`] with the path queried as `query` over `value` (the same nodes as `p.path` over
+/// the whole output: see [`crate::observation::StepRecord::output_query`]); evidence names
+/// `p.path`.
+pub fn predicate_on(p: &PathAssert, value: &Value, query: &str) -> Result<(), Evidence> {
+    let path = JsonPath::parse(query)
         .map_err(|e| Evidence::new("JSONPath", "a valid path", e.to_string()))?;
     let nodes = path.query(value).all();
     let ev = |expected: String, seen: String| Evidence {
@@ -142,16 +149,14 @@ fn assert_output(p: &PathAssert, o: &Observed) -> Outcome {
         // No output, or an exchange without its response: the step's error says why
         // (an unreadable answer, an answer to another id, a cut connection).
         if let Some(err) = &s.error
-            && (s.output.is_null() || s.output.get("response").is_some_and(Value::is_null))
+            && (s.output.is_null() || s.response_missing())
         {
             return Outcome::Error(format!("step `{}` could not run: {err}", s.name));
         }
-        if p.schema.is_some()
-            && p.count.is_none()
-            && p.exists.is_none()
-            && p.first.is_none()
-            && JsonPath::parse(&p.path).is_ok_and(|q| q.query(&s.output).all().is_empty())
-        {
+        if p.schema.is_some() && p.count.is_none() && p.exists.is_none() && p.first.is_none() && {
+            let (root, query) = s.output_query(&p.path);
+            JsonPath::parse(&query).is_ok_and(|q| q.query(&root).all().is_empty())
+        } {
             // A schema over nothing holds vacuously: nothing was there to judge.
             return Outcome::Inconclusive(format!(
                 "step `{}`: `{}` selected nothing to validate",
@@ -167,7 +172,8 @@ fn assert_output(p: &PathAssert, o: &Observed) -> Outcome {
                 None => format!("step `{}` timed out: its output is incomplete", s.name),
             });
         }
-        if let Err(mut e) = predicate(p, &s.output) {
+        let (root, query) = s.output_query(&p.path);
+        if let Err(mut e) = predicate_on(p, &root, &query) {
             e.what = format!("step `{}` {}", s.name, e.what);
             return Outcome::Fail(
                 format!("step `{}`: `{}` does not hold", s.name, p.path),
@@ -307,6 +313,7 @@ fn assert_llm_journal(j: &LlmJournalAssert, o: &Observed) -> Outcome {
                 .as_ref()
                 .is_none_or(|p| e.path.contains(p.as_str()))
         })
+        .filter(|e| j.path_equals.as_ref().is_none_or(|p| e.path == *p))
         .filter(|e| {
             j.method
                 .as_ref()

@@ -170,6 +170,13 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() && raw.is_empty() {
         return na("MCP request");
     }
+    // A raw request is judged by the responses it got: with no other request, the check needs
+    // one that got any (a raw step may be answered by an HTTP error without a body).
+    if steps.is_empty() && !raw.iter().any(|(s, _)| got_response(s)) {
+        return Outcome::NotApplicable(
+            "no raw request got a JSON-RPC response: no response id observed to judge".into(),
+        );
+    }
     for (s, sent) in &raw {
         if let Some(stray) = raw_stray_response(s, sent) {
             return stray_fail(
@@ -252,6 +259,13 @@ fn stray_response(x: &crate::client::Exchange) -> Option<&Value> {
         .iter()
         .map(|m| &*m.message)
         .find(|m| is_response(m) && (id.is_none() || m.get("id") != id))
+}
+
+/// The step's exchange carried at least one JSON-RPC response.
+fn got_response(s: &StepRecord) -> bool {
+    s.observation
+        .exchange()
+        .is_some_and(|x| x.messages.iter().any(|m| is_response(&m.message)))
 }
 
 /// The raw steps that sent one JSON-RPC request (a `method` and a number or string `id`), with

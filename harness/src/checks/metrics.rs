@@ -100,7 +100,31 @@ pub(super) fn met_exposition(c: &CheckSpec, o: &Observed) -> Outcome {
     })
 }
 
-/// MET-002: every seed metric family is present with its type and labels.
+/// Whether a step of one of `kinds` ended before `scrape` started: the activity that gives a
+/// labelled family its first sample.
+fn happened_before(o: &Observed, scrape: &StepRecord, kinds: &[ActionKind]) -> bool {
+    o.steps.iter().any(|s| {
+        s.ended_at <= scrape.started_at && s.action().is_some_and(|a| kinds.contains(&a.kind()))
+    })
+}
+
+/// The families that must have samples in a scrape: `pallas_up` and `pallas_agent_info` always
+/// (the process runs, its agents are configured), the `send_message` families after a call, the
+/// health status gauge after a `get_health`. The others are judged when they have samples.
+fn must_be_sampled(o: &Observed, scrape: &StepRecord, name: &str) -> bool {
+    match name {
+        "pallas_up" | "pallas_agent_info" => true,
+        "pallas_send_message_total" | "pallas_send_message_duration_seconds" => {
+            happened_before(o, scrape, &[ActionKind::Send])
+        }
+        "pallas_agent_health_status" => happened_before(o, scrape, &[ActionKind::Health]),
+        _ => false,
+    }
+}
+
+/// MET-002: every seed metric family is present with its type and labels; labels are judged on
+/// samples, so a family that must have samples by then (see [`must_be_sampled`]) and has none
+/// fails: a declared family alone does not pass.
 pub(super) fn met_families(c: &CheckSpec, o: &Observed) -> Outcome {
     per_scrape(c, o, |s, _, scrape| {
         let families = scrape.map_or(&[][..], |m| m.families.as_slice());
@@ -120,6 +144,19 @@ pub(super) fn met_families(c: &CheckSpec, o: &Observed) -> Outcome {
                     format!("`{name}` has type {k}"),
                     vec![Evidence::new(name.to_string(), kind.to_string(), k)],
                 ));
+            }
+            if f.samples.is_empty() {
+                if must_be_sampled(o, s, name) {
+                    return Some(fail(
+                        format!("`{name}` is declared but has no sample"),
+                        vec![Evidence::new(
+                            &s.name,
+                            format!("≥ 1 `{name}` sample with labels {labels:?}"),
+                            "only # HELP / # TYPE",
+                        )],
+                    ));
+                }
+                continue;
             }
             for sample in &f.samples {
                 let sname = sample.name.as_str();

@@ -4,6 +4,7 @@
 mod assert;
 mod verdict;
 pub use assert::predicate as assert_predicate;
+pub use assert::predicate_on as assert_predicate_on;
 pub use verdict::{CheckResult, Evidence, Grading, Outcome, Subject, Verdict};
 mod premise;
 mod value;
@@ -400,7 +401,7 @@ fn transcript(
         .map(|s| {
             let request = redactor.json(&s.request_json());
             // Redact a preview, not the whole output: a huge answer costs nothing here.
-            let output = crate::client::evidence::shown_json(&s.output, redactor);
+            let output = s.output_shown(redactor);
             let mut line = format!(
                 "{} ({}, {:.0} ms): → {} ← {}",
                 s.name,

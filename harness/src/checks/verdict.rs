@@ -31,6 +31,17 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// Every verdict, in report order.
+    pub const ALL: [Self; 7] = [
+        Self::Pass,
+        Self::Fail,
+        Self::Warn,
+        Self::Info,
+        Self::Inconclusive,
+        Self::Skip,
+        Self::Error,
+    ];
+
     /// Lower-case name.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -122,10 +122,24 @@ pub fn shown_json(
     output: &serde_json::Value,
     redactor: &crate::redact::Redactor,
 ) -> serde_json::Value {
-    const BUDGET: usize = 1200;
-    let mut shown = redactor.json(&preview(output, BUDGET));
-    let full = serialized_len(output);
-    if full > BUDGET && shown.is_object() {
+    shown_preview(
+        &preview(output, SHOWN_BUDGET),
+        serialized_len(output),
+        redactor,
+    )
+}
+
+/// How much of a step's output a transcript shows.
+pub const SHOWN_BUDGET: usize = 1200;
+
+/// [`shown_json`] from a preview already made and the whole output's size in bytes.
+pub fn shown_preview(
+    preview: &serde_json::Value,
+    full: usize,
+    redactor: &crate::redact::Redactor,
+) -> serde_json::Value {
+    let mut shown = redactor.json(preview);
+    if full > SHOWN_BUDGET && shown.is_object() {
         shown["…"] =
             serde_json::Value::String(format!("output of {} bytes shortened", thousands(full)));
     }

@@ -1,15 +1,112 @@
 //! The JSON face of a step's observation: the step output that `output:` assertions,
 //! `capture:` and `until:` query and that reports show.
+//!
+//! The keys of an exchange's output that hold received messages ([`MESSAGE_KEYS`]) are the
+//! large ones: a 26 MB answer is in `response`, `result` and `messages` alike. The runner keeps
+//! the output without them ([`Observation::to_light_json`]) and builds only what a path reaches
+//! ([`output_query`]): `$.result…` and `$.response…` are read in place in the shared message,
+//! another message key is built alone, and only a path that names no key builds them all.
+
+use std::borrow::Cow;
 
 use serde_json::{Value, json};
 
 use super::Observation;
 use super::step::first_text;
-use crate::client::Exchange;
+use crate::client::{Exchange, TimedMessage, evidence};
+
+/// The keys of an exchange's step output that hold received messages, built on demand.
+pub const MESSAGE_KEYS: [&str; 7] = [
+    "response",
+    "result",
+    "messages",
+    "notifications",
+    "progress",
+    "after_response",
+    "progress_after_cancel",
+];
+
+/// Which message keys an output is built with.
+#[derive(Debug, Clone, Copy)]
+enum Keys<'a> {
+    /// Every key.
+    All,
+    /// None of [`MESSAGE_KEYS`].
+    Light,
+    /// The light keys and this one.
+    Only(&'a str),
+}
+
+impl Keys<'_> {
+    fn has(self, key: &str) -> bool {
+        match self {
+            Self::All => true,
+            Self::Light => !MESSAGE_KEYS.contains(&key),
+            Self::Only(k) => k == key || !MESSAGE_KEYS.contains(&key),
+        }
+    }
+}
+
+/// How a message becomes part of the output: copied whole, or previewed for display.
+#[derive(Debug, Clone, Copy)]
+enum Take {
+    Whole,
+    /// [`evidence::preview`] of each message with this budget; lists cut after [`PREVIEW_ITEMS`].
+    Preview(usize),
+}
+
+impl Take {
+    fn one(self, v: &Value) -> Value {
+        match self {
+            Self::Whole => v.clone(),
+            Self::Preview(budget) => evidence::preview(v, budget),
+        }
+    }
+
+    fn list<'a>(self, items: impl Iterator<Item = &'a Value>) -> Value {
+        match self {
+            Self::Whole => Value::Array(items.cloned().collect()),
+            Self::Preview(budget) => cut_list(items.map(|v| evidence::preview(v, budget))),
+        }
+    }
+}
+
+/// How many items of a message list a preview shows.
+const PREVIEW_ITEMS: usize = 20;
+
+/// At most [`PREVIEW_ITEMS`] items, then a note of how many were left out.
+fn cut_list(items: impl Iterator<Item = Value>) -> Value {
+    let mut out = Vec::new();
+    let mut more = 0usize;
+    for item in items {
+        if out.len() < PREVIEW_ITEMS {
+            out.push(item);
+        } else {
+            more += 1;
+        }
+    }
+    if more > 0 {
+        out.push(Value::String(format!(
+            "… ({} more items)",
+            evidence::thousands(more)
+        )));
+    }
+    Value::Array(out)
+}
 
 impl Observation {
-    /// The step's output as JSON: what `output:` assertions, captures and reports read.
+    /// The step's whole output as JSON: what `output:` assertions, captures and reports read.
     pub fn to_json(&self) -> Value {
+        self.json_with(Keys::All, Take::Whole)
+    }
+
+    /// The output without the keys that hold received messages ([`MESSAGE_KEYS`]): what the
+    /// runner keeps; [`output_query`] builds the rest for the path that needs it.
+    pub fn to_light_json(&self) -> Value {
+        self.json_with(Keys::Light, Take::Whole)
+    }
+
+    fn json_with(&self, keys: Keys<'_>, copy: Take) -> Value {
         match self {
             Self::Nothing => Value::Null,
             Self::RegistryFetched(f) => json!({
@@ -17,15 +114,18 @@ impl Observation {
                 "body": f.body, "text": f.text, "elapsed_ms": f.elapsed_ms,
             }),
             Self::Connected(c) => {
-                let mut o = exchange_json(&c.exchange);
+                let mut o = exchange_json(&c.exchange, keys, copy);
                 o["session_id"] = json!(c.session_id);
                 o["protocol_version"] = json!(c.protocol_version);
                 o["era"] = json!(c.era);
                 o
             }
-            Self::Exchanged(x) => exchange_json(x),
+            Self::Exchanged(x) => exchange_json(x, keys, copy),
             Self::HealthAnswered(h) => {
-                let mut o = h.exchange.as_ref().map_or_else(|| json!({}), exchange_json);
+                let mut o = h
+                    .exchange
+                    .as_ref()
+                    .map_or_else(|| json!({}), |x| exchange_json(x, keys, copy));
                 match &h.health {
                     Ok(r) => o["health"] = serde_json::to_value(r).unwrap_or_default(),
                     Err(e) => o["health_error"] = json!(e),
@@ -35,17 +135,24 @@ impl Observation {
             }
             Self::MessageSent(m) => {
                 let Some(at) = m.cancellation else {
-                    return m.exchange.as_ref().map_or(Value::Null, exchange_json);
+                    return m
+                        .exchange
+                        .as_ref()
+                        .map_or(Value::Null, |x| exchange_json(x, keys, copy));
                 };
-                let mut o = m.exchange.as_ref().map_or_else(|| json!({}), exchange_json);
+                let mut o = m
+                    .exchange
+                    .as_ref()
+                    .map_or_else(|| json!({}), |x| exchange_json(x, keys, copy));
                 o["cancelled_at_ms"] = json!(at);
-                if let (Some(at), Some(x)) = (at, &m.exchange) {
-                    let after: Vec<&Value> = x
-                        .progress()
-                        .filter(|p| p.at_ms > at)
-                        .map(|p| &*p.message)
-                        .collect();
-                    o["progress_after_cancel"] = json!(after);
+                if let (Some(at), Some(x)) = (at, &m.exchange)
+                    && keys.has("progress_after_cancel")
+                {
+                    o["progress_after_cancel"] = copy.list(
+                        x.progress()
+                            .filter(move |p| p.at_ms > at)
+                            .map(|p| &*p.message),
+                    );
                 }
                 o
             }
@@ -59,56 +166,199 @@ impl Observation {
     }
 }
 
-/// An MCP exchange as step output.
-fn exchange_json(x: &Exchange) -> Value {
+/// An MCP exchange as step output, with the message keys `keys` names.
+fn exchange_json(x: &Exchange, keys: Keys<'_>, copy: Take) -> Value {
     let headers: serde_json::Map<String, Value> = x
         .headers
         .iter()
         .map(|(k, v)| (k.to_ascii_lowercase(), Value::String(v.clone())))
         .collect();
-    // Built from clones, not `json!` (which re-serialises every value): a huge answer costs
-    // a copy per key, not a serialisation.
-    let list = |items: Vec<&Value>| Value::Array(items.into_iter().cloned().collect());
-    let opt = |v: Option<&Value>| v.cloned().unwrap_or(Value::Null);
     let mut o = serde_json::Map::new();
-    o.insert("status".into(), json!(x.status));
-    o.insert("content_type".into(), json!(x.content_type));
-    o.insert("headers".into(), Value::Object(headers));
-    o.insert("elapsed_ms".into(), json!(x.elapsed_ms));
-    o.insert("timed_out".into(), json!(x.timed_out));
-    o.insert("response".into(), opt(x.response.as_deref()));
-    o.insert("result".into(), opt(x.result()));
-    o.insert("error".into(), opt(x.error()));
-    o.insert("text".into(), json!(first_text(x)));
-    o.insert(
-        "messages".into(),
-        Value::Array(
-            x.messages
-                .iter()
-                .map(|m| {
-                    let mut e = serde_json::Map::new();
-                    e.insert("at_ms".into(), json!(m.at_ms));
-                    e.insert("message".into(), Value::clone(&m.message));
-                    e.insert("sse_event_id".into(), json!(m.sse_event_id));
-                    Value::Object(e)
-                })
-                .collect(),
-        ),
-    );
-    o.insert(
-        "notifications".into(),
-        list(x.notifications().map(|m| &*m.message).collect()),
-    );
-    o.insert(
-        "progress".into(),
-        list(x.progress().map(|m| &*m.message).collect()),
-    );
-    o.insert(
-        "after_response".into(),
-        list(x.after_response().map(|m| &*m.message).collect()),
-    );
-    o.insert("body_text".into(), json!(x.body_text));
+    let mut put = |key: &str, value: &dyn Fn() -> Value| {
+        if keys.has(key) {
+            o.insert(key.to_owned(), value());
+        }
+    };
+    put("status", &|| json!(x.status));
+    put("content_type", &|| json!(x.content_type));
+    put("headers", &|| Value::Object(headers.clone()));
+    put("elapsed_ms", &|| json!(x.elapsed_ms));
+    put("timed_out", &|| json!(x.timed_out));
+    put("response", &|| {
+        x.response.as_deref().map_or(Value::Null, |v| copy.one(v))
+    });
+    put("result", &|| {
+        x.result().map_or(Value::Null, |v| copy.one(v))
+    });
+    put("error", &|| x.error().cloned().unwrap_or(Value::Null));
+    put("text", &|| json!(first_text(x)));
+    put("messages", &|| match copy {
+        Take::Whole => Value::Array(x.messages.iter().map(|m| message_entry(m, copy)).collect()),
+        Take::Preview(_) => cut_list(x.messages.iter().map(|m| message_entry(m, copy))),
+    });
+    put("notifications", &|| {
+        copy.list(x.notifications().map(|m| &*m.message))
+    });
+    put("progress", &|| copy.list(x.progress().map(|m| &*m.message)));
+    put("after_response", &|| {
+        copy.list(x.after_response().map(|m| &*m.message))
+    });
+    put("body_text", &|| json!(x.body_text));
     Value::Object(o)
+}
+
+fn message_entry(m: &TimedMessage, copy: Take) -> Value {
+    let mut e = serde_json::Map::new();
+    e.insert("at_ms".into(), json!(m.at_ms));
+    e.insert("message".into(), copy.one(&m.message));
+    e.insert("sse_event_id".into(), json!(m.sse_event_id));
+    Value::Object(e)
+}
+
+static NULL: Value = Value::Null;
+
+/// Where a JSONPath over a step's output is evaluated, given the light output the runner kept
+/// and the observation it came from: the root to query and the path to query it with. The
+/// answer is the same as querying the whole output ([`Observation::to_json`]).
+pub fn output_query<'a>(
+    light: &'a Value,
+    observation: &'a Observation,
+    path: &'a str,
+) -> (Cow<'a, Value>, Cow<'a, str>) {
+    let Some(x) = observation.exchange() else {
+        return (Cow::Borrowed(light), Cow::Borrowed(path));
+    };
+    if !light.is_object() {
+        return (Cow::Borrowed(light), Cow::Borrowed(path));
+    }
+    match first_key(path) {
+        Some((key, _)) if !MESSAGE_KEYS.contains(&key) => {
+            (Cow::Borrowed(light), Cow::Borrowed(path))
+        }
+        // Read in place: `$.result.content[0]` is `$.content[0]` of the result (a path whose
+        // filters refer to the root again is built instead).
+        Some((key @ ("response" | "result"), rest)) if !rest.contains('$') => {
+            let root = if key == "response" {
+                x.response.as_deref()
+            } else {
+                x.result()
+            };
+            (
+                Cow::Borrowed(root.unwrap_or(&NULL)),
+                Cow::Owned(format!("${rest}")),
+            )
+        }
+        Some((key, _)) => (
+            Cow::Owned(with_keys(light, observation, Keys::Only(key))),
+            Cow::Borrowed(path),
+        ),
+        None => (
+            Cow::Owned(with_keys(light, observation, Keys::All)),
+            Cow::Borrowed(path),
+        ),
+    }
+}
+
+/// The light output with the message keys `keys` names added from the observation.
+fn with_keys(light: &Value, observation: &Observation, keys: Keys<'_>) -> Value {
+    with_copies(light, observation, keys, Take::Whole)
+}
+
+fn with_copies(light: &Value, observation: &Observation, keys: Keys<'_>, copy: Take) -> Value {
+    let mut built = observation.json_with(keys, copy);
+    match (&mut built, light) {
+        // The light keys as the step left them (`expect_error` sets `error`), in the order of
+        // the whole output.
+        (Value::Object(built), Value::Object(light)) => {
+            for (k, v) in light {
+                built.insert(k.clone(), v.clone());
+            }
+        }
+        _ => return light.clone(),
+    }
+    built
+}
+
+/// A display copy of a step's whole output: the light output with each message key previewed
+/// within `budget` (a huge answer costs its preview), and the whole output's size in bytes.
+pub fn output_preview(light: &Value, observation: &Observation, budget: usize) -> (Value, usize) {
+    if observation.exchange().is_none() || !light.is_object() {
+        return (
+            evidence::preview(light, budget),
+            evidence::serialized_len(light),
+        );
+    }
+    let shown = with_copies(light, observation, Keys::All, Take::Preview(budget));
+    (
+        evidence::preview(&shown, budget),
+        whole_len(light, observation),
+    )
+}
+
+/// The serialized size of the whole output, counted without building it.
+fn whole_len(light: &Value, observation: &Observation) -> usize {
+    let Some(x) = observation.exchange() else {
+        return evidence::serialized_len(light);
+    };
+    let entry = |key: &str, len: usize| key.len() + 4 + len; // "key": value,
+    let list = |items: &mut dyn Iterator<Item = usize>| {
+        let (n, sum) = items.fold((0usize, 0usize), |(n, s), l| (n + 1, s + l));
+        2 + sum + n.saturating_sub(1)
+    };
+    let one = |v: Option<&Value>| v.map_or(4, evidence::serialized_len);
+    let mut len = evidence::serialized_len(light);
+    len += entry("response", one(x.response.as_deref()));
+    len += entry("result", one(x.result()));
+    len += entry(
+        "messages",
+        list(&mut x.messages.iter().map(|m| {
+            let mut e = json!({"at_ms": m.at_ms, "sse_event_id": m.sse_event_id});
+            e["message"] = Value::Null;
+            evidence::serialized_len(&e) - 4 + evidence::serialized_len(&m.message)
+        })),
+    );
+    let len_of = |m: &TimedMessage| evidence::serialized_len(&m.message);
+    len += entry("notifications", list(&mut x.notifications().map(len_of)));
+    len += entry("progress", list(&mut x.progress().map(len_of)));
+    len += entry("after_response", list(&mut x.after_response().map(len_of)));
+    if let Observation::MessageSent(m) = observation
+        && let Some(Some(at)) = m.cancellation
+    {
+        len += entry(
+            "progress_after_cancel",
+            list(&mut x.progress().filter(|p| p.at_ms > at).map(len_of)),
+        );
+    }
+    len
+}
+
+/// The member a JSONPath selects first, when it begins with one (`$.name`, `$['name']`,
+/// `$["name"]`), and the rest of the path after it; `None` for any other start (`$..`, `$.*`,
+/// `$[0]`, a filter, blanks), which may reach every key.
+fn first_key(path: &str) -> Option<(&str, &str)> {
+    let after = path.strip_prefix('$')?;
+    if let Some(r) = after.strip_prefix('.') {
+        let end = r
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || !c.is_ascii()))
+            .unwrap_or(r.len());
+        let first = r.chars().next()?;
+        if end == 0 || first.is_ascii_digit() {
+            return None;
+        }
+        return Some((&r[..end], &r[end..]));
+    }
+    for quote in ['\'', '"'] {
+        if let Some(r) = after.strip_prefix('[').and_then(|r| r.strip_prefix(quote)) {
+            let end = r.find(quote)?;
+            let key = &r[..end];
+            if key.contains('\\') {
+                return None;
+            }
+            let rest = r[end + 1..].strip_prefix(']')?;
+            return Some((key, rest));
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -165,6 +415,120 @@ mod tests {
         assert_eq!(o.content_type(), Some("text/event-stream"));
         assert!(o.jsonrpc_error().is_none());
         assert!(j["after_response"].as_array().is_some_and(Vec::is_empty));
+    }
+
+    /// Every path gives the same nodes over the light output and its observation as over the
+    /// whole output, whichever way `output_query` takes (in place, one key built, all built).
+    #[test]
+    fn paths_over_the_light_output_select_what_they_select_in_the_whole_output() {
+        use serde_json_path::JsonPath;
+        let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "image"}, {"type": "text", "text": "done"}]}});
+        let x = exchange(
+            vec![
+                (1.0, progress(0)),
+                (2.0, progress(1)),
+                (3.0, answer.clone()),
+                (4.0, progress(2)),
+            ],
+            answer,
+        );
+        let observations = [
+            Observation::Exchanged(x.clone()),
+            Observation::MessageSent(MessageSent {
+                exchange: Some(x.clone()),
+                cancellation: Some(Some(1.5)),
+            }),
+            Observation::MessageSent(MessageSent {
+                exchange: Some(Exchange {
+                    response: None,
+                    ..x
+                }),
+                cancellation: None,
+            }),
+        ];
+        let paths = [
+            "$.result.content[1].text",
+            "$['result']",
+            "$[\"result\"].content[*].type",
+            "$.result",
+            "$.response.id",
+            "$.response",
+            "$.messages[*].message.method",
+            "$.progress[?@.params.progress > 0]",
+            "$.progress_after_cancel[*].params.progress",
+            "$.after_response",
+            "$[\"notifications\"]",
+            "$..text",
+            "$.*",
+            "$",
+            "$.text",
+            "$.status",
+            "$.headers['content-type']",
+            "$.result.content[?@.type == $.text]",
+            "$.resultx",
+        ];
+        for o in &observations {
+            let whole = o.to_json();
+            let light = o.to_light_json();
+            assert!(light.get("result").is_none() && light.get("messages").is_none());
+            for path in paths {
+                let (root, query) = output_query(&light, o, path);
+                let got = JsonPath::parse(&query).map(|q| {
+                    q.query(&root)
+                        .all()
+                        .into_iter()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                });
+                let want = JsonPath::parse(path).map(|q| {
+                    q.query(&whole)
+                        .all()
+                        .into_iter()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                });
+                assert_eq!(got.ok(), want.ok(), "{path}");
+            }
+            // The preview states the whole output's size, counted without building it.
+            let (_, full) = output_preview(&light, o, 100);
+            assert_eq!(full, evidence::serialized_len(&whole));
+        }
+    }
+
+    #[test]
+    fn a_path_names_its_first_member_only_when_it_starts_with_one() {
+        assert_eq!(first_key("$.result.content"), Some(("result", ".content")));
+        assert_eq!(first_key("$['response'][0]"), Some(("response", "[0]")));
+        assert_eq!(first_key("$[\"a b\"]"), Some(("a b", "")));
+        for other in [
+            "$..result",
+            "$.*",
+            "$[0]",
+            "$[?@.x]",
+            "$",
+            "$ .result",
+            "$['a\\'b']",
+            "$.1",
+        ] {
+            assert_eq!(first_key(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn a_preview_of_a_long_message_list_keeps_its_first_items_and_counts_the_rest() {
+        let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": []}});
+        let mut messages: Vec<(f64, Value)> = (0..100u32)
+            .map(|i| (f64::from(i), progress(u64::from(i))))
+            .collect();
+        messages.push((100.0, answer.clone()));
+        let o = Observation::Exchanged(exchange(messages, answer));
+        let (shown, full) = output_preview(&o.to_light_json(), &o, 100_000);
+        assert_eq!(
+            shown["progress"].as_array().map(Vec::len),
+            Some(PREVIEW_ITEMS + 1)
+        );
+        assert_eq!(shown["progress"][PREVIEW_ITEMS], "… (80 more items)");
+        assert_eq!(full, evidence::serialized_len(&o.to_json()));
     }
 
     #[test]

@@ -7,5 +7,6 @@ mod json;
 mod record;
 mod step;
 
+pub use json::{MESSAGE_KEYS, output_query};
 pub use record::{Observed, ReceivedMessage, StepRecord};
 pub use step::{Connected, HealthAnswered, MessageSent, Observation};

@@ -1,6 +1,7 @@
 //! What a scenario run observed: a record per step, every JSON-RPC message received, the mock
 //! journals, the implementation's logs. The runner fills it; the checks read it.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use pallas_mocks::{LlmJournalEntry, McpJournalEntry, SessionStats};
@@ -33,8 +34,11 @@ pub struct StepRecord {
     /// What the step observed, typed by action: what the checks read.
     #[serde(skip)]
     pub observation: Observation,
-    /// The observation as JSON ([`Observation::to_json`]; with `expect_error`, the error as its
-    /// `error` key): what `output:` assertions and captures query, and what reports show.
+    /// The observation as JSON without the keys that hold received messages
+    /// ([`Observation::to_light_json`]; with `expect_error`, the error as its `error` key).
+    /// `output:` assertions and captures query it through [`StepRecord::output_query`], which
+    /// reads or builds the message keys a path reaches; reports show
+    /// [`StepRecord::output_shown`].
     pub output: Value,
     /// Why the step could not run (a harness or transport error).
     pub error: Option<String>,
@@ -63,6 +67,32 @@ impl StepRecord {
     /// Whether the step's action is one of `kinds`.
     pub fn is(&self, kinds: &[ActionKind]) -> bool {
         self.action().is_some_and(|a| kinds.contains(&a.kind()))
+    }
+
+    /// Where a JSONPath over the step's whole output is evaluated: the root and the path to
+    /// query it with (see [`super::json::output_query`]).
+    pub fn output_query<'a>(&'a self, path: &'a str) -> (Cow<'a, Value>, Cow<'a, str>) {
+        super::json::output_query(&self.output, &self.observation, path)
+    }
+
+    /// The exchange ended without its JSON-RPC response.
+    pub fn response_missing(&self) -> bool {
+        self.output.get("response").is_some_and(Value::is_null)
+            || self
+                .observation
+                .exchange()
+                .is_some_and(|x| x.response.is_none())
+    }
+
+    /// A redacted preview of the step's whole output for a transcript, with its full size
+    /// stated when the preview shortened it; a huge answer costs its preview.
+    pub fn output_shown(&self, redactor: &crate::redact::Redactor) -> Value {
+        let (preview, full) = super::json::output_preview(
+            &self.output,
+            &self.observation,
+            crate::client::evidence::SHOWN_BUDGET,
+        );
+        crate::client::evidence::shown_preview(&preview, full, redactor)
     }
 
     /// The rendered action as written in the scenario (`{message, images}`, `{tool,

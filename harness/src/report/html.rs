@@ -10,16 +10,6 @@ use super::findings::{FINDING_VERDICTS, Finding, findings, shared};
 use crate::checks::{CheckResult, Verdict};
 use crate::runner::{Counts, RunResult, ScenarioResult};
 
-const VERDICTS: [Verdict; 7] = [
-    Verdict::Pass,
-    Verdict::Fail,
-    Verdict::Warn,
-    Verdict::Info,
-    Verdict::Inconclusive,
-    Verdict::Skip,
-    Verdict::Error,
-];
-
 const STYLE: &str = r#"
 :root { --fg: #1d2330; --muted: #5b6474; --line: #d9dde5; --bg: #fff; --alt: #f6f7f9;
   --pass: #1a7f37; --fail: #c62828; --warn: #a15c00; --info: #3558c4; --incon: #6f42c1;
@@ -279,7 +269,7 @@ pub fn html(run: &RunResult) -> String {
         out,
         "<section id=\"counts\">\n<h2>Counts</h2>\n<ul class=\"counts\">"
     );
-    for v in VERDICTS {
+    for v in Verdict::ALL {
         let _ = writeln!(
             out,
             "<li class=\"c-{v}\"><span class=\"n\" data-count=\"{v}\">{}</span> {v}</li>",
@@ -298,7 +288,7 @@ pub fn html(run: &RunResult) -> String {
         out,
         "<section id=\"families\">\n<h2>By check family</h2>\n<table>\n<thead><tr><th>family</th>"
     );
-    for v in VERDICTS {
+    for v in Verdict::ALL {
         let _ = write!(out, "<th class=\"n\">{}</th>", v.as_str());
     }
     let _ = writeln!(
@@ -312,7 +302,7 @@ pub fn html(run: &RunResult) -> String {
             esc(f),
             f = esc(f)
         );
-        for v in VERDICTS {
+        for v in Verdict::ALL {
             let _ = write!(out, "<td class=\"n\">{}</td>", count_of(c, v));
         }
         let _ = writeln!(out, "<td class=\"n\">{}</td></tr>", c.baselined);
@@ -331,7 +321,7 @@ pub fn html(run: &RunResult) -> String {
         "<section id=\"checks\">\n<h2>Verdicts</h2>\n<form id=\"filters\" onsubmit=\"return false\">"
     );
     let _ = write!(out, "<fieldset><legend>verdict</legend>");
-    for v in VERDICTS {
+    for v in Verdict::ALL {
         let _ = write!(
             out,
             "<label><input type=\"checkbox\" data-filter=\"verdict\" value=\"{v}\" checked> {v} ({})</label>",

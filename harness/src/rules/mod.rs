@@ -57,6 +57,10 @@ pub const FILES: &[(&str, &str)] = &[
         "harness/rules/pallas-health-clauses.yaml",
         include_str!("../../rules/pallas-health-clauses.yaml"),
     ),
+    (
+        "harness/rules/pallas-clauses.yaml",
+        include_str!("../../rules/pallas-clauses.yaml"),
+    ),
 ];
 
 /// The document a rule quotes.

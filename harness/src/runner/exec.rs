@@ -320,7 +320,10 @@ impl Exec {
                 ),
             };
             let Some(u) = &rendered.until else { break };
-            if crate::checks::assert_predicate(&u.that, &out.observation.to_json()).is_ok() {
+            let light = out.observation.to_light_json();
+            let (root, query) =
+                crate::observation::output_query(&light, &out.observation, &u.that.path);
+            if crate::checks::assert_predicate_on(&u.that, &root, &query).is_ok() {
                 break;
             }
             if t0.elapsed() >= u.within {
@@ -339,9 +342,10 @@ impl Exec {
     /// nothing is the step's error.
     async fn capture(&self, rendered: &StepSpec, output: &Value, out: &mut ActionOutput) {
         for (cap, path) in &rendered.capture {
-            let value = JsonPath::parse(path)
+            let (root, query) = crate::observation::output_query(output, &out.observation, path);
+            let value = JsonPath::parse(&query)
                 .ok()
-                .and_then(|p| p.query(output).first().cloned());
+                .and_then(|p| p.query(&root).first().cloned());
             if let Some(v) = value {
                 let text = match v {
                     Value::String(s) => s,
@@ -396,7 +400,7 @@ impl Exec {
             let started_at = now_rfc3339();
             let t0 = Instant::now();
             let (mut out, attempt_started) = self.attempt(&rendered, &name, timeout, t0).await;
-            let mut output = out.observation.to_json();
+            let mut output = out.observation.to_light_json();
             // The timeout covers the step's processing too: an answer read in time but parsed
             // and recorded for longer is an overrun, reported as one.
             let took = attempt_started.elapsed();

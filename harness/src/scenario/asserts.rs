@@ -234,6 +234,9 @@ pub struct LlmJournalAssert {
     /// Only requests to paths containing this (`/chat/completions`, `/models`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path_contains: Option<String>,
+    /// Only requests to exactly this path (`/v1/models`: the listing, not `/v1/models/{id}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_equals: Option<String>,
     /// Only requests with this HTTP method (`POST`: inference; seed 001's provider probes are
     /// `GET`s of the models endpoints).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -163,6 +163,10 @@ pub struct DeploymentSpec {
     /// text, templated); a path the target also generates is overwritten.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub files: BTreeMap<String, String>,
+    /// Files filled before the start with whole copies of one line, up to a size (path relative
+    /// to the run directory → what), e.g. a log file just under its rotation limit.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub prefill: BTreeMap<String, PrefillSpec>,
     /// Extra command-line arguments appended to the target's command (templated).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
@@ -175,6 +179,16 @@ pub struct DeploymentSpec {
     /// agent a single-agent start serves.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ready_agents: Vec<String>,
+}
+
+/// A file filled with copies of one line (`deployment.prefill`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PrefillSpec {
+    /// The most bytes the file may have: as many whole copies of `line` as fit.
+    pub bytes: u64,
+    /// The line (templated; a newline is added when it has none).
+    pub line: String,
 }
 
 /// What the harness waits for after launching the implementation.

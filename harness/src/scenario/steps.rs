@@ -124,6 +124,9 @@ pub struct ProcessStep {
 pub struct FileStep {
     /// The file (templated; relative paths are under the run directory).
     pub path: String,
+    /// Read only whether it exists and its size (`text` empty, `lines` `[]`): for large files.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stat_only: bool,
 }
 
 /// `until:` of a step.

@@ -389,36 +389,30 @@ pub fn parse_str(file: &str, text: &str) -> Result<TargetSpec, InvalidFiles> {
         .filter(|c| c.is_pallas_only())
         .map(|c| c.as_str())
         .collect();
-    if packs.len() > 1 || (!packs.is_empty() && !pallas.is_empty()) {
+    // An error at the line of a top-level key (0 when the key is not written).
+    let at_key = |key: &str, message: String, hint: &str| {
         let line = text
             .lines()
-            .position(|l| l.trim_start().starts_with("capabilities:"))
+            .position(|l| l.trim_start().starts_with(&format!("{key}:")))
             .map_or(0, |p| p + 1);
-        errors.push(crate::scenario::SpecError::at(
-            file,
-            text,
-            line,
-            1,
+        crate::scenario::SpecError::at(file, text, line, 1, message, Some(hint.into()))
+    };
+    if packs.len() > 1 || (!packs.is_empty() && !pallas.is_empty()) {
+        errors.push(at_key(
+            "capabilities",
             format!(
                 "a target implements one system: it claims the packs {packs:?} and the Pallas-only capabilities {pallas:?}"
             ),
-            Some("a pack target claims its pack and no other pack or Pallas-only capability".into()),
+            "a pack target claims its pack and no other pack or Pallas-only capability",
         ));
     }
     if let Some(template) = &spec.message_arguments
         && !template.values().any(holds_message)
     {
-        let line = text
-            .lines()
-            .position(|l| l.trim_start().starts_with("message_arguments:"))
-            .map_or(0, |p| p + 1);
-        errors.push(crate::scenario::SpecError::at(
-            file,
-            text,
-            line,
-            1,
-            "`message_arguments` sends no `{message}`: no string value holds it",
-            Some("e.g. `message_arguments: {message: \"{message}\"}`".into()),
+        errors.push(at_key(
+            "message_arguments",
+            "`message_arguments` sends no `{message}`: no string value holds it".into(),
+            "e.g. `message_arguments: {message: \"{message}\"}`",
         ));
     }
     if errors.is_empty() {

@@ -131,6 +131,8 @@ pub fn render_deployment(
         let url = render(&target.spec.agent_url, &v).map_err(terr)?;
         vars.insert(format!("agents.{name}.url"), url.clone());
         vars.insert(format!("agents.{name}.port"), port.to_string());
+        // As Linux writes ports in /proc/net/tcp (a listening socket's local address).
+        vars.insert(format!("agents.{name}.port_hex"), format!("{port:04X}"));
         agent_urls.insert(name.clone(), url);
     }
     let registry_url = match &target.spec.registry_url {
@@ -242,6 +244,21 @@ fn write_files(
         }
         let text = render(text, vars).map_err(terr)?;
         std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+        if !files.contains(rel) {
+            files.push(rel.clone());
+        }
+    }
+    for (rel, fill) in &deployment.prefill {
+        let path = run_dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+        }
+        let mut line = render(&fill.line, vars).map_err(terr)?;
+        if !line.ends_with('\n') {
+            line.push('\n');
+        }
+        let copies = usize::try_from(fill.bytes / line.len() as u64).unwrap_or(0);
+        std::fs::write(&path, line.repeat(copies)).map_err(|e| io(&path, e))?;
         if !files.contains(rel) {
             files.push(rel.clone());
         }

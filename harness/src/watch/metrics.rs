@@ -19,17 +19,6 @@ const BUCKETS: &[f64] = &[
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 ];
 
-/// The verdict labels a check series carries (one is 1, the others 0).
-const VERDICTS: &[Verdict] = &[
-    Verdict::Pass,
-    Verdict::Fail,
-    Verdict::Warn,
-    Verdict::Info,
-    Verdict::Inconclusive,
-    Verdict::Skip,
-    Verdict::Error,
-];
-
 /// Every metric of a watch.
 #[derive(Clone)]
 pub struct WatchMetrics {
@@ -197,8 +186,8 @@ impl WatchMetrics {
 
     fn checks(&self, scope: &str, checks: &[crate::checks::CheckResult]) {
         for c in checks {
-            for v in VERDICTS {
-                let value = if c.verdict == *v { 1.0 } else { 0.0 };
+            for v in Verdict::ALL {
+                let value = if c.verdict == v { 1.0 } else { 0.0 };
                 self.check
                     .with_label_values(&[scope, &c.id, v.as_str()])
                     .set(value);

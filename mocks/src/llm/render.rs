@@ -36,6 +36,7 @@ fn openai_usage(u: &UsageSpec) -> Value {
         "completion_tokens": u.output_tokens,
         "total_tokens": u.input_tokens + u.output_tokens,
         "prompt_tokens_details": {"cached_tokens": u.cache_read_tokens},
+        "completion_tokens_details": {"reasoning_tokens": u.reasoning_tokens},
     })
 }
 

@@ -1,10 +1,12 @@
 //! McpAgenticServer (seed 004): `bridge_health`, `agents_discover`, the `sessions_*` tools and
 //! `tasks_delegate` over an in-process and a worker executor, with the seed's resolution order,
 //! default agent rules, session affinity, provider metadata and `BridgeError` kinds and messages.
-//! Agents answer through the LLM; every answer starts with `[<agent> via <executor>]` (and the
-//! provider, for multi-provider agents) so a client can see who answered.
+//! Agents answer through an LLM, the way a deployment shows who answered: in-process agents through
+//! `llm`, worker agents through `llms.worker`, a multi-provider agent through its session's
+//! provider's LLM (`llms.<provider>`, the Anthropic Messages API for `anthropic`) with that
+//! provider's first model.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use axum::Router;
@@ -19,98 +21,12 @@ use serde_json::{Map, Value, json};
 
 mod data;
 
-use data::{providers, tool_schema};
+pub(crate) use data::{DEFECTS, FIXTURES};
+use data::{provider_model, providers, tool_schema};
 
 use super::jsonrpc::{self, McpHandler, RpcCall, RpcError, Sessions, code};
-use super::upstream::{chat_completion, http_client};
+use super::upstream::{anthropic_message, chat_completion, http_client};
 use super::{Defects, PackSpec};
-
-/// Defects of the McpAgenticServer mock: name → the rule it breaks.
-pub(crate) const DEFECTS: &[(&str, &str)] = &[
-    (
-        "workers-win",
-        "an agent id registered in both executors is served by the worker",
-    ),
-    (
-        "capability-filter-ignored",
-        "agents_discover ignores `capability`",
-    ),
-    (
-        "capability-substring",
-        "agents_discover matches capabilities by substring",
-    ),
-    (
-        "status-not-ready",
-        "agents_discover reports status `available` instead of `ready`",
-    ),
-    (
-        "providers-empty-array",
-        "agents without providers get `providers: []`",
-    ),
-    (
-        "provider-capabilities-empty",
-        "a provider without capabilities metadata is listed with `capabilities: {}`",
-    ),
-    (
-        "provider-kind-missing",
-        "a provider without a kind is listed without `kind: llm`",
-    ),
-    (
-        "unknown-provider-accepted",
-        "sessions_create accepts an unregistered metadata.provider",
-    ),
-    (
-        "provider-ignored",
-        "sessions_create ignores metadata.provider (the default provider answers)",
-    ),
-    (
-        "default-agent-last",
-        "without agentId the last in-process agent is used, not the first",
-    ),
-    ("default-agent-ignored", "defaultAgentId is ignored"),
-    (
-        "workers-only-fails",
-        "with no in-process agents, sessions fail instead of using the workers",
-    ),
-    (
-        "no-agents-message",
-        "with no agents the error message is not 'No agents registered'",
-    ),
-    (
-        "agent-not-found-kind",
-        "an unknown agentId is a BridgeError of kind internal, not upstream",
-    ),
-    (
-        "worker-sessions-lost",
-        "session tools look only at the in-process executor",
-    ),
-    (
-        "session-not-found-message",
-        "an unknown sessionId gets 'Unknown session: …'",
-    ),
-    ("cancel-noop", "sessions_cancel leaves the session active"),
-    (
-        "delegate-ignores-capability",
-        "tasks_delegate ignores `capability` and uses the default agent",
-    ),
-];
-
-/// Fixtures: name → what the executors hold.
-pub(crate) const FIXTURES: &[(&str, &str)] = &[
-    (
-        "default",
-        "in-process coder, shared, multi-provider-agent; workers shared, reviewer",
-    ),
-    (
-        "workers-only",
-        "no in-process agents; workers shared, reviewer",
-    ),
-    ("empty", "no agents at all"),
-    (
-        "default-agent=<id>",
-        "the default fixture with defaultAgentId = <id>",
-    ),
-];
 
 const TOOLS: &[&str] = &[
     "bridge_health",
@@ -127,15 +43,6 @@ const TOOLS: &[&str] = &[
 enum Exec {
     InProcess,
     Worker,
-}
-
-impl Exec {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::InProcess => "in-process",
-            Self::Worker => "worker",
-        }
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -156,6 +63,8 @@ struct Session {
 struct Bridge {
     defects: Defects,
     llm: Option<String>,
+    /// Per provider (`openai`, `anthropic`, `google-gemini`) and for the workers (`worker`).
+    llms: BTreeMap<String, String>,
     http: reqwest::Client,
     sessions: Sessions,
     in_process: Vec<Agent>,
@@ -208,6 +117,7 @@ pub(crate) fn router(spec: &PackSpec, defects: Defects) -> Result<Router, String
     let b = Arc::new(Bridge {
         defects,
         llm: spec.llm.clone(),
+        llms: spec.llms.clone(),
         http: http_client(spec.upstream_ca.as_deref()),
         sessions: Sessions::default(),
         in_process,
@@ -286,10 +196,15 @@ impl McpHandler for Bridge {
                     }
                     Ok(match self.call_tool(&name, &args).await {
                         Ok(v) => jsonrpc::json_text_result(&v, false),
-                        Err(e) => jsonrpc::json_text_result(
-                            &json!({"error": {"type": e.kind, "message": e.message}}),
-                            true,
-                        ),
+                        Err(e) => {
+                            if self.defects.on("routing-failure-drops-sessions") {
+                                self.state().clear();
+                            }
+                            jsonrpc::json_text_result(
+                                &json!({"error": {"type": e.kind, "message": e.message}}),
+                                true,
+                            )
+                        }
                     })
                 }
                 m => Err(RpcError::new(
@@ -457,6 +372,7 @@ impl Bridge {
             }
             provider = Some(match requested {
                 Some(p) if !self.defects.on("provider-ignored") => p.to_owned(),
+                None if self.defects.on("default-provider-ignored") => "anthropic".to_owned(),
                 _ => "openai".to_owned(),
             });
         }
@@ -474,23 +390,31 @@ impl Bridge {
     }
 
     async fn prompt(&self, s: &Session, prompt: &str) -> Result<String, BridgeError> {
-        let who = match &s.provider {
-            Some(p) => format!("[{} via {}/{p}]", s.agent, s.exec.as_str()),
-            None => format!("[{} via {}]", s.agent, s.exec.as_str()),
+        let system = format!("You are {}.", s.agent);
+        let routed = |k: &str| self.llms.get(k).or(self.llm.as_ref());
+        let (base, model) = match (&s.provider, s.exec) {
+            (Some(p), _) => (
+                routed(p),
+                provider_model(p).unwrap_or_else(|| "mock-model".to_owned()),
+            ),
+            (None, Exec::Worker) => (routed("worker"), "mock-model".to_owned()),
+            (None, Exec::InProcess) => (self.llm.as_ref(), "mock-model".to_owned()),
         };
-        let text = match &self.llm {
-            Some(base) => {
-                let body = json!({"model": "mock-model", "messages": [
-                    {"role": "system", "content": format!("You are {} ({}).", s.agent, s.exec.as_str())},
-                    {"role": "user", "content": prompt}]});
-                chat_completion(&self.http, base, &body)
-                    .await
-                    .map_err(BridgeError::upstream)?
-                    .text
-            }
-            None => prompt.to_owned(),
+        let Some(base) = base else {
+            return Ok(prompt.to_owned());
         };
-        Ok(format!("{who} {text}"))
+        if s.provider.as_deref() == Some("anthropic") {
+            return anthropic_message(&self.http, base, &model, &system, prompt)
+                .await
+                .map_err(BridgeError::upstream);
+        }
+        let body = json!({"model": model, "messages": [
+            {"role": "system", "content": system},
+            {"role": "user", "content": prompt}]});
+        Ok(chat_completion(&self.http, base, &body)
+            .await
+            .map_err(BridgeError::upstream)?
+            .text)
     }
 
     async fn call_tool(&self, name: &str, args: &Map<String, Value>) -> Result<Value, BridgeError> {

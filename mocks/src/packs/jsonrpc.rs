@@ -69,6 +69,10 @@ pub(crate) trait McpHandler: Send + Sync + 'static {
     fn server_name(&self, scope: &str) -> Option<String>;
     /// `capabilities` of the `initialize` result.
     fn capabilities(&self) -> Value;
+    /// The code answering a body that is not JSON (a defect may change it).
+    fn parse_error_code(&self) -> i64 {
+        code::PARSE
+    }
     /// Every other method.
     fn handle(self: Arc<Self>, call: RpcCall) -> BoxFuture<'static, Result<Value, RpcError>>;
 }
@@ -123,7 +127,7 @@ pub(crate) async fn post<H: McpHandler>(
     let msg: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => {
-            let err = RpcError::new(code::PARSE, "Parse error")
+            let err = RpcError::new(handler.parse_error_code(), "Parse error")
                 .with_data(json!({"details": e.to_string()}));
             return json_response(StatusCode::BAD_REQUEST, &error_body(Value::Null, &err));
         }

@@ -85,6 +85,11 @@ pub struct PackSpec {
     /// an OpenAI-dialect LLM mock of the same ecosystem. Absent: agents answer a canned text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub llm: Option<String>,
+    /// agentic-server: the LLM of each provider (`openai`, `anthropic`, `google-gemini`) and of
+    /// the worker agents (`worker`), each a base URL or the name of an LLM mock of the same
+    /// ecosystem (`anthropic` speaks the Anthropic Messages API); absent ones use `llm`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub llms: BTreeMap<String, String>,
     /// mcpctl: the MCP servers attached to the project, name → URL or the name of an MCP mock of
     /// the same ecosystem.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

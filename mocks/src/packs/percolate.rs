@@ -93,15 +93,36 @@ impl McpHandler for Percolate {
         json!({"tools": {}, "resources": {}})
     }
 
+    fn parse_error_code(&self) -> i64 {
+        if self.defects.on("parse-error-invalid-request") {
+            code::INVALID_REQUEST
+        } else {
+            code::PARSE
+        }
+    }
+
     fn handle(self: Arc<Self>, call: RpcCall) -> BoxFuture<'static, Result<Value, RpcError>> {
         async move {
             match call.method.as_str() {
-                "tools/list" => Ok(json!({"tools": data::tools()})),
+                "tools/list" => {
+                    let mut tools = data::tools();
+                    if self.defects.on("tools-list-no-enum")
+                        && let Some(p) = tools
+                            .get_mut(1)
+                            .and_then(|t| t.pointer_mut("/inputSchema/properties/knowledge_base"))
+                    {
+                        *p = json!({"type": "string"});
+                    }
+                    Ok(json!({"tools": tools}))
+                }
                 "tools/call" => self.call_tool(&call.params).await,
                 "resources/list" => Ok(json!({"resources": data::resources()})),
-                "resources/templates/list" => {
-                    Ok(json!({"resourceTemplates": data::resource_templates()}))
-                }
+                "resources/templates/list" => Ok(json!({"resourceTemplates":
+                if self.defects.on("no-agentlet-template") {
+                    Vec::new()
+                } else {
+                    data::resource_templates()
+                }})),
                 "resources/read" => self.read_resource(&call),
                 "prompts/list" => Ok(json!({"prompts": []})),
                 m if self.defects.on("unknown-method-invalid-request") => Err(RpcError::new(
@@ -388,7 +409,15 @@ impl Percolate {
         };
         let matches = data::search(scope, kb, query);
         let total = matches.len();
-        let results: Vec<Value> = matches.into_iter().take(limit).collect();
+        let mut results: Vec<Value> = matches.into_iter().take(limit).collect();
+        if self.defects.on("search-item-no-source") {
+            results
+                .iter_mut()
+                .filter_map(Value::as_object_mut)
+                .for_each(|r| {
+                    r.remove("source");
+                });
+        }
         let count = if self.defects.on("count-total-matches") {
             total
         } else {
@@ -440,10 +469,12 @@ impl Percolate {
         };
         let fqn = format!("user/{user}/{name}");
         let mut s = self.state();
-        if s.user_agents
-            .iter()
-            .any(|(t, u, n, _)| t == tenant && *u == user && *n == name)
-        {
+        let same = |(t, u, n, _): &(String, String, String, Value)| {
+            t == tenant && *u == user && *n == name
+        };
+        if self.defects.on("duplicate-agent-replaces") {
+            s.user_agents.retain(|a| !same(a));
+        } else if s.user_agents.iter().any(same) {
             return Err(invalid_field("agent_name", "Agent name already exists"));
         }
         let agent = json!({"fully_qualified_name": fqn, "short_name": name,

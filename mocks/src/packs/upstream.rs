@@ -103,6 +103,51 @@ pub(crate) async fn chat_completion(
     Ok(reply)
 }
 
+/// `POST {base}/v1/messages` (the Anthropic Messages API, non-streaming) with `model`, `system`
+/// and one user message; the answer's text blocks joined.
+pub(crate) async fn anthropic_message(
+    http: &reqwest::Client,
+    base: &str,
+    model: &str,
+    system: &str,
+    prompt: &str,
+) -> Result<String, String> {
+    let url = format!("{}/v1/messages", base.trim_end_matches('/'));
+    let body = json!({"model": model, "max_tokens": 1024, "system": system,
+        "messages": [{"role": "user", "content": prompt}]});
+    let resp = http
+        .post(&url)
+        .header("x-api-key", "sk-pack-mock")
+        .header("anthropic-version", "2023-06-01")
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| format!("LLM request failed: {e}"))?;
+    let status = resp.status();
+    let text = resp
+        .text()
+        .await
+        .map_err(|e| format!("LLM answer unreadable: {e}"))?;
+    if !status.is_success() {
+        return Err(format!(
+            "LLM answered {}: {}",
+            status.as_u16(),
+            excerpt(&text)
+        ));
+    }
+    let v: Value =
+        serde_json::from_str(&text).map_err(|e| format!("LLM answer is not JSON: {e}"))?;
+    let blocks = v
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or_else(|| "LLM answer has no content".to_owned())?;
+    Ok(blocks
+        .iter()
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join(""))
+}
+
 fn excerpt(s: &str) -> String {
     s.chars().take(200).collect()
 }

@@ -249,6 +249,7 @@ fn openai_usage(u: &Value) -> UsageSpec {
         output_tokens: u64_at(u, "/completion_tokens"),
         cache_read_tokens: u64_at(u, "/prompt_tokens_details/cached_tokens"),
         cache_write_tokens: 0,
+        reasoning_tokens: u64_at(u, "/completion_tokens_details/reasoning_tokens"),
     }
 }
 

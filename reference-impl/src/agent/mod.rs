@@ -147,8 +147,9 @@ async fn wire_defects(
     let as_string = crate::defect!("progress-token-as-string");
     let after_result = crate::defect!("progress-after-result");
     let after_cancel = crate::defect!("progress-after-cancel");
+    let stale = crate::defect!("progress-token-stale");
     if request.method() != http::Method::POST
-        || !(without_token || as_string || after_result || after_cancel)
+        || !(without_token || as_string || after_result || after_cancel || stale)
     {
         return next.run(request).await;
     }
@@ -179,6 +180,17 @@ async fn wire_defects(
             if let Some(rewritten) = message.as_ref().and_then(|m| serde_json::to_vec(m).ok()) {
                 bytes = rewritten.into();
             }
+        }
+    }
+    if stale
+        && is_call
+        && let Some(token) = message
+            .as_mut()
+            .and_then(|m| m.pointer_mut("/params/_meta/progressToken"))
+    {
+        *token = crate::defects::first_progress_token(token.clone());
+        if let Some(rewritten) = message.as_ref().and_then(|m| serde_json::to_vec(m).ok()) {
+            bytes = rewritten.into();
         }
     }
     let token = message

@@ -130,6 +130,8 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
         progress
             .step(if crate::defect!("progress-bad-message") {
                 format!("{} step {}", settings.name, next_step())
+            } else if crate::defect!("progress-llm-step-as-turn") {
+                format!("{} step {} (turn)", settings.name, next_step())
             } else {
                 format!("{} step {} (llm)", settings.name, next_step())
             })
@@ -156,15 +158,20 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
             }
         };
         running.add(&completion.usage);
-        core.deps.metrics.observe_llm_turn(
-            &settings.name,
-            &settings.model.model,
-            if crate::defect!("metrics-tokens-cumulative") {
-                &running
-            } else {
-                &completion.usage
-            },
-        );
+        let turn_usage = if crate::defect!("metrics-tokens-cumulative") {
+            &running
+        } else {
+            &completion.usage
+        };
+        if crate::defect!("metrics-turns-final-only") && !completion.tool_calls.is_empty() {
+            core.deps
+                .metrics
+                .observe_llm_tokens(&settings.name, &settings.model.model, turn_usage);
+        } else {
+            core.deps
+                .metrics
+                .observe_llm_turn(&settings.name, &settings.model.model, turn_usage);
+        }
         if completion.tool_calls.is_empty() {
             let text = completion.text.unwrap_or_default();
             messages.push(ChatMessage::Assistant {
@@ -181,6 +188,8 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
         progress
             .step(if crate::defect!("progress-bad-message") {
                 format!("{} step {}", settings.name, next_step())
+            } else if crate::defect!("progress-tool-step-as-llm") {
+                format!("{} step {} (llm)", settings.name, next_step())
             } else {
                 format!("{} step {} (tool)", settings.name, next_step())
             })
@@ -240,7 +249,9 @@ async fn run_tool(
     };
     let server = route.downstream.name();
     let label = format!("{server}/{}", route.tool);
-    if !crate::defect!("progress-drop-started") {
+    if crate::defect!("progress-started-no-server") {
+        progress.step(format!("{}: started", route.tool)).await;
+    } else if !crate::defect!("progress-drop-started") {
         progress.step(format!("{label}: started")).await;
     }
     let bearer = outbound_bearer(route.downstream.settings(), inbound_bearer);
@@ -250,22 +261,26 @@ async fn run_tool(
         .await;
     let ok = matches!(&outcome.result, Ok(result) if result.is_error != Some(true));
     let counted_ok = ok || (outcome.result.is_ok() && crate::defect!("metrics-tool-iserror-as-ok"));
-    core.deps.metrics.observe_tool_call(
-        &core.settings.name,
-        server,
-        "tool",
-        counted_ok,
-        outcome.elapsed,
-    );
+    let first_server = core.settings.servers.first().map(|s| s.name.as_str());
+    if !(crate::defect!("metrics-skip-second-server") && first_server != Some(server)) {
+        core.deps.metrics.observe_tool_call(
+            &core.settings.name,
+            server,
+            "tool",
+            counted_ok,
+            outcome.elapsed,
+        );
+    }
     if matches!(outcome.result, Err(DownstreamError::Cancelled { .. })) {
         return error("cancelled".to_owned());
     }
-    progress
-        .finished(format!(
-            "{label}: {}",
-            if ok { "completed" } else { "failed" }
-        ))
-        .await;
+    let word = match ok {
+        true if crate::defect!("progress-completed-as-done") => "done",
+        false if crate::defect!("progress-failed-as-completed") => "completed",
+        true => "completed",
+        false => "failed",
+    };
+    progress.finished(format!("{label}: {word}")).await;
     match outcome.result {
         Ok(result) => ToolResult {
             id: call.id.clone(),
@@ -274,6 +289,16 @@ async fn run_tool(
             is_error: result.is_error == Some(true),
         },
         Err(failure) => {
+            // Seed 001 §5: an exception inside the downstream call path is kept, whole, in a
+            // `pallas.forward.trace` record (the `Debug` form carries the error's source chain).
+            if !crate::defect!("forward-trace-missing") {
+                tracing::error!(
+                    target: "pallas::forward::trace",
+                    agent = %core.settings.name, server = %server, tool = %call.name,
+                    error = ?failure,
+                    "downstream call raised: {failure}"
+                );
+            }
             tracing::info!(target: "pallas::agent", agent = %core.settings.name, %failure, "downstream tool call failed");
             error(failure.to_string())
         }

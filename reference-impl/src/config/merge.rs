@@ -198,6 +198,16 @@ impl<'a> Merged<'a> {
         })
     }
 
+    /// Whether `fastagent.config.yaml` or the secrets file has a section for `provider`.
+    pub(super) fn configures(&self, provider: Provider) -> bool {
+        [self.config, self.secrets]
+            .iter()
+            .any(|spec| match provider {
+                Provider::OpenAi => spec.openai.is_some(),
+                Provider::Anthropic => spec.anthropic.is_some(),
+            })
+    }
+
     pub(super) fn provider(&self, provider: Provider) -> Result<ProviderSettings, ConfigError> {
         let pick = |spec: &'a FastAgentSpec| match provider {
             Provider::OpenAi => spec.openai.as_ref(),
@@ -232,9 +242,22 @@ impl<'a> Merged<'a> {
                 DEFAULT_ANTHROPIC_BASE_URL,
             ),
         };
+        let env_ignored =
+            provider == Provider::OpenAi && crate::defect!("openai-base-url-env-ignored");
+        let default_url = if env_ignored {
+            // The defect's stand-in for the public default: a dead loopback port.
+            "http://127.0.0.1:9/v1"
+        } else {
+            default_url
+        };
         let base_url = base_url
             .filter(|u| !u.is_empty())
-            .or_else(|| self.env.get(env_url).map(str::to_owned))
+            .or_else(|| {
+                self.env
+                    .get(env_url)
+                    .filter(|_| !env_ignored)
+                    .map(str::to_owned)
+            })
             .unwrap_or_else(|| default_url.to_owned());
         let api_key = api_key
             .filter(|k| !k.is_empty())

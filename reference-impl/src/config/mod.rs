@@ -29,7 +29,8 @@ pub use error::{ConfigError, ConfigErrorDetails, Position};
 pub use files::IconSpec;
 
 use crate::settings::{
-    AgentSettings, HealthSettings, InstanceScope, ModelCapabilities, RequestParams,
+    AgentSettings, HealthSettings, InstanceScope, ModelCapabilities, ModelRef, Provider,
+    RequestParams,
 };
 use files::{AgentsFileSpec, CardSpec};
 use source::SourceFile;
@@ -319,6 +320,15 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
                     )));
                 }
             },
+        };
+        let model = if crate::defect!("provider-prefix-ignored") && fa.configures(Provider::OpenAi)
+        {
+            ModelRef {
+                provider: Provider::OpenAi,
+                ..model
+            }
+        } else {
+            model
         };
         let provider = fa.provider(model.provider)?;
 

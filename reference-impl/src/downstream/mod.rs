@@ -43,6 +43,9 @@ pub struct ForwardedBearer(pub Secret);
 /// request's bearer: only for servers marked `forward_inbound_auth`, and never over an explicit
 /// configured `Authorization` header.
 pub fn outbound_bearer(server: &DownstreamSettings, inbound: Option<&Secret>) -> Option<Secret> {
+    if crate::defect!("bearer-not-forwarded") {
+        return None;
+    }
     if crate::defect!("bearer-to-all-servers")
         || (crate::defect!("bearer-over-configured-header") && server.forward_inbound_auth)
     {
@@ -51,6 +54,10 @@ pub fn outbound_bearer(server: &DownstreamSettings, inbound: Option<&Secret>) ->
     #[cfg(feature = "defects")]
     if crate::defect!("reuse-first-bearer") && server.forward_inbound_auth {
         return crate::defects::first_bearer(inbound);
+    }
+    #[cfg(feature = "defects")]
+    if crate::defect!("bearer-previous-turn") && server.forward_inbound_auth {
+        return crate::defects::previous_bearer(inbound);
     }
     if server.forward_inbound_auth && !server.has_configured_authorization() {
         inbound.cloned()

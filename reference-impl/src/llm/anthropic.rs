@@ -212,7 +212,11 @@ pub(super) async fn preflight(
     model: &str,
     timeout: Duration,
 ) -> Option<String> {
-    let url = endpoint(&provider.base_url, &format!("models/{model}"));
+    let url = if crate::defect!("anthropic-preflight-lists-models") {
+        endpoint(&provider.base_url, "models")
+    } else {
+        endpoint(&provider.base_url, &format!("models/{model}"))
+    };
     let response = match request(http.get(&url).timeout(timeout), provider)
         .send()
         .await

@@ -210,7 +210,11 @@ pub(super) async fn preflight(
     model: &str,
     timeout: Duration,
 ) -> Option<String> {
-    let url = endpoint(&provider.base_url, "models");
+    let url = if crate::defect!("openai-preflight-retrieves-model") {
+        endpoint(&provider.base_url, &format!("models/{model}"))
+    } else {
+        endpoint(&provider.base_url, "models")
+    };
     let request = with_key(
         http.get(&url).timeout(timeout),
         Provider::OpenAi,
@@ -246,7 +250,7 @@ pub(super) async fn preflight(
                 .iter()
                 .any(|entry| entry.get("id").and_then(Value::as_str) == Some(model))
         });
-    if listed {
+    if listed || crate::defect!("openai-preflight-model-unchecked") {
         None
     } else {
         Some(format!("model '{model}' not found"))

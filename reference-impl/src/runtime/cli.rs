@@ -160,8 +160,13 @@ pub async fn run(cli: Cli) -> ExitCode {
     }
     // Before anything serves: a SIGHUP sent right after the ready line must reload, not kill.
     let signals = Signals::install();
+    let bind = if cli.bind.is_unspecified() && crate::defect!("bind-loopback-default") {
+        IpAddr::from([127, 0, 0, 1])
+    } else {
+        cli.bind
+    };
     let options = StartOptions {
-        bind: cli.bind,
+        bind,
         agent: cli.agent.clone(),
         load,
         watch: !cli.no_watch,

@@ -118,8 +118,10 @@ pub(super) fn serve_agent(
         llm_status: cell,
         http: shared.http.clone(),
     };
-    let router = (shared.factory)(entry.settings.clone(), deps, token.clone())
-        .merge(registry::metrics_router(shared.metrics.clone()));
+    let mut router = (shared.factory)(entry.settings.clone(), deps, token.clone());
+    if !crate::defect!("metrics-agent-port-absent") {
+        router = router.merge(registry::metrics_router(shared.metrics.clone()));
+    }
     // Published before the server task runs: a client whose connection already waits in the
     // listen backlog must never see the agent answer while the registry does not list it.
     let d = &state.deployment;

@@ -234,3 +234,25 @@ fn mcp_002_accepts_a_session_less_server_but_not_an_invisible_session_id() {
         &obs(vec![connect(json!("a b"))])
     )));
 }
+
+#[test]
+fn mcp_009_judges_raw_requests_only_on_the_responses_they_got() {
+    let raw = |messages: Value| {
+        let mut s = step(
+            "raw",
+            "raw",
+            0,
+            1,
+            json!({"status": 400, "messages": messages}),
+        );
+        s.set_request(json!({"body": r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#}));
+        s
+    };
+    let answer = |id: Value| json!([{"at_ms": 1.0, "message": {"jsonrpc": "2.0", "id": id, "error": {"code": -32600, "message": "bad"}}}]);
+    let judge = |s| run("MCP-009", &CheckSpec::default(), &obs(vec![s]));
+    assert_eq!(judge(raw(answer(json!(5)))), Outcome::Pass);
+    assert_eq!(judge(raw(answer(Value::Null))), Outcome::Pass);
+    assert!(fails(&judge(raw(answer(json!("server-error"))))));
+    // No response at all (an HTTP error without a body): nothing to judge, not a pass.
+    assert!(matches!(judge(raw(json!([]))), Outcome::NotApplicable(_)));
+}

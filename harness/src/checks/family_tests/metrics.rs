@@ -52,12 +52,35 @@ fn met_004_wants_the_health_gauge_of_the_last_get_health() {
 }
 
 #[test]
-fn met_002_accepts_families_declared_without_samples_and_names_every_absent_one() {
+fn met_002_wants_samples_where_the_seed_implies_them_and_names_every_absent_one() {
     use crate::checks::SEED_METRICS;
     let family = |name: &str, kind: &str| json!({"name": name, "kind": kind, "samples": []});
-    let all: Vec<Value> = SEED_METRICS.iter().map(|(n, k, _)| family(n, k)).collect();
+    let mut all: Vec<Value> = SEED_METRICS.iter().map(|(n, k, _)| family(n, k)).collect();
+    // Declared only: `pallas_up` has no sample while the process runs.
+    let Outcome::Fail(reason, _) = run(
+        "MET-002",
+        &CheckSpec::default(),
+        &obs(vec![scrape("m", 0, json!(all))]),
+    ) else {
+        panic!("a declared pallas_up without a sample must fail")
+    };
+    assert!(reason.contains("pallas_up"), "{reason}");
+    all[0] = json!({"name": "pallas_up", "kind": "gauge", "samples": [
+        {"name": "pallas_up", "labels": {}, "value": 1.0}]});
+    all[1] = json!({"name": "pallas_agent_info", "kind": "gauge", "samples": [
+        {"name": "pallas_agent_info", "labels": {"agent": "a", "port": "1"}, "value": 1.0}]});
+    // Before any call, the labelled families may be declared without samples.
     let o = obs(vec![scrape("m", 0, json!(all))]);
     assert_eq!(run("MET-002", &CheckSpec::default(), &o), Outcome::Pass);
+    // After a call, the send_message families must have samples.
+    let o = obs(vec![
+        bearer_step("send", 0, 1, None),
+        scrape("m", 2, json!(all)),
+    ]);
+    let Outcome::Fail(reason, _) = run("MET-002", &CheckSpec::default(), &o) else {
+        panic!("a send_message family without a sample after a call must fail")
+    };
+    assert!(reason.contains("pallas_send_message"), "{reason}");
     // Declared under a wrong type: still judged.
     let mut wrong = all.clone();
     wrong[2] = family("pallas_send_message_total", "gauge");

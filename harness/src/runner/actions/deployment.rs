@@ -24,9 +24,14 @@ impl Exec {
             Ok(r) => r,
             Err(e) => return err(e.to_string()),
         };
+        let path = self.0.cx.run_dir.join(rel);
+        let read = if f.stat_only {
+            FileRead::stat(&path)
+        } else {
+            FileRead::read(&path)
+        };
         ActionOutput::observed(Observation::FileRead(
-            FileRead::read(&self.0.cx.run_dir.join(rel))
-                .with_format(self.0.cx.target.spec.logs.clone()),
+            read.with_format(self.0.cx.target.spec.logs.clone()),
         ))
     }
     pub(super) async fn reload(

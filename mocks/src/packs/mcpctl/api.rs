@@ -87,6 +87,11 @@ pub(super) fn caller(m: &Mcpd, headers: &HeaderMap) -> Result<Caller, ApiError> 
     })
 }
 
+/// The permission a route needs: `perm`, or `alt` when the named defect is on.
+fn needs(m: &Mcpd, defect: &str, perm: &'static str, alt: &'static str) -> &'static str {
+    if m.defects.on(defect) { alt } else { perm }
+}
+
 fn require(m: &Mcpd, headers: &HeaderMap, perm: &str) -> Result<Caller, ApiError> {
     let c = caller(m, headers)?;
     if c.can(m, perm) {
@@ -189,7 +194,11 @@ fn apply_fields(a: &mut AgentRow, o: &Map<String, Value>) -> Result<(), ApiError
 }
 
 pub(super) async fn list(State(m): State<Arc<Mcpd>>, headers: HeaderMap) -> Response {
-    if let Err(r) = require(&m, &headers, "view:agents") {
+    if let Err(r) = require(
+        &m,
+        &headers,
+        needs(&m, "list-needs-edit", "view:agents", "edit:agents"),
+    ) {
         return r.into_response();
     }
     let list: Vec<Value> = m.store().agents.iter().map(AgentRow::to_json).collect();
@@ -215,7 +224,11 @@ pub(super) async fn create(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let c = match require(&m, &headers, "create:agents") {
+    let c = match require(
+        &m,
+        &headers,
+        needs(&m, "create-with-view", "create:agents", "view:agents"),
+    ) {
         Ok(c) => c,
         Err(r) => return r.into_response(),
     };
@@ -276,7 +289,12 @@ pub(super) async fn update(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Err(r) = require(&m, &headers, "edit:agents") {
+    let perm = if m.defects.on("edit-with-view") {
+        "view:agents"
+    } else {
+        "edit:agents"
+    };
+    if let Err(r) = require(&m, &headers, perm) {
         return r.into_response();
     }
     let o = match body_object(&body) {
@@ -300,7 +318,11 @@ pub(super) async fn remove(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = require(&m, &headers, "delete:agents") {
+    if let Err(r) = require(
+        &m,
+        &headers,
+        needs(&m, "delete-with-view", "delete:agents", "view:agents"),
+    ) {
         return r.into_response();
     }
     let mut s = m.store();
@@ -308,6 +330,9 @@ pub(super) async fn remove(
         return error(StatusCode::NOT_FOUND, &format!("Agent not found: {id}"));
     };
     let agent = s.agents.remove(pos);
+    if m.defects.on("delete-keeps-threads") {
+        return StatusCode::NO_CONTENT.into_response();
+    }
     // Cascade: threads of the agent, messages of those threads.
     let gone: Vec<String> = s
         .threads
@@ -395,7 +420,11 @@ pub(super) async fn replay(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = require(&m, &headers, "view:agents") {
+    if let Err(r) = require(
+        &m,
+        &headers,
+        needs(&m, "replay-needs-edit", "view:agents", "edit:agents"),
+    ) {
         return r.into_response();
     }
     let s = m.store();
@@ -412,7 +441,12 @@ pub(super) async fn project_agents(
     Path(p): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = require(&m, &headers, &format!("view:projects:{p}")) {
+    let perm = if m.defects.on("project-list-with-view") {
+        "view:agents".to_owned()
+    } else {
+        format!("view:projects:{p}")
+    };
+    if let Err(r) = require(&m, &headers, &perm) {
         return r.into_response();
     }
     let list: Vec<Value> = m

@@ -275,7 +275,10 @@ fn history(m: &Mcpd, thread: &str) -> Vec<Value> {
     let mut rows: Vec<&MessageRow> = s
         .messages
         .iter()
-        .filter(|r| r.thread_id == thread && r.status != "error")
+        .filter(|r| {
+            r.thread_id == thread
+                && (r.status != "error" || m.defects.on("history-keeps-error-rows"))
+        })
         .collect();
     rows.sort_by_key(|r| r.turn_index);
     rows.iter()
@@ -299,32 +302,16 @@ async fn project_tools(m: &Mcpd, agent: &AgentRow) -> Vec<(String, String, Strin
     if agent.project.as_deref() != Some(m.project.as_str()) {
         return out;
     }
-    for (server, url) in &m.servers {
-        let Ok(mut c) = McpClient::connect(&m.http, url, None).await else {
-            continue;
+    for t in super::upstream_tools::upstream_tools(m).await {
+        let offered = if m.defects.on("tools-not-namespaced") {
+            t.name.clone()
+        } else {
+            format!("{}__{}", t.server, t.name)
         };
-        if let Ok(r) = c.request("tools/list", json!({})).await {
-            for t in r
-                .get("tools")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let Some(name) = t.get("name").and_then(Value::as_str) else {
-                    continue;
-                };
-                let offered = if m.defects.on("tools-not-namespaced") {
-                    name.to_owned()
-                } else {
-                    format!("{server}__{name}")
-                };
-                let decl = json!({"type": "function", "function": {"name": offered,
-                    "description": t.get("description").cloned().unwrap_or(json!("")),
-                    "parameters": t.get("inputSchema").cloned().unwrap_or(json!({"type": "object"}))}});
-                out.push((offered, url.clone(), name.to_owned(), decl));
-            }
-        }
-        c.close().await;
+        let decl = json!({"type": "function", "function": {"name": offered,
+            "description": t.decl.get("description").cloned().unwrap_or(json!("")),
+            "parameters": t.decl.get("inputSchema").cloned().unwrap_or(json!({"type": "object"}))}});
+        out.push((offered, t.url, t.name, decl));
     }
     out
 }
@@ -400,11 +387,13 @@ fn opening_messages(
     thread: &str,
     params: &serde_json::Map<String, Value>,
 ) -> Vec<Value> {
-    let mut system = params
-        .get("systemOverride")
-        .and_then(Value::as_str)
-        .unwrap_or(&agent.system_prompt)
-        .to_owned();
+    let mut system = match params.get("systemOverride").and_then(Value::as_str) {
+        Some(o) if m.defects.on("system-override-appended") => {
+            format!("{}\n\n{o}", agent.system_prompt)
+        }
+        Some(o) => o.to_owned(),
+        None => agent.system_prompt.clone(),
+    };
     if let Some(a) = params.get("systemAppend").and_then(Value::as_str)
         && !m.defects.on("system-append-ignored")
     {

@@ -10,6 +10,7 @@
 mod api;
 mod chat;
 mod session;
+mod upstream_tools;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -118,6 +119,42 @@ pub(crate) const DEFECTS: &[(&str, &str)] = &[
     (
         "threads-without-run",
         "threads can be listed without `run:agents:<name>`",
+    ),
+    (
+        "system-override-appended",
+        "`systemOverride` is appended to the agent's system prompt instead of replacing it",
+    ),
+    (
+        "edit-with-view",
+        "updating an agent needs only `view:agents`",
+    ),
+    (
+        "create-with-view",
+        "creating an agent needs only `view:agents`",
+    ),
+    (
+        "delete-with-view",
+        "deleting an agent needs only `view:agents`",
+    ),
+    (
+        "list-needs-edit",
+        "listing agents needs `edit:agents`, not `view:agents`",
+    ),
+    (
+        "replay-needs-edit",
+        "replaying a thread needs `edit:agents`, not `view:agents`",
+    ),
+    (
+        "project-list-with-view",
+        "the project-scoped agent list needs `view:agents`, not `view:projects:<p>`",
+    ),
+    (
+        "delete-keeps-threads",
+        "deleting an agent keeps its threads and their messages",
+    ),
+    (
+        "history-keeps-error-rows",
+        "`error` rows are replayed to the model on the next turn",
     ),
 ];
 

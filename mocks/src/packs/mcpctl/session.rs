@@ -28,34 +28,19 @@ pub(super) async fn tools(m: &Mcpd) -> Vec<(Value, Route)> {
     let agents = m.store().agents.clone();
     let overriding = m.defects.on("collision-overrides-server");
     let mut out = Vec::new();
-    for (server, url) in &m.servers {
-        let shadowed = server
+    for t in super::upstream_tools::upstream_tools(m).await {
+        let shadowed = t
+            .server
             .strip_prefix("agent-")
             .is_some_and(|x| agents.iter().any(|a| a.name == x));
         if overriding && shadowed {
             continue;
         }
-        let Ok(mut c) = McpClient::connect(&m.http, url, None).await else {
-            continue;
-        };
-        if let Ok(r) = c.request("tools/list", json!({})).await {
-            for t in r
-                .get("tools")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let Some(name) = t.get("name").and_then(Value::as_str) else {
-                    continue;
-                };
-                let mut decl = t.clone();
-                if let Some(o) = decl.as_object_mut() {
-                    o.insert("name".into(), json!(format!("{server}__{name}")));
-                }
-                out.push((decl, Route::Upstream(url.clone(), name.to_owned())));
-            }
+        let mut decl = t.decl;
+        if let Some(o) = decl.as_object_mut() {
+            o.insert("name".into(), json!(format!("{}__{}", t.server, t.name)));
         }
-        c.close().await;
+        out.push((decl, Route::Upstream(t.url, t.name)));
     }
     for agent in agents {
         let server = if m.defects.on("virtual-server-unprefixed") {

@@ -94,6 +94,26 @@ pub(crate) const DEFECTS: &[(&str, &str)] = &[
         "text-not-json",
         "tool results are plain text, not a JSON object with `status`",
     ),
+    (
+        "parse-error-invalid-request",
+        "a body that is not JSON gets -32600 instead of -32700",
+    ),
+    (
+        "tools-list-no-enum",
+        "tools/list declares knowledge_base as a plain string, without its enum",
+    ),
+    (
+        "search-item-no-source",
+        "search_knowledge_base result items carry no `source`",
+    ),
+    (
+        "duplicate-agent-replaces",
+        "create_agent with an existing agent_name replaces the agent-let",
+    ),
+    (
+        "no-agentlet-template",
+        "resources/templates/list does not offer agentlet://{uri}",
+    ),
 ];
 
 /// Tenants that exist.
