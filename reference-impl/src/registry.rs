@@ -128,25 +128,29 @@ impl PublishedAgent {
         } else {
             self.url.clone()
         };
-        server.insert(
-            "remotes".into(),
-            json!([{ "type": "streamable-http", "url": url }]),
-        );
+        let mut remotes = vec![json!({ "type": "streamable-http", "url": url })];
+        if crate::defect!("registry-extra-dead-remote") {
+            remotes.push(json!({ "type": "streamable-http", "url": format!("{}-v2", self.url) }));
+        }
+        server.insert("remotes".into(), Value::Array(remotes));
         if let Some(c) = &self.capabilities {
             server.insert("capabilities".into(), c.clone());
         } else if crate::defect!("registry-capabilities-always") {
             server.insert("capabilities".into(), json!({"vision": false}));
         }
-        json!({
-            "server": Value::Object(server),
-            "_meta": {
-                OFFICIAL_META_KEY: {
-                    "status": "active",
-                    "updatedAt": self.updated_at.to_rfc3339_opts(SecondsFormat::Secs, true),
-                    "isLatest": !crate::defect!("registry-meta-not-latest"),
-                }
+        let meta = json!({
+            OFFICIAL_META_KEY: {
+                "status": "active",
+                "updatedAt": self.updated_at.to_rfc3339_opts(SecondsFormat::Secs, true),
+                "isLatest": !crate::defect!("registry-meta-not-latest"),
             }
-        })
+        });
+        let meta = if crate::defect!("registry-meta-string") {
+            json!(meta.to_string())
+        } else {
+            meta
+        };
+        json!({ "server": Value::Object(server), "_meta": meta })
     }
 }
 
@@ -234,6 +238,9 @@ impl RegistryState {
         if crate::defect!("registry-servers-renamed") {
             return json!({ "agents": servers });
         }
+        if crate::defect!("registry-jsonrpc-envelope") {
+            return json!({ "jsonrpc": "2.0", "id": null, "result": { "servers": servers } });
+        }
         json!({ "servers": servers })
     }
 
@@ -283,7 +290,13 @@ pub fn metrics_router(metrics: Metrics) -> Router {
         .with_state(metrics)
 }
 
-async fn server_json(State(state): State<RegistryState>) -> Response {
+async fn server_json(
+    State(state): State<RegistryState>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    if crate::defect!("registry-requires-auth") && !headers.contains_key(header::AUTHORIZATION) {
+        return (StatusCode::UNAUTHORIZED, "authentication required").into_response();
+    }
     let content_type = if crate::defect!("registry-wrong-content-type") {
         "text/plain"
     } else {

@@ -351,7 +351,7 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
                 // A slow subagent, served after the agents that depend on it.
                 tokio::time::sleep(std::time::Duration::from_secs(3)).await;
             }
-            let running = serve_agent(&shared, &state, entry, listener);
+            let running = serve_agent(&shared, &state, entry, listener, true);
             state
                 .agents
                 .insert(running.entry.name().to_owned(), running);

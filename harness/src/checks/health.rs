@@ -36,6 +36,11 @@ pub(super) const CHECKS: &[Check] = &[
     Check::assertion("HEALTH-023").premise(premise::tools_listed),
     Check::assertion("HEALTH-024").premise(premise::health_answered),
     Check::assertion("HEALTH-025").premise(premise::health_answered),
+    Check::assertion("HEALTH-026").premise(premise::health_answered),
+    Check::assertion("HEALTH-027").premise(premise::health_answered),
+    Check::new("HEALTH-028", health_no_llm),
+    Check::new("HEALTH-029", health_no_llm),
+    Check::new("HEALTH-030", health_no_llm),
 ];
 
 pub(super) const HEALTH_DESCRIPTION: &str =

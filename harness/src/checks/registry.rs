@@ -31,6 +31,11 @@ pub(super) const CHECKS: &[Check] = &[
     Check::assertion("REG-016").premise(registry_entries),
     Check::assertion("REG-017").premise(registry_entries),
     Check::assertion("REG-018").premise(registry_entries),
+    Check::assertion("REG-019").premise(registry_entries),
+    Check::assertion("REG-020").premise(registry_entries),
+    Check::assertion("REG-021").premise(premise::registry_answered),
+    Check::assertion("REG-022").premise(registry_entries),
+    Check::assertion("REG-023").premise(premise::registry_answered),
 ];
 
 /// The premise of the registry checks: a registry document with an entry was fetched.

@@ -477,9 +477,16 @@ impl ServerHandler for AgentServer {
                         .with_message("probing downstream servers".to_owned());
                     let _ = ctx.peer.notify_progress(param).await;
                 }
-                if crate::defect!("health-calls-llm") {
+                let ping = crate::defect!("health-llm-ping");
+                let routed = crate::defect!("health-routed-through-llm");
+                if crate::defect!("health-calls-llm") || ping || routed {
                     let settings = &self.core.settings;
-                    let messages = [ChatMessage::User(vec![Part::Text("health check".into())])];
+                    let text = match (ping, routed) {
+                        (true, _) => "ping",
+                        (_, true) => "The user called the tool `get_health`.",
+                        _ => "health check",
+                    };
+                    let messages = [ChatMessage::User(vec![Part::Text(text.into())])];
                     let turn = crate::llm::TurnRequest {
                         model: &settings.model,
                         provider: &settings.provider,
@@ -499,6 +506,22 @@ impl ServerHandler for AgentServer {
                     !self.core.shutdown.is_cancelled(),
                 )
                 .await;
+                if report.status != health::HealthStatus::Ok && crate::defect!("health-llm-summary")
+                {
+                    let settings = &self.core.settings;
+                    let ask = format!("Summarise for an operator: {:?}", report.message);
+                    let messages = [ChatMessage::User(vec![Part::Text(ask)])];
+                    let turn = crate::llm::TurnRequest {
+                        model: &settings.model,
+                        provider: &settings.provider,
+                        params: &settings.request_params,
+                        capabilities: &settings.capabilities,
+                        instruction: &settings.instruction,
+                        messages: &messages,
+                        tools: &[],
+                    };
+                    let _ = crate::llm::complete(&self.core.deps.http, &turn).await;
+                }
                 let mut text = serde_json::to_string(&report).unwrap_or_default();
                 if crate::defect!("health-status-renamed") {
                     text = text.replacen("\"status\"", "\"state\"", 1);

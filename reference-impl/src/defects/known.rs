@@ -548,5 +548,43 @@ pub const KNOWN: &[(&str, &str)] = &[
     (
         "progress-agent-prefix",
         "every tool's progress notes carry the agent's first server as prefix, not the tool's own",
+        "probe-sse-reply-unread",
+        "a probe answered with an SSE stream is counted unreachable (only JSON bodies are read)",
+    ),
+    (
+        "health-anthropic-misread",
+        "a healthy active Anthropic provider is reported with an unknown status",
+    ),
+    (
+        "health-llm-ping",
+        "`get_health` pings the LLM with a one-word completion",
+    ),
+    (
+        "health-llm-summary",
+        "a degraded `get_health` asks the LLM to summarise the problem",
+    ),
+    (
+        "registry-extra-dead-remote",
+        "each registry entry gets a second `streamable-http` remote that is no MCP endpoint",
+    ),
+    (
+        "registry-meta-string",
+        "`servers[]._meta` is published as a JSON string instead of an object",
+    ),
+    (
+        "registry-jsonrpc-envelope",
+        "the registry document is wrapped in a JSON-RPC response envelope",
+    ),
+    (
+        "registry-ignores-added-agent",
+        "an agent added by a reload serves but is never listed in the registry",
+    ),
+    (
+        "health-routed-through-llm",
+        "`get_health` is handed to the model as a user turn before the report is built",
+    ),
+    (
+        "registry-requires-auth",
+        "the registry answers 401 to a request without an Authorization header",
     ),
 ];

@@ -77,6 +77,13 @@ pub(super) async fn reload(shared: &Arc<Shared>) -> Result<ReloadSummary, Runtim
         .cloned()
         .collect();
 
+    // The agents listed before this reload (a defect leaves every agent added since unlisted).
+    let listed_before: Vec<String> = shared
+        .registry
+        .agents()
+        .into_iter()
+        .map(|a| a.agent)
+        .collect();
     // Stop removed and changed agents.
     let names: Vec<String> = state.agents.keys().cloned().collect();
     for name in names {
@@ -145,7 +152,9 @@ pub(super) async fn reload(shared: &Arc<Shared>) -> Result<ReloadSummary, Runtim
         if !summary.restarted.contains(&name) {
             summary.added.push(name.clone());
         }
-        let running = serve_agent(shared, &state, entry, listener);
+        let listed =
+            listed_before.contains(&name) || !crate::defect!("registry-ignores-added-agent");
+        let running = serve_agent(shared, &state, entry, listener, listed);
         state.agents.insert(name, running);
     }
     tracing::info!(

@@ -93,11 +93,13 @@ pub(super) async fn preflight_all(
     cells
 }
 
+/// Serves `entry` on `listener`; `listed`: published in the registry before it serves.
 pub(super) fn serve_agent(
     shared: &Arc<Shared>,
     state: &State,
     entry: AgentEntry,
     listener: TcpListener,
+    listed: bool,
 ) -> RunningAgent {
     let addr = listener
         .local_addr()
@@ -123,14 +125,16 @@ pub(super) fn serve_agent(
     // Published before the server task runs: a client whose connection already waits in the
     // listen backlog must never see the agent answer while the registry does not list it.
     let d = &state.deployment;
-    shared.registry.publish(PublishedAgent::new(
-        &entry,
-        &d.namespace,
-        &d.version,
-        &d.host,
-        addr.port(),
-        d.publish_capabilities,
-    ));
+    if listed {
+        shared.registry.publish(PublishedAgent::new(
+            &entry,
+            &d.namespace,
+            &d.version,
+            &d.host,
+            addr.port(),
+            d.publish_capabilities,
+        ));
+    }
     shared.metrics.set_agent_info(entry.name(), addr.port());
     let name = entry.name().to_owned();
     let serve_token = token.clone();
