@@ -548,6 +548,8 @@ pub const KNOWN: &[(&str, &str)] = &[
     (
         "progress-agent-prefix",
         "every tool's progress notes carry the agent's first server as prefix, not the tool's own",
+    ),
+    (
         "probe-sse-reply-unread",
         "a probe answered with an SSE stream is counted unreachable (only JSON bodies are read)",
     ),
