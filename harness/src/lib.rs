@@ -23,6 +23,7 @@ pub mod catalog;
 pub mod checks;
 pub mod cli;
 pub mod client;
+pub mod compact;
 pub mod deploy;
 pub mod diag;
 pub mod escapees;
