@@ -45,7 +45,7 @@ pub fn predicate_on(p: &PathAssert, value: &Value, query: &str) -> Result<(), Ev
             } else {
                 "nothing".into()
             },
-            nodes.first().map_or("nothing".into(), |v| excerpt(v, 200)),
+            nodes.first().map_or("nothing".into(), |v| excerpt(*v, 200)),
         ));
     }
     let needs_first = p.equals.is_some() || p.matches.is_some() || p.contains.is_some();

@@ -2,6 +2,7 @@
 
 use std::sync::LazyLock;
 
+pub(super) use crate::client::{JsonDoc, JsonRef};
 use regex::Regex;
 use serde_json::{Value, json};
 
@@ -36,7 +37,7 @@ pub(super) fn params<T: serde::de::DeserializeOwned + Default>(
     crate::catalog::params::read(c.with.as_ref()).map_err(Outcome::Error)
 }
 
-pub(super) fn progress_of(s: &StepRecord) -> Vec<&Value> {
+pub(super) fn progress_of(s: &StepRecord) -> Vec<JsonRef<'_>> {
     s.observation.progress()
 }
 
@@ -64,17 +65,17 @@ pub(super) fn is_error_result(s: &StepRecord) -> bool {
     s.observation
         .result()
         .and_then(|r| r.get("isError"))
-        .and_then(Value::as_bool)
+        .and_then(JsonRef::as_bool)
         .unwrap_or(false)
 }
 
-pub(super) fn jsonrpc_error(s: &StepRecord) -> Option<&Value> {
+pub(super) fn jsonrpc_error(s: &StepRecord) -> Option<JsonRef<'_>> {
     s.observation.jsonrpc_error()
 }
 
 /// The step's JSON-RPC result, or `null` (for evidence).
-pub(super) fn result_or_null(s: &StepRecord) -> &Value {
-    s.observation.result().unwrap_or(&Value::Null)
+pub(super) fn result_or_null(s: &StepRecord) -> JsonRef<'_> {
+    s.observation.result().unwrap_or_else(JsonRef::null)
 }
 
 pub(super) fn result_text(s: &StepRecord) -> String {
@@ -84,22 +85,20 @@ pub(super) fn result_text(s: &StepRecord) -> String {
 }
 
 /// Every `text` string inside a value, newline-separated.
-pub(super) fn collect_text(v: &Value, out: &mut String) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                if k == "text"
-                    && let Some(t) = x.as_str()
-                {
-                    out.push_str(t);
-                    out.push('\n');
-                } else {
-                    collect_text(x, out);
-                }
+pub(super) fn collect_text(v: JsonRef<'_>, out: &mut String) {
+    if let Some(m) = v.as_object() {
+        for (k, x) in m {
+            if k == "text"
+                && let Some(t) = x.as_str()
+            {
+                out.push_str(t);
+                out.push('\n');
+            } else {
+                collect_text(x, out);
             }
         }
-        Value::Array(a) => a.iter().for_each(|x| collect_text(x, out)),
-        _ => {}
+    } else if let Some(a) = v.as_array() {
+        a.iter().for_each(|x| collect_text(x, out));
     }
 }
 

@@ -1,5 +1,6 @@
 //! Health checks (HEALTH-*): the `get_health` tool, its answer, its probes and its timing.
 
+use crate::client::JsonRef;
 use serde_json::{Value, json};
 
 use super::common::*;
@@ -47,12 +48,12 @@ pub(super) const HEALTH_DESCRIPTION: &str =
     "Returns the health status of this agent and its downstream dependencies.";
 
 /// The tools a `tools/list` answer listed.
-pub(super) fn tools_listed(s: &StepRecord) -> &[Value] {
+pub(super) fn tools_listed(s: &StepRecord) -> Vec<JsonRef<'_>> {
     s.observation
         .result()
         .and_then(|r| r.get("tools"))
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
+        .and_then(JsonRef::as_array)
+        .map_or_else(Vec::new, |a| a.iter().collect())
 }
 
 pub(super) fn health_listed(c: &CheckSpec, o: &Observed) -> Outcome {
@@ -62,8 +63,8 @@ pub(super) fn health_listed(c: &CheckSpec, o: &Observed) -> Outcome {
     }
     for s in steps {
         let Some(t) = tools_listed(s)
-            .iter()
-            .find(|t| t.get("name").and_then(Value::as_str) == Some(o.health_tool.as_str()))
+            .into_iter()
+            .find(|t| t.get("name").and_then(JsonRef::as_str) == Some(o.health_tool.as_str()))
         else {
             return fail(
                 format!("`{}` is not listed", o.health_tool),
@@ -74,14 +75,14 @@ pub(super) fn health_listed(c: &CheckSpec, o: &Observed) -> Outcome {
                 )],
             );
         };
-        let desc = t.get("description").and_then(Value::as_str).unwrap_or("");
+        let desc = t.get("description").and_then(JsonRef::as_str).unwrap_or("");
         if desc != HEALTH_DESCRIPTION {
             return fail(
                 "wrong `get_health` description",
                 vec![Evidence::new(&s.name, HEALTH_DESCRIPTION, desc)],
             );
         }
-        let schema = t.get("inputSchema").cloned().unwrap_or(Value::Null);
+        let schema = t.get("inputSchema").map_or(Value::Null, JsonRef::to_value);
         let ok = schema.get("type") == Some(&json!("object"))
             && schema
                 .get("properties")

@@ -1,5 +1,6 @@
 //! MCP wire checks (MCP-*): schema validity, handshake, sessions, content types, tool errors, SSE and responses.
 
+use crate::client::JsonRef;
 use serde_json::{Value, json};
 
 use super::common::*;
@@ -52,24 +53,23 @@ pub(super) fn wire_valid(o: &Observed) -> Outcome {
     // not be read". Such an error is judged as the id-less error MCP's schema describes, so
     // the null id alone is no violation. An id answering no request is MCP-009's matter.
     for m in &o.received {
-        // Borrowed, not copied: only a (small) null-id error is rewritten.
-        let message = if is_null_id_error(&m.message) {
-            let mut copy = Value::clone(&m.message);
+        // Read in place: only a (small) null-id error is rewritten.
+        let rewritten = is_null_id_error(m.message.root()).then(|| {
+            let mut copy = m.message.to_value();
             if let Some(obj) = copy.as_object_mut() {
                 obj.remove("id");
             }
-            std::borrow::Cow::Owned(copy)
-        } else {
-            std::borrow::Cow::Borrowed(&*m.message)
-        };
-        match wire::validate_mcp(&m.version, &message, m.request_method.as_deref()) {
+            JsonDoc::from_value(&copy)
+        });
+        let message = rewritten.as_ref().unwrap_or(&m.message).root();
+        match wire::validate_mcp(&m.version, message, m.request_method.as_deref()) {
             Ok(v) => ev.extend(v.into_iter().map(|v| Evidence {
                 what: format!(
                     "{} message {}",
                     m.label,
                     m.message
                         .get("method")
-                        .and_then(Value::as_str)
+                        .and_then(JsonRef::as_str)
                         .map(str::to_owned)
                         .or_else(|| m.message.get("id").map(|i| format!("id {i}")))
                         .unwrap_or_default()
@@ -92,8 +92,8 @@ pub(super) fn wire_valid(o: &Observed) -> Outcome {
 }
 
 /// A JSON-RPC error response whose `id` is `null`.
-pub(super) fn is_null_id_error(m: &Value) -> bool {
-    m.get("id").is_some_and(Value::is_null) && m.get("error").is_some()
+pub(super) fn is_null_id_error(m: JsonRef<'_>) -> bool {
+    m.get("id").is_some_and(JsonRef::is_null) && m.get("error").is_some()
 }
 
 pub(super) fn handshake(c: &CheckSpec, o: &Observed) -> Outcome {
@@ -215,7 +215,7 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
         }
         if s.error.is_none()
             && s.observation.exchange().is_some_and(|x| {
-                x.response.as_deref().is_none_or(Value::is_null) && x.status == 200
+                x.response.as_deref().is_none_or(|r| r.root().is_null()) && x.status == 200
             })
         {
             return fail(
@@ -233,10 +233,16 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
 
 /// MCP-009's failure for a response whose id answers no request: "`step` {did} a response with
 /// id X, which matches no request {tail}".
-fn stray_fail(s: &StepRecord, stray: &Value, did: &str, tail: &str, expected: String) -> Outcome {
+fn stray_fail(
+    s: &StepRecord,
+    stray: JsonRef<'_>,
+    did: &str,
+    tail: &str,
+    expected: String,
+) -> Outcome {
     let id = stray
         .get("id")
-        .map_or_else(|| "(none)".to_owned(), Value::to_string);
+        .map_or_else(|| "(none)".to_owned(), |i| i.to_string());
     fail(
         format!(
             "`{}` {did} a response with id {id}, which matches no request {tail}",
@@ -247,25 +253,25 @@ fn stray_fail(s: &StepRecord, stray: &Value, did: &str, tail: &str, expected: St
 }
 
 /// A JSON-RPC response: no `method`, a `result` or an `error`.
-fn is_response(m: &Value) -> bool {
+fn is_response(m: JsonRef<'_>) -> bool {
     m.get("method").is_none() && (m.get("result").is_some() || m.get("error").is_some())
 }
 
 /// The first response an exchange carried that answers another id than the request's (every
 /// response, when none answered the request's id).
-fn stray_response(x: &crate::client::Exchange) -> Option<&Value> {
+fn stray_response(x: &crate::client::Exchange) -> Option<JsonRef<'_>> {
     let id = x.response.as_ref().and_then(|r| r.get("id"));
     x.messages
         .iter()
-        .map(|m| &*m.message)
-        .find(|m| is_response(m) && (id.is_none() || m.get("id") != id))
+        .map(|m| m.message.root())
+        .find(|m| is_response(*m) && (id.is_none() || m.get("id") != id))
 }
 
 /// The step's exchange carried at least one JSON-RPC response.
 fn got_response(s: &StepRecord) -> bool {
     s.observation
         .exchange()
-        .is_some_and(|x| x.messages.iter().any(|m| is_response(&m.message)))
+        .is_some_and(|x| x.messages.iter().any(|m| is_response(m.message.root())))
 }
 
 /// The raw steps that sent one JSON-RPC request (a `method` and a number or string `id`), with
@@ -284,13 +290,13 @@ fn raw_requests<'a>(o: &'a Observed, c: &CheckSpec) -> Vec<(&'a StepRecord, Valu
 
 /// The first response a raw request got whose id is neither the request's nor null (JSON-RPC
 /// 2.0 gives an error whose request id could not be read `"id": null`).
-fn raw_stray_response<'a>(s: &'a StepRecord, sent: &Value) -> Option<&'a Value> {
+fn raw_stray_response<'a>(s: &'a StepRecord, sent: &Value) -> Option<JsonRef<'a>> {
     s.observation
         .exchange()?
         .messages
         .iter()
-        .map(|m| &*m.message)
-        .find(|m| is_response(m) && m.get("id").is_some_and(|id| !id.is_null() && id != sent))
+        .map(|m| m.message.root())
+        .find(|m| is_response(*m) && m.get("id").is_some_and(|id| !id.is_null() && id != *sent))
 }
 
 /// MCP-010: one response per request; the stream carries nothing after it, least of all a
@@ -310,15 +316,15 @@ pub(super) fn one_response(c: &CheckSpec, o: &Observed) -> Outcome {
         };
         answered = true;
         let id = first.get("id");
-        let again: Vec<&Value> = x
+        let again: Vec<JsonRef<'_>> = x
             .messages
             .iter()
-            .map(|m| &*m.message)
-            .filter(|m| is_response(m) && m.get("id") == id)
+            .map(|m| m.message.root())
+            .filter(|m| is_response(*m) && m.get("id") == id)
             .skip(1)
             .collect();
-        if let Some(second) = again.first() {
-            let differs = if *second == &**first {
+        if let Some(&second) = again.first() {
+            let differs = if second == first.root() {
                 ""
             } else {
                 ", the second different from the first"
@@ -328,13 +334,13 @@ pub(super) fn one_response(c: &CheckSpec, o: &Observed) -> Outcome {
                     "`{}` got {} responses to id {}{differs}",
                     s.name,
                     again.len() + 1,
-                    id.map_or_else(|| "(none)".to_owned(), Value::to_string)
+                    id.map_or_else(|| "(none)".to_owned(), |i| i.to_string())
                 ),
                 vec![Evidence::new(
                     &s.name,
                     format!(
                         "one response, then the end of the stream: {}",
-                        excerpt(first, 300)
+                        excerpt(first.root(), 300)
                     ),
                     format!("another response: {}", excerpt(second, 300)),
                 )],
@@ -507,7 +513,7 @@ pub(super) fn mcp_sse(c: &CheckSpec, o: &Observed) -> Outcome {
                     format!("an SSE event of `{}` has no id", s.name),
                     vec![Evidence {
                         path: Some(format!("/messages/{i}")),
-                        ..Evidence::new(&s.name, "an `id:` field", excerpt(&m.message, 200))
+                        ..Evidence::new(&s.name, "an `id:` field", excerpt(m.message.root(), 200))
                     }],
                 );
             }

@@ -1,6 +1,7 @@
 //! Tool-call checks of the MCP family: an unknown tool gets a protocol error (MCP-007), and
 //! tool inputs are validated against the target's own `inputSchema` (MCP-011).
 
+use crate::client::JsonRef;
 use serde_json::{Value, json};
 
 use super::common::*;
@@ -47,8 +48,8 @@ fn tool_calls<'a>(c: &CheckSpec, o: &'a Observed) -> Result<ToolCalls<'a>, Outco
         .filter(|s| matches!(s.action(), Some(StepAction::ListTools(_))))
         .flat_map(|s| {
             super::health::tools_listed(s)
-                .iter()
-                .map(|t| (s.agent.clone(), t.clone()))
+                .into_iter()
+                .map(|t| (s.agent.clone(), t.to_value()))
                 .collect::<Vec<_>>()
         })
         .collect();
@@ -140,7 +141,7 @@ pub(super) fn mcp_tool_inputs(c: &CheckSpec, o: &Observed) -> Outcome {
     for s in calls.invalid {
         let code = jsonrpc_error(s)
             .and_then(|e| e.get("code"))
-            .and_then(Value::as_i64);
+            .and_then(JsonRef::as_i64);
         if !(is_error_result(s) || code == Some(-32602)) {
             return fail(
                 format!(
@@ -155,7 +156,7 @@ pub(super) fn mcp_tool_inputs(c: &CheckSpec, o: &Observed) -> Outcome {
                             s.observation
                                 .exchange()
                                 .and_then(|x| x.response.as_deref())
-                                .unwrap_or(&Value::Null),
+                                .map_or_else(JsonRef::null, JsonDoc::root),
                             240,
                         )
                     }),

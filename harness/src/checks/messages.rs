@@ -1,5 +1,6 @@
 //! Message checks (MSG-*): the message tool, the agent loop, images, provider failures and history.
 
+use crate::client::JsonRef;
 use serde_json::{Value, json};
 
 use super::common::*;
@@ -29,8 +30,8 @@ pub(super) fn message_tool_listed(c: &CheckSpec, o: &Observed) -> Outcome {
             .cloned()
             .unwrap_or_else(|| "send_message".into());
         let Some(t) = super::health::tools_listed(s)
-            .iter()
-            .find(|t| t.get("name").and_then(Value::as_str) == Some(want.as_str()))
+            .into_iter()
+            .find(|t| t.get("name").and_then(JsonRef::as_str) == Some(want.as_str()))
         else {
             return fail(
                 format!("`{want}` is not listed"),
@@ -41,7 +42,7 @@ pub(super) fn message_tool_listed(c: &CheckSpec, o: &Observed) -> Outcome {
                 )],
             );
         };
-        let schema = t.get("inputSchema").cloned().unwrap_or(Value::Null);
+        let schema = t.get("inputSchema").map_or(Value::Null, JsonRef::to_value);
         // The argument the profile sends the message in (`message` unless its template says).
         let key = o
             .vars
@@ -370,8 +371,8 @@ pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
                 .observation
                 .result()
                 .and_then(|r| r.get("messages"))
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len);
+                .and_then(JsonRef::as_array)
+                .map_or(0, |a| a.len());
             if messages > 0 {
                 return fail(
                     format!(
@@ -387,14 +388,17 @@ pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
             }
             continue;
         }
-        if h.error.is_some() || h.observation.result().is_none_or(Value::is_null) {
+        if h.error.is_some() || h.observation.result().is_none_or(JsonRef::is_null) {
             return fail(
                 format!("`{}` got no prompt", h.name),
                 vec![Evidence::new(
                     &h.name,
                     "a prompts/get result",
                     h.error.clone().unwrap_or_else(|| {
-                        excerpt(h.observation.jsonrpc_error().unwrap_or(&Value::Null), 200)
+                        excerpt(
+                            h.observation.jsonrpc_error().unwrap_or_else(JsonRef::null),
+                            200,
+                        )
                     }),
                 )],
             );

@@ -26,8 +26,6 @@ pub use metrics::{SEED_METRICS, metric_value};
 pub use registry::python_title;
 pub mod wire;
 
-use serde_json::Value;
-
 use crate::catalog::{self, Evaluation};
 use crate::observation::{Observed, StepRecord};
 use crate::redact::Redactor;
@@ -421,17 +419,14 @@ fn transcript(
 }
 
 /// Short JSON text of a value, for evidence (at most `max` characters).
-pub fn excerpt(v: &Value, max: usize) -> String {
+pub fn excerpt<'a>(v: impl crate::client::evidence::Walk<'a>, max: usize) -> String {
     use crate::client::evidence::{preview, serialized_len, thousands};
-    let full = match v {
-        Value::String(s) => s.len(),
-        other => serialized_len(other),
-    };
+    let full = v.string().map_or_else(|| serialized_len(&v), str::len);
     // Only a preview is rendered: a huge value costs its size in counting, never in copies.
-    let s = match v {
-        Value::String(s) if s.len() <= max.saturating_mul(4) => s.clone(),
-        Value::String(s) => s.chars().take(max + 1).collect(),
-        other => preview(other, max.saturating_mul(2)).to_string(),
+    let s = match v.string() {
+        Some(s) if s.len() <= max.saturating_mul(4) => s.to_owned(),
+        Some(s) => s.chars().take(max + 1).collect(),
+        None => preview(v, max.saturating_mul(2)).to_string(),
     };
     if s.chars().count() > max {
         format!(

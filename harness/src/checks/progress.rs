@@ -1,7 +1,8 @@
 //! Progress checks (PROG-*): `notifications/progress` tokens, ordering, coverage, totals and cancellation.
 
+use crate::client::JsonRef;
 use regex::Regex;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::common::*;
 use super::progress_walk as walk;
@@ -116,7 +117,7 @@ fn tool_notes(s: &StepRecord, re: &Regex, prefix: &Regex) -> Vec<(String, String
     progress_of(s)
         .iter()
         .filter_map(|n| {
-            let m = n.pointer("/params/message").and_then(Value::as_str)?;
+            let m = n.pointer("/params/message").and_then(JsonRef::as_str)?;
             if let Some(cp) = re.captures(m) {
                 return Some((
                     cp["server"].to_owned(),
@@ -125,8 +126,8 @@ fn tool_notes(s: &StepRecord, re: &Regex, prefix: &Regex) -> Vec<(String, String
                 ));
             }
             let cp = prefix.captures(m)?;
-            let progress = n.pointer("/params/progress").and_then(Value::as_f64)?;
-            let total = n.pointer("/params/total").and_then(Value::as_f64)?;
+            let progress = n.pointer("/params/progress").and_then(JsonRef::as_f64)?;
+            let total = n.pointer("/params/total").and_then(JsonRef::as_f64)?;
             (total == progress).then(|| {
                 (
                     cp["server"].to_owned(),
@@ -241,8 +242,8 @@ pub(super) fn prog_totals(c: &CheckSpec, o: &Observed) -> Outcome {
     let mut judged = 0;
     for s in steps {
         for (i, n) in progress_of(s).iter().enumerate() {
-            let p = n.get("params").unwrap_or(&Value::Null);
-            let msg = p.get("message").and_then(Value::as_str).unwrap_or("");
+            let p = n.get("params").unwrap_or_else(JsonRef::null);
+            let msg = p.get("message").and_then(JsonRef::as_str).unwrap_or("");
             let total = p.get("total").filter(|t| !t.is_null());
             let progress = p.get("progress");
             let ev = |expected: &str| Evidence {
@@ -266,8 +267,8 @@ pub(super) fn prog_totals(c: &CheckSpec, o: &Observed) -> Outcome {
             {
                 judged += 1;
                 let same = match (
-                    total.and_then(Value::as_f64),
-                    progress.and_then(Value::as_f64),
+                    total.and_then(JsonRef::as_f64),
+                    progress.and_then(JsonRef::as_f64),
                 ) {
                     (Some(t), Some(v)) => (t - v).abs() < f64::EPSILON,
                     _ => false,
@@ -349,7 +350,7 @@ pub(super) fn folded_into_prog_005(o: &Observed, prog_005_failed: bool) -> Optio
         progress_of(s).iter().any(|p| {
             p.get("params")
                 .and_then(|q| q.get("message"))
-                .and_then(Value::as_str)
+                .and_then(JsonRef::as_str)
                 .is_some_and(|m| step.is_match(m))
         })
     });

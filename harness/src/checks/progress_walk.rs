@@ -51,7 +51,7 @@ pub(super) fn prog_no_token(c: &CheckSpec, o: &Observed) -> Outcome {
 fn per_token_call(
     c: &CheckSpec,
     o: &Observed,
-    mut judge: impl FnMut(&StepRecord, &Value, &[&Value]) -> Option<Outcome>,
+    mut judge: impl FnMut(&StepRecord, &Value, &[JsonRef<'_>]) -> Option<Outcome>,
 ) -> Outcome {
     let steps = steps_of(o, c, &[ActionKind::Send, ActionKind::Call]);
     if steps.is_empty() {
@@ -76,20 +76,23 @@ fn per_token_call(
 
 /// A progress notification's fields.
 struct Note<'a> {
-    params: &'a Value,
+    params: JsonRef<'a>,
     progress: Option<f64>,
     total: Option<f64>,
     message: &'a str,
 }
 
 impl<'a> Note<'a> {
-    fn of(n: &'a Value) -> Self {
-        let params = n.get("params").unwrap_or(&Value::Null);
+    fn of(n: &JsonRef<'a>) -> Self {
+        let params = n.get("params").unwrap_or_else(JsonRef::null);
         Self {
             params,
-            progress: params.get("progress").and_then(Value::as_f64),
-            total: params.get("total").and_then(Value::as_f64),
-            message: params.get("message").and_then(Value::as_str).unwrap_or(""),
+            progress: params.get("progress").and_then(JsonRef::as_f64),
+            total: params.get("total").and_then(JsonRef::as_f64),
+            message: params
+                .get("message")
+                .and_then(JsonRef::as_str)
+                .unwrap_or(""),
         }
     }
 
@@ -119,7 +122,7 @@ pub(super) fn prog_token_echoed(c: &CheckSpec, o: &Observed) -> Outcome {
     per_token_call(c, o, |s, token, p| {
         p.iter().enumerate().find_map(|(i, n)| {
             let n = Note::of(n);
-            (n.params.get("progressToken") != Some(token)).then(|| {
+            (n.params.get("progressToken").is_none_or(|t| t != *token)).then(|| {
                 fail(
                     "the progress token was not echoed exactly",
                     vec![Evidence {
@@ -250,12 +253,12 @@ pub(super) fn prog_started_before_ended(c: &CheckSpec, o: &Observed) -> Outcome 
 /// PROG-007: no progress notification after the request's result.
 pub(super) fn prog_none_after_result(c: &CheckSpec, o: &Observed) -> Outcome {
     per_token_call(c, o, |s, _, _| {
-        let after: Vec<&Value> = s
+        let after: Vec<JsonRef<'_>> = s
             .observation
             .exchange()
             .into_iter()
             .flat_map(|x| x.after_response())
-            .map(|m| &*m.message)
+            .map(|m| m.message.root())
             .collect();
         after.first().map(|first| {
             fail(
@@ -263,7 +266,7 @@ pub(super) fn prog_none_after_result(c: &CheckSpec, o: &Observed) -> Outcome {
                 vec![Evidence::new(
                     &s.name,
                     "nothing after the result",
-                    excerpt(first, 240),
+                    excerpt(*first, 240),
                 )],
             )
         })

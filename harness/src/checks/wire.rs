@@ -5,14 +5,20 @@
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
+use jsonschema::json::{Json, SerdeJson};
 use serde_json::{Value, json};
+
+use crate::compact::{Compact, JsonRef};
 
 static MCP_2025: &str = include_str!("../../schemas/mcp-schema.2025-11-25.json");
 static MCP_2026: &str = include_str!("../../schemas/mcp-schema.2026-07-28.json");
 static REGISTRY: &str = include_str!("../../schemas/server.schema.2025-12-11.json");
 
-type Cache = Mutex<HashMap<(String, String), Arc<jsonschema::Validator>>>;
-static CACHE: LazyLock<Cache> = LazyLock::new(|| Mutex::new(HashMap::new()));
+type Cache<F> = Mutex<HashMap<(String, String), Arc<jsonschema::Validator<F>>>>;
+/// Validators of `Value`s (registry entries).
+static CACHE: LazyLock<Cache<SerdeJson>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+/// Validators of received messages, read where they lie.
+static COMPACT: LazyLock<Cache<Compact>> = LazyLock::new(|| Mutex::new(HashMap::new()));
 static DOCS: LazyLock<HashMap<&'static str, Value>> = LazyLock::new(|| {
     let mut m = HashMap::new();
     for (k, t) in [
@@ -46,9 +52,13 @@ fn revision_key(version: &str) -> &'static str {
     }
 }
 
-fn validator(doc: &'static str, def: &str) -> Result<Arc<jsonschema::Validator>, String> {
+fn validator<F: Json>(
+    cache: &Cache<F>,
+    doc: &'static str,
+    def: &str,
+) -> Result<Arc<jsonschema::Validator<F>>, String> {
     let key = (doc.to_owned(), def.to_owned());
-    if let Some(v) = CACHE.lock().map_err(|e| e.to_string())?.get(&key) {
+    if let Some(v) = cache.lock().map_err(|e| e.to_string())?.get(&key) {
         return Ok(v.clone());
     }
     let base = DOCS
@@ -59,8 +69,12 @@ fn validator(doc: &'static str, def: &str) -> Result<Arc<jsonschema::Validator>,
     } else {
         json!({"$schema": base.get("$schema"), "$defs": base.get("$defs"), "$ref": format!("#/$defs/{def}")})
     };
-    let v = Arc::new(jsonschema::validator_for(&schema).map_err(|e| e.to_string())?);
-    CACHE
+    let v = Arc::new(
+        jsonschema::options_for::<F>()
+            .build(&schema)
+            .map_err(|e| e.to_string())?,
+    );
+    cache
         .lock()
         .map_err(|e| e.to_string())?
         .insert(key, v.clone());
@@ -72,14 +86,34 @@ fn violations(v: &jsonschema::Validator, value: &Value, prefix: &str) -> Vec<Vio
         .take(5)
         .map(|e| {
             let ptr = e.instance_path().to_string();
-            let at = value.pointer(&ptr).cloned().unwrap_or(Value::Null);
-            Violation {
-                path: format!("{prefix}{ptr}"),
-                message: e.to_string(),
-                excerpt: super::excerpt(&at, 160),
-            }
+            let at = value.pointer(&ptr).unwrap_or(&Value::Null);
+            violation(prefix, ptr, e.to_string(), super::excerpt(at, 160))
         })
         .collect()
+}
+
+fn compact_violations(
+    v: &jsonschema::Validator<Compact>,
+    value: JsonRef<'_>,
+    prefix: &str,
+) -> Vec<Violation> {
+    v.iter_errors(value)
+        .take(5)
+        .map(|e| {
+            let ptr = e.instance_path().to_string();
+            let at = value.pointer(&ptr).unwrap_or_else(JsonRef::null);
+            violation(prefix, ptr, e.to_string(), super::excerpt(at, 160))
+        })
+        .collect()
+}
+
+fn violation(prefix: &str, ptr: String, message: String, excerpt: String) -> Violation {
+    Violation {
+        path: format!("{prefix}{ptr}"),
+        // A message may quote the instance: bounded like any evidence.
+        message: crate::client::evidence::bounded_text(&message, 600),
+        excerpt,
+    }
 }
 
 fn def_for_method(doc: &'static str, method: &str) -> Option<String> {
@@ -108,47 +142,61 @@ fn result_def(request_method: &str) -> Option<&'static str> {
 
 /// Validates one received JSON-RPC message against the MCP schema of `version`.
 /// `request_method` is the method of the request a response answers, when known.
+/// The message is read where it lies: a 26 MB answer is validated without a copy.
 pub fn validate_mcp(
     version: &str,
-    message: &Value,
+    message: JsonRef<'_>,
     request_method: Option<&str>,
 ) -> Result<Vec<Violation>, String> {
     let doc = revision_key(version);
-    let envelope = validator(doc, "JSONRPCMessage")?;
-    let mut out = violations(&envelope, message, "");
+    let envelope = validator(&COMPACT, doc, "JSONRPCMessage")?;
+    let mut out = compact_violations(&envelope, message, "");
     if !out.is_empty() {
         return Ok(out);
     }
-    if let Some(method) = message.get("method").and_then(Value::as_str) {
+    if let Some(method) = message.get("method").and_then(JsonRef::as_str) {
         if message.get("id").is_none()
             && let Some(def) = def_for_method(doc, method)
         {
-            out.extend(violations(&*validator(doc, &def)?, message, ""));
+            out.extend(compact_violations(
+                &*validator(&COMPACT, doc, &def)?,
+                message,
+                "",
+            ));
         }
     } else if let (Some(result), Some(def)) =
         (message.get("result"), request_method.and_then(result_def))
     {
-        out.extend(violations(&*validator(doc, def)?, result, "/result"));
+        out.extend(compact_violations(
+            &*validator(&COMPACT, doc, def)?,
+            result,
+            "/result",
+        ));
     }
     Ok(out)
 }
 
 /// Validates one registry `server` object against the official registry schema.
 pub fn validate_registry_server(server: &Value) -> Result<Vec<Violation>, String> {
-    let v = validator("registry", "")?;
+    let v = validator(&CACHE, "registry", "")?;
     Ok(violations(&v, server, ""))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compact::JsonDoc;
 
     #[test]
     fn a_valid_progress_notification_passes_and_a_bad_one_is_located() {
         let ok = json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}});
-        assert!(validate_mcp("2025-11-25", &ok, None).unwrap().is_empty());
+        assert!(
+            validate_mcp("2025-11-25", JsonDoc::from_value(&ok).root(), None)
+                .unwrap()
+                .is_empty()
+        );
         let bad = json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":"one"}});
-        let v = validate_mcp("2025-11-25", &bad, None).unwrap();
+        let v = validate_mcp("2025-11-25", JsonDoc::from_value(&bad).root(), None).unwrap();
         assert!(!v.is_empty());
         assert!(v[0].path.contains("progress"), "{v:?}");
     }
@@ -156,7 +204,12 @@ mod tests {
     #[test]
     fn a_call_tool_result_without_content_is_invalid() {
         let msg = json!({"jsonrpc":"2.0","id":1,"result":{"isError":false}});
-        let v = validate_mcp("2025-11-25", &msg, Some("tools/call")).unwrap();
+        let v = validate_mcp(
+            "2025-11-25",
+            JsonDoc::from_value(&msg).root(),
+            Some("tools/call"),
+        )
+        .unwrap();
         assert!(v.iter().any(|x| x.path.starts_with("/result")), "{v:?}");
     }
 

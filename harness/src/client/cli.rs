@@ -8,9 +8,9 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::{
-    CallOptions, ChatGate, ClientError, Era, Exchange, McpConnection, Recorder, TimedMessage,
-    WireClient, chat_gate, display_title, fetch_registry, first_icon, parse_health, server_id,
-    streamable_http_url,
+    CallOptions, ChatGate, ClientError, Era, Exchange, JsonRef, McpConnection, Recorder,
+    TimedMessage, WireClient, chat_gate, display_title, fetch_registry, first_icon, parse_health,
+    server_id, streamable_http_url,
 };
 use crate::exit;
 
@@ -308,7 +308,7 @@ async fn health_of(
         return Err(timeout_error(url, options));
     }
     Ok(match (call.result(), call.error()) {
-        (Some(result), _) => parse_health(result).map_err(|e| e.to_string()),
+        (Some(result), _) => parse_health(&result.to_value()).map_err(|e| e.to_string()),
         (None, Some(error)) => Err(format!("JSON-RPC error {error}")),
         (None, None) => Err(format!("HTTP {} without a JSON-RPC response", call.status)),
     })
@@ -320,8 +320,9 @@ fn progress_line(message: &TimedMessage, started_ms: f64) -> Option<String> {
     }
     let params = message.params()?;
     let number = |key: &str| match params.get(key) {
-        Some(Value::Number(n)) => n.as_f64().map_or_else(|| n.to_string(), |f| f.to_string()),
-        Some(Value::Null) | None => "-".to_owned(),
+        Some(n) if n.is_number() => n.as_f64().map_or_else(|| n.to_string(), |f| f.to_string()),
+        Some(n) if n.is_null() => "-".to_owned(),
+        None => "-".to_owned(),
         Some(other) => other.to_string(),
     };
     Some(format!(
@@ -329,7 +330,10 @@ fn progress_line(message: &TimedMessage, started_ms: f64) -> Option<String> {
         (message.at_ms - started_ms) / 1000.0,
         number("progress"),
         number("total"),
-        params.get("message").and_then(Value::as_str).unwrap_or("")
+        params
+            .get("message")
+            .and_then(JsonRef::as_str)
+            .unwrap_or("")
     ))
 }
 
@@ -407,8 +411,8 @@ async fn send_cmd(
         return Err(timeout_error(url, options).into());
     }
     if let Some(result) = exchange.result() {
-        write_content(out, result)?;
-        if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        write_content(out, &result.to_value())?;
+        if result.get("isError").and_then(JsonRef::as_bool) == Some(true) {
             writeln!(out, "(the tool reported an error)")?;
             return Ok(exit::CHECK_FAILED);
         }
@@ -460,8 +464,8 @@ async fn history_cmd(
     };
     let messages = result
         .get("messages")
-        .and_then(Value::as_array)
-        .cloned()
+        .map(JsonRef::to_value)
+        .and_then(|m| m.as_array().cloned())
         .unwrap_or_default();
     writeln!(out, "{} message(s)", messages.len())?;
     for message in messages {
@@ -484,14 +488,14 @@ async fn history_cmd(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::JsonDoc;
 
     #[test]
     fn progress_lines_show_progress_total_and_message() {
         let m = TimedMessage {
             at_ms: 1500.0,
-            message: json!({"jsonrpc":"2.0","method":"notifications/progress",
-                "params":{"progressToken":"t","progress":2,"message":"harper step 2 (llm)"}})
-            .into(),
+            message: JsonDoc::shared(&json!({"jsonrpc":"2.0","method":"notifications/progress",
+                "params":{"progressToken":"t","progress":2,"message":"harper step 2 (llm)"}})),
             sse_event_id: None,
         };
         assert_eq!(

@@ -1,5 +1,6 @@
 //! One MCP connection to an agent endpoint: handshake, session, requests and notifications.
 
+use crate::client::JsonRef;
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -66,7 +67,7 @@ impl McpConnection {
                 };
                 let negotiated = result
                     .get("protocolVersion")
-                    .and_then(Value::as_str)
+                    .and_then(JsonRef::as_str)
                     .unwrap_or(era.as_str())
                     .to_owned();
                 let session_id = init.header("mcp-session-id").map(str::to_owned);

@@ -38,7 +38,7 @@ pub fn bound_in_place(text: &mut String, max: usize) {
 }
 
 /// The size of `v` serialised as compact JSON, counted without building the text.
-pub fn serialized_len(v: &serde_json::Value) -> usize {
+pub fn serialized_len<T: serde::Serialize + ?Sized>(v: &T) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -54,66 +54,112 @@ pub fn serialized_len(v: &serde_json::Value) -> usize {
     c.0
 }
 
+/// A JSON value a preview can walk: a `&Value` or a value of a received document.
+pub trait Walk<'a>: Copy + serde::Serialize {
+    /// The string, when it is one.
+    fn string(self) -> Option<&'a str>;
+    /// The number of elements and the elements, when it is an array.
+    fn items(self) -> Option<(usize, Box<dyn Iterator<Item = Self> + 'a>)>;
+    /// The number of members and the members, when it is an object.
+    fn members(self) -> Option<(usize, Box<dyn Iterator<Item = (&'a str, Self)> + 'a>)>;
+    /// A copy of a value that is neither (a number, a boolean, `null`).
+    fn scalar(self) -> serde_json::Value;
+}
+
+impl<'a> Walk<'a> for &'a serde_json::Value {
+    fn string(self) -> Option<&'a str> {
+        self.as_str()
+    }
+    fn items(self) -> Option<(usize, Box<dyn Iterator<Item = Self> + 'a>)> {
+        self.as_array()
+            .map(|a| (a.len(), Box::new(a.iter()) as Box<dyn Iterator<Item = _>>))
+    }
+    fn members(self) -> Option<(usize, Box<dyn Iterator<Item = (&'a str, Self)> + 'a>)> {
+        self.as_object().map(|m| {
+            (
+                m.len(),
+                Box::new(m.iter().map(|(k, v)| (k.as_str(), v))) as Box<dyn Iterator<Item = _>>,
+            )
+        })
+    }
+    fn scalar(self) -> serde_json::Value {
+        self.clone()
+    }
+}
+
+impl<'a> Walk<'a> for super::JsonRef<'a> {
+    fn string(self) -> Option<&'a str> {
+        self.as_str()
+    }
+    fn items(self) -> Option<(usize, Box<dyn Iterator<Item = Self> + 'a>)> {
+        self.as_array()
+            .map(|a| (a.len(), Box::new(a.iter()) as Box<dyn Iterator<Item = _>>))
+    }
+    fn members(self) -> Option<(usize, Box<dyn Iterator<Item = (&'a str, Self)> + 'a>)> {
+        self.as_object()
+            .map(|o| (o.len(), Box::new(o.iter()) as Box<dyn Iterator<Item = _>>))
+    }
+    fn scalar(self) -> serde_json::Value {
+        self.to_value()
+    }
+}
+
 /// A small copy of `v` for display: at most about `budget` bytes of it, long strings cut (with
 /// their size), arrays and objects shortened with a note of what was left out. Costs in
 /// proportion to `budget`, not to `v`.
-pub fn preview(v: &serde_json::Value, budget: usize) -> serde_json::Value {
+pub fn preview<'a>(v: impl Walk<'a>, budget: usize) -> serde_json::Value {
     let mut left = budget;
     preview_in(v, &mut left, 0)
 }
 
-fn preview_in(v: &serde_json::Value, left: &mut usize, depth: usize) -> serde_json::Value {
+fn preview_in<'a>(v: impl Walk<'a>, left: &mut usize, depth: usize) -> serde_json::Value {
     use serde_json::Value;
-    match v {
-        Value::String(s) => {
-            let keep = (*left).max(16);
-            let out = bounded_text(s, keep);
-            *left = left.saturating_sub(out.len() + 2);
-            Value::String(out)
-        }
-        Value::Array(items) => {
-            if depth > 32 {
-                return Value::String(format!("[… {} items]", items.len()));
-            }
-            let mut out = Vec::new();
-            for item in items {
-                if *left == 0 {
-                    break;
-                }
-                out.push(preview_in(item, left, depth + 1));
-                *left = left.saturating_sub(1);
-            }
-            if out.len() < items.len() {
-                out.push(Value::String(format!(
-                    "… ({} more items)",
-                    thousands(items.len() - out.len())
-                )));
-            }
-            Value::Array(out)
-        }
-        Value::Object(map) => {
-            if depth > 32 {
-                return Value::String(format!("{{… {} keys}}", map.len()));
-            }
-            let mut out = serde_json::Map::new();
-            for (k, item) in map {
-                if *left == 0 {
-                    out.insert(
-                        "…".into(),
-                        Value::String(format!("({} more keys)", map.len() - out.len())),
-                    );
-                    break;
-                }
-                *left = left.saturating_sub(k.len() + 4);
-                out.insert(k.clone(), preview_in(item, left, depth + 1));
-            }
-            Value::Object(out)
-        }
-        other => {
-            *left = left.saturating_sub(8);
-            other.clone()
-        }
+    if let Some(s) = v.string() {
+        let keep = (*left).max(16);
+        let out = bounded_text(s, keep);
+        *left = left.saturating_sub(out.len() + 2);
+        return Value::String(out);
     }
+    if let Some((len, items)) = v.items() {
+        if depth > 32 {
+            return Value::String(format!("[… {len} items]"));
+        }
+        let mut out = Vec::new();
+        for item in items {
+            if *left == 0 {
+                break;
+            }
+            out.push(preview_in(item, left, depth + 1));
+            *left = left.saturating_sub(1);
+        }
+        if out.len() < len {
+            out.push(Value::String(format!(
+                "… ({} more items)",
+                thousands(len - out.len())
+            )));
+        }
+        return Value::Array(out);
+    }
+    if let Some((len, members)) = v.members() {
+        if depth > 32 {
+            return Value::String(format!("{{… {len} keys}}"));
+        }
+        let mut out = serde_json::Map::new();
+        for (k, item) in members {
+            if *left == 0 {
+                out.insert(
+                    "…".into(),
+                    Value::String(format!("({} more keys)", len.saturating_sub(out.len()))),
+                );
+                break;
+            }
+            *left = left.saturating_sub(k.len() + 4);
+            out.insert(k.to_owned(), preview_in(item, left, depth + 1));
+        }
+        return Value::Object(out);
+    }
+    *left = left.saturating_sub(8);
+    v.scalar()
 }
 
 /// A redacted preview of a step's output for a transcript (only the preview is redacted, so a

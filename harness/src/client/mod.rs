@@ -40,6 +40,8 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
+pub use crate::compact::{JsonDoc, JsonRef};
+
 pub use cli::{ClientCommand, run_client};
 pub use connection::McpConnection;
 pub use daedalus::{
@@ -174,9 +176,10 @@ impl FromStr for Era {
     }
 }
 
-/// A received JSON-RPC message, parsed once and shared: the recorder, the exchange's messages
-/// and its response hold the same copy (a 26 MB answer is not held three times).
-pub type SharedMessage = std::sync::Arc<Value>;
+/// A received JSON-RPC message, parsed once into a compact document and shared: the recorder,
+/// the exchange's messages and its response hold the same copy (a 26 MB answer is held once,
+/// at about its own size).
+pub type SharedMessage = std::sync::Arc<crate::compact::JsonDoc>;
 
 /// A received JSON-RPC message with its arrival time (ms since the recorder started).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -192,11 +195,11 @@ pub struct TimedMessage {
 impl TimedMessage {
     /// The `method` of a notification or request, if it is one.
     pub fn method(&self) -> Option<&str> {
-        self.message.get("method").and_then(Value::as_str)
+        self.message.get("method").and_then(JsonRef::as_str)
     }
 
     /// The `params` of a notification or request.
-    pub fn params(&self) -> Option<&Value> {
+    pub fn params(&self) -> Option<JsonRef<'_>> {
         self.message.get("params")
     }
 }
@@ -255,12 +258,12 @@ impl Exchange {
     }
 
     /// The `result` of the response.
-    pub fn result(&self) -> Option<&Value> {
+    pub fn result(&self) -> Option<JsonRef<'_>> {
         self.response.as_ref().and_then(|r| r.get("result"))
     }
 
     /// The `error` of the response.
-    pub fn error(&self) -> Option<&Value> {
+    pub fn error(&self) -> Option<JsonRef<'_>> {
         self.response.as_ref().and_then(|r| r.get("error"))
     }
 

@@ -160,15 +160,6 @@ impl Inner {
         }
     }
 
-    fn holds_secret(&self, value: &Value) -> bool {
-        match value {
-            Value::String(s) => self.secrets.iter().any(|x| s.contains(x.as_str())),
-            Value::Array(items) => items.iter().any(|v| self.holds_secret(v)),
-            Value::Object(map) => map.values().any(|v| self.holds_secret(v)),
-            _ => false,
-        }
-    }
-
     fn scrub_http(&self, http: &mut HttpExchange) {
         for (_, v) in http
             .request_headers
@@ -199,8 +190,10 @@ impl Inner {
             WireEventKind::Received { message, .. } => {
                 // Copied only when a secret is in it: the shared copy stays unredacted for
                 // the exchange, as before.
-                if self.holds_secret(message) {
-                    self.scrub_json(std::sync::Arc::make_mut(message));
+                if self.secrets.iter().any(|x| message.mentions(x)) {
+                    let mut copy = message.to_value();
+                    self.scrub_json(&mut copy);
+                    *message = std::sync::Arc::new(copy.into());
                 }
             }
             WireEventKind::SseEvent(event) => self.scrub(&mut event.data),
@@ -371,7 +364,8 @@ mod tests {
             "a",
             WireEventKind::Received {
                 message: std::sync::Arc::new(
-                    serde_json::json!({"result": {"text": "saw Bearer tok-7", "n": [1, "tok-7"]}}),
+                    serde_json::json!({"result": {"text": "saw Bearer tok-7", "n": [1, "tok-7"]}})
+                        .into(),
                 ),
                 sse_event_id: None,
                 http_seq: 0,

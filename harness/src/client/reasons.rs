@@ -20,6 +20,23 @@ pub fn parse_json(bytes: &[u8]) -> Result<Value, String> {
     serde_json::from_slice(bytes).map_err(|e| json_reason(&e, bytes))
 }
 
+/// Parses `bytes` as one JSON value held compactly, or says why it is not one (and gives the
+/// bytes back).
+pub fn parse_doc(bytes: Vec<u8>) -> Result<crate::compact::JsonDoc, (String, Vec<u8>)> {
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            let bytes = e.into_bytes();
+            let reason = parse_json(&bytes).err().unwrap_or_default();
+            return Err((reason, bytes));
+        }
+    };
+    crate::compact::JsonDoc::try_parse(text).map_err(|(e, text)| {
+        let reason = json_reason(&e, text.as_bytes());
+        (reason, text.into_bytes())
+    })
+}
+
 /// The reason for a serde_json error over `bytes`: nesting past the depth limit, or the
 /// parser's message with the byte offset it stopped at.
 pub fn json_reason(e: &serde_json::Error, bytes: &[u8]) -> String {

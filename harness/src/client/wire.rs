@@ -321,12 +321,9 @@ impl WireClient {
                 let is_json =
                     request.jsonrpc && mime.as_deref().is_some_and(|m| m.ends_with("json"));
                 if is_json && !bytes.iter().all(u8::is_ascii_whitespace) {
-                    match reasons::parse_json(&bytes) {
-                        Ok(value) => {
-                            drop(bytes);
-                            reader.message(value, None);
-                        }
-                        Err(reason) => {
+                    match reasons::parse_doc(bytes) {
+                        Ok(doc) => reader.message(doc, None),
+                        Err((reason, bytes)) => {
                             reader.malformed(
                                 evidence::bounded_bytes(&bytes, RECORDED_BODY_MAX),
                                 &reason,
@@ -437,23 +434,20 @@ impl MessageSink<'_> {
         if event.data.trim().is_empty() {
             return; // priming event or keep-alive
         }
-        match serde_json::from_str::<Value>(&event.data) {
-            Ok(value) => self.message(value, event.id),
-            Err(e) => {
+        match JsonDoc::try_parse(event.data) {
+            Ok(doc) => self.message(doc, event.id),
+            Err((e, data)) => {
                 let reason = format!(
                     "SSE event data: {}",
-                    reasons::json_reason(&e, event.data.as_bytes())
+                    reasons::json_reason(&e, data.as_bytes())
                 );
                 self.exchange.problem.get_or_insert_with(|| reason.clone());
-                self.malformed(
-                    evidence::bounded_text(&event.data, RECORDED_BODY_MAX),
-                    &reason,
-                );
+                self.malformed(evidence::bounded_text(&data, RECORDED_BODY_MAX), &reason);
             }
         }
     }
 
-    fn message(&mut self, message: Value, sse_event_id: Option<String>) {
+    fn message(&mut self, message: JsonDoc, sse_event_id: Option<String>) {
         let message = SharedMessage::new(message);
         let at_ms = self.recorder.now_ms();
         self.recorder.record(
@@ -468,7 +462,9 @@ impl MessageSink<'_> {
             && (message.get("result").is_some() || message.get("error").is_some());
         if is_response {
             let id = message.get("id");
-            let ours = self.response_id.is_some_and(|r| id == Some(r));
+            let ours = self
+                .response_id
+                .is_some_and(|r| id.is_some_and(|id| id == *r));
             if ours && self.exchange.response.is_none() {
                 self.exchange.response = Some(SharedMessage::clone(&message));
             } else if !ours && self.exchange.problem.is_none() {
@@ -477,7 +473,7 @@ impl MessageSink<'_> {
                     .map_or_else(|| "none".to_owned(), Value::to_string);
                 self.exchange.problem = Some(format!(
                     "an answer with id {} matches no request (this request's id is {expected})",
-                    id.map_or_else(|| "(none)".to_owned(), Value::to_string)
+                    id.map_or_else(|| "(none)".to_owned(), |id| id.to_string())
                 ));
             }
         }

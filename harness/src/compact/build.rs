@@ -7,7 +7,7 @@ use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use super::{JsonDoc, Kind, Node};
 
 /// Parses `text` into a document that keeps it.
-pub(super) fn parse(text: String) -> Result<JsonDoc, serde_json::Error> {
+pub(super) fn parse(text: String) -> Result<JsonDoc, (serde_json::Error, String)> {
     let mut b = Builder {
         base: text.as_ptr() as usize,
         end: text.as_ptr() as usize + text.len(),
@@ -15,10 +15,12 @@ pub(super) fn parse(text: String) -> Result<JsonDoc, serde_json::Error> {
         nodes: Vec::with_capacity((text.len() / 8).clamp(1, 1 << 20)),
         side: String::new(),
     };
-    {
+    let parsed = {
         let mut de = serde_json::Deserializer::from_str(&text);
-        Seed(&mut b).deserialize(&mut de)?;
-        de.end()?;
+        Seed(&mut b).deserialize(&mut de).and_then(|()| de.end())
+    };
+    if let Err(e) = parsed {
+        return Err((e, text));
     }
     let Builder {
         mut nodes,
@@ -96,8 +98,7 @@ impl<'de> Visitor<'de> for Seed<'_> {
     }
 
     fn visit_bool<E>(self, v: bool) -> Result<(), E> {
-        self.0
-            .push(if v { Kind::True } else { Kind::False }, 0, 0);
+        self.0.push(if v { Kind::True } else { Kind::False }, 0, 0);
         Ok(())
     }
 

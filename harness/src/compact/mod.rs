@@ -63,9 +63,28 @@ pub struct JsonDoc {
     nodes: Vec<Node>,
 }
 
+/// An empty document: its root reads as `null`.
+static NULL: JsonDoc = JsonDoc {
+    text: String::new(),
+    side: String::new(),
+    nodes: Vec::new(),
+};
+
+impl JsonRef<'_> {
+    /// `null`.
+    pub fn null() -> Self {
+        NULL.root()
+    }
+}
+
 impl JsonDoc {
     /// Parses `text`, keeping it. Errors are `serde_json`'s own, with its line and column.
     pub fn parse(text: String) -> Result<Self, serde_json::Error> {
+        build::parse(text).map_err(|(e, _)| e)
+    }
+
+    /// [`JsonDoc::parse`], giving the text back with the error.
+    pub fn try_parse(text: String) -> Result<Self, (serde_json::Error, String)> {
         build::parse(text)
     }
 
@@ -87,6 +106,11 @@ impl JsonDoc {
         Self::parse(value.to_string()).unwrap_or_default()
     }
 
+    /// A shared document holding `value`.
+    pub fn shared(value: &Value) -> std::sync::Arc<Self> {
+        std::sync::Arc::new(Self::from_value(value))
+    }
+
     /// The document's value.
     pub fn root(&self) -> JsonRef<'_> {
         JsonRef::new(self, 0)
@@ -100,6 +124,12 @@ impl JsonDoc {
     /// `root().to_value()`.
     pub fn to_value(&self) -> Value {
         self.root().to_value()
+    }
+
+    /// Whether `needle` occurs in any string or name of the document (or across the text
+    /// between them: a cheap test that never misses one).
+    pub fn mentions(&self, needle: &str) -> bool {
+        self.text.contains(needle) || self.side.contains(needle)
     }
 
     /// Bytes held: the text, unescaped strings and nodes.

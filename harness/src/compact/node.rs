@@ -182,7 +182,9 @@ impl<'a> JsonRef<'a> {
             Kind::Null => Value::Null,
             Kind::False => Value::Bool(false),
             Kind::True => Value::Bool(true),
-            Kind::U64 | Kind::I64 | Kind::F64 => self.as_number().map_or(Value::Null, Value::Number),
+            Kind::U64 | Kind::I64 | Kind::F64 => {
+                self.as_number().map_or(Value::Null, Value::Number)
+            }
             Kind::Text | Kind::Side => Value::String(self.as_str().unwrap_or_default().to_owned()),
             Kind::Array => Value::Array(ArrayRef(self).iter().map(Self::to_value).collect()),
             Kind::Object => {
@@ -229,11 +231,12 @@ impl<'a> JsonRef<'a> {
                 let (x, y) = (ObjectRef(self), ObjectRef(other));
                 let x = x.distinct();
                 x.len() == y.distinct_len()
-                    && x.iter()
-                        .all(|(k, v)| y.get(k).is_some_and(|w| v.eq_ref(w)))
+                    && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| v.eq_ref(w)))
             }
             _ if self.is_string() => self.as_str().is_some() && self.as_str() == other.as_str(),
-            _ if self.is_number() => self.as_number().is_some_and(|n| other.as_number() == Some(n)),
+            _ if self.is_number() => self
+                .as_number()
+                .is_some_and(|n| other.as_number() == Some(n)),
             (x, y) => x == y,
         }
     }
@@ -465,7 +468,10 @@ impl<'a> ObjectRef<'a> {
 
     /// The value of the member named `key` (the last, when the name repeats).
     pub fn get(self, key: &str) -> Option<JsonRef<'a>> {
-        self.iter().filter(|(k, _)| *k == key).map(|(_, v)| v).last()
+        self.iter()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, v)| v)
+            .last()
     }
 
     pub fn contains_key(self, key: &str) -> bool {

@@ -22,15 +22,25 @@ fn readers_agree_with_value() {
     assert_eq!(result.get("f").and_then(JsonRef::as_f64), Some(1.5));
     assert_eq!(result.get("big").and_then(JsonRef::as_u64), Some(u64::MAX));
     assert!(result.get("z").is_some_and(JsonRef::is_null));
-    assert_eq!(result.get("isError").and_then(JsonRef::as_bool), Some(false));
-    let content = result.get("content").and_then(JsonRef::as_array).expect("array");
+    assert_eq!(
+        result.get("isError").and_then(JsonRef::as_bool),
+        Some(false)
+    );
+    let content = result
+        .get("content")
+        .and_then(JsonRef::as_array)
+        .expect("array");
     assert_eq!(content.len(), 2);
     assert_eq!(
-        content.get(0).and_then(|b| b.get("text")).and_then(JsonRef::as_str),
+        content
+            .get(0)
+            .and_then(|b| b.get("text"))
+            .and_then(JsonRef::as_str),
         Some("a \"quoted\" line\nand é")
     );
     assert_eq!(
-        r.pointer("/result/content/1/mimeType").and_then(JsonRef::as_str),
+        r.pointer("/result/content/1/mimeType")
+            .and_then(JsonRef::as_str),
         Some("image/png")
     );
     assert!(r.pointer("/result/content/01").is_none());
@@ -57,7 +67,9 @@ fn a_repeated_name_reads_as_value_reads_it() {
 fn errors_are_serde_jsons_own() {
     for bad in ["{", "[1,]", "nul", "{\"a\":1} x", "\"\\x\""] {
         let ours = JsonDoc::parse(bad.into()).err().map(|e| e.to_string());
-        let theirs = serde_json::from_str::<Value>(bad).err().map(|e| e.to_string());
+        let theirs = serde_json::from_str::<Value>(bad)
+            .err()
+            .map(|e| e.to_string());
         assert_eq!(ours, theirs, "{bad}");
     }
     let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::Observation;
 use super::step::first_text;
-use crate::client::{Exchange, TimedMessage, evidence};
+use crate::client::{Exchange, JsonDoc, JsonRef, TimedMessage, evidence};
 
 /// The keys of an exchange's step output that hold received messages, built on demand.
 pub const MESSAGE_KEYS: [&str; 7] = [
@@ -56,16 +56,16 @@ enum Take {
 }
 
 impl Take {
-    fn one(self, v: &Value) -> Value {
+    fn one(self, v: JsonRef<'_>) -> Value {
         match self {
-            Self::Whole => v.clone(),
+            Self::Whole => v.to_value(),
             Self::Preview(budget) => evidence::preview(v, budget),
         }
     }
 
-    fn list<'a>(self, items: impl Iterator<Item = &'a Value>) -> Value {
+    fn list<'a>(self, items: impl Iterator<Item = JsonRef<'a>>) -> Value {
         match self {
-            Self::Whole => Value::Array(items.cloned().collect()),
+            Self::Whole => Value::Array(items.map(JsonRef::to_value).collect()),
             Self::Preview(budget) => cut_list(items.map(|v| evidence::preview(v, budget))),
         }
     }
@@ -151,7 +151,7 @@ impl Observation {
                     o["progress_after_cancel"] = copy.list(
                         x.progress()
                             .filter(move |p| p.at_ms > at)
-                            .map(|p| &*p.message),
+                            .map(|p| p.message.root()),
                     );
                 }
                 o
@@ -185,23 +185,29 @@ fn exchange_json(x: &Exchange, keys: Keys<'_>, copy: Take) -> Value {
     put("elapsed_ms", &|| json!(x.elapsed_ms));
     put("timed_out", &|| json!(x.timed_out));
     put("response", &|| {
-        x.response.as_deref().map_or(Value::Null, |v| copy.one(v))
+        x.response
+            .as_deref()
+            .map_or(Value::Null, |v| copy.one(v.root()))
     });
     put("result", &|| {
         x.result().map_or(Value::Null, |v| copy.one(v))
     });
-    put("error", &|| x.error().cloned().unwrap_or(Value::Null));
+    put("error", &|| {
+        x.error().map_or(Value::Null, JsonRef::to_value)
+    });
     put("text", &|| json!(first_text(x)));
     put("messages", &|| match copy {
         Take::Whole => Value::Array(x.messages.iter().map(|m| message_entry(m, copy)).collect()),
         Take::Preview(_) => cut_list(x.messages.iter().map(|m| message_entry(m, copy))),
     });
     put("notifications", &|| {
-        copy.list(x.notifications().map(|m| &*m.message))
+        copy.list(x.notifications().map(|m| m.message.root()))
     });
-    put("progress", &|| copy.list(x.progress().map(|m| &*m.message)));
+    put("progress", &|| {
+        copy.list(x.progress().map(|m| m.message.root()))
+    });
     put("after_response", &|| {
-        copy.list(x.after_response().map(|m| &*m.message))
+        copy.list(x.after_response().map(|m| m.message.root()))
     });
     put("body_text", &|| json!(x.body_text));
     Value::Object(o)
@@ -210,12 +216,10 @@ fn exchange_json(x: &Exchange, keys: Keys<'_>, copy: Take) -> Value {
 fn message_entry(m: &TimedMessage, copy: Take) -> Value {
     let mut e = serde_json::Map::new();
     e.insert("at_ms".into(), json!(m.at_ms));
-    e.insert("message".into(), copy.one(&m.message));
+    e.insert("message".into(), copy.one(m.message.root()));
     e.insert("sse_event_id".into(), json!(m.sse_event_id));
     Value::Object(e)
 }
-
-static NULL: Value = Value::Null;
 
 /// Where a JSONPath over a step's output is evaluated, given the light output the runner kept
 /// and the observation it came from: the root to query and the path to query it with. The
@@ -235,18 +239,17 @@ pub fn output_query<'a>(
         Some((key, _)) if !MESSAGE_KEYS.contains(&key) => {
             (Cow::Borrowed(light), Cow::Borrowed(path))
         }
-        // Read in place: `$.result.content[0]` is `$.content[0]` of the result (a path whose
-        // filters refer to the root again is built instead).
+        // Read in place: `$.result.content[0].text` is `$` of the block's `text`, and only
+        // that is built; `$.result.content[*]` builds `content` (a path whose filters refer to
+        // the root again is built whole instead).
         Some((key @ ("response" | "result"), rest)) if !rest.contains('$') => {
             let root = if key == "response" {
-                x.response.as_deref()
+                x.response.as_deref().map(JsonDoc::root)
             } else {
                 x.result()
             };
-            (
-                Cow::Borrowed(root.unwrap_or(&NULL)),
-                Cow::Owned(format!("${rest}")),
-            )
+            let (node, rest) = descend(root.unwrap_or_else(JsonRef::null), rest);
+            (Cow::Owned(node.to_value()), Cow::Owned(format!("${rest}")))
         }
         Some((key, _)) => (
             Cow::Owned(with_keys(light, observation, Keys::Only(key))),
@@ -305,19 +308,19 @@ fn whole_len(light: &Value, observation: &Observation) -> usize {
         let (n, sum) = items.fold((0usize, 0usize), |(n, s), l| (n + 1, s + l));
         2 + sum + n.saturating_sub(1)
     };
-    let one = |v: Option<&Value>| v.map_or(4, evidence::serialized_len);
+    let one = |v: Option<JsonRef<'_>>| v.map_or(4, |v| evidence::serialized_len(&v));
     let mut len = evidence::serialized_len(light);
-    len += entry("response", one(x.response.as_deref()));
+    len += entry("response", one(x.response.as_deref().map(JsonDoc::root)));
     len += entry("result", one(x.result()));
     len += entry(
         "messages",
         list(&mut x.messages.iter().map(|m| {
             let mut e = json!({"at_ms": m.at_ms, "sse_event_id": m.sse_event_id});
             e["message"] = Value::Null;
-            evidence::serialized_len(&e) - 4 + evidence::serialized_len(&m.message)
+            evidence::serialized_len(&e) - 4 + evidence::serialized_len(&*m.message)
         })),
     );
-    let len_of = |m: &TimedMessage| evidence::serialized_len(&m.message);
+    let len_of = |m: &TimedMessage| evidence::serialized_len(&*m.message);
     len += entry("notifications", list(&mut x.notifications().map(len_of)));
     len += entry("progress", list(&mut x.progress().map(len_of)));
     len += entry("after_response", list(&mut x.after_response().map(len_of)));
@@ -332,33 +335,81 @@ fn whole_len(light: &Value, observation: &Observation) -> usize {
     len
 }
 
+/// Follows the leading plain selectors of a JSONPath rest (`.name`, `['name']`, `["name"]`,
+/// `[N]`) from `node` while they select something, and gives the node reached and the rest of
+/// the path after them: the same nodes are selected from there.
+fn descend<'a, 'p>(mut node: JsonRef<'a>, mut rest: &'p str) -> (JsonRef<'a>, &'p str) {
+    loop {
+        let Some((next, after)) = plain_selector(rest).and_then(|(sel, after)| {
+            let next = match sel {
+                Selector::Name(name) => node.as_object()?.get(name)?,
+                Selector::Index(i) => node.as_array()?.get(i)?,
+            };
+            Some((next, after))
+        }) else {
+            return (node, rest);
+        };
+        node = next;
+        rest = after;
+    }
+}
+
+enum Selector<'p> {
+    Name(&'p str),
+    Index(usize),
+}
+
+/// The first selector of `rest` when it is a plain name or a non-negative index.
+fn plain_selector(rest: &str) -> Option<(Selector<'_>, &str)> {
+    if rest.starts_with("..") {
+        return None;
+    }
+    if let Some(r) = rest.strip_prefix('.') {
+        return dot_name(r).map(|(name, after)| (Selector::Name(name), after));
+    }
+    let inner = rest.strip_prefix('[')?;
+    for quote in ['\'', '"'] {
+        if let Some(r) = inner.strip_prefix(quote) {
+            let end = r.find(quote)?;
+            let name = &r[..end];
+            if name.contains('\\') {
+                return None;
+            }
+            return Some((Selector::Name(name), r[end + 1..].strip_prefix(']')?));
+        }
+    }
+    let end = inner.find(']')?;
+    let digits = &inner[..end];
+    if digits.is_empty()
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+        || (digits.len() > 1 && digits.starts_with('0'))
+    {
+        return None;
+    }
+    Some((Selector::Index(digits.parse().ok()?), &inner[end + 1..]))
+}
+
+/// A member name after a `.` (shorthand: letters, digits not first, `_`, any non-ASCII) and
+/// the rest after it.
+fn dot_name(r: &str) -> Option<(&str, &str)> {
+    let end = r
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || !c.is_ascii()))
+        .unwrap_or(r.len());
+    let first = r.chars().next()?;
+    if end == 0 || first.is_ascii_digit() {
+        return None;
+    }
+    Some((&r[..end], &r[end..]))
+}
+
 /// The member a JSONPath selects first, when it begins with one (`$.name`, `$['name']`,
 /// `$["name"]`), and the rest of the path after it; `None` for any other start (`$..`, `$.*`,
 /// `$[0]`, a filter, blanks), which may reach every key.
 fn first_key(path: &str) -> Option<(&str, &str)> {
-    let after = path.strip_prefix('$')?;
-    if let Some(r) = after.strip_prefix('.') {
-        let end = r
-            .find(|c: char| !(c.is_alphanumeric() || c == '_' || !c.is_ascii()))
-            .unwrap_or(r.len());
-        let first = r.chars().next()?;
-        if end == 0 || first.is_ascii_digit() {
-            return None;
-        }
-        return Some((&r[..end], &r[end..]));
+    match plain_selector(path.strip_prefix('$')?)? {
+        (Selector::Name(name), rest) => Some((name, rest)),
+        (Selector::Index(_), _) => None,
     }
-    for quote in ['\'', '"'] {
-        if let Some(r) = after.strip_prefix('[').and_then(|r| r.strip_prefix(quote)) {
-            let end = r.find(quote)?;
-            let key = &r[..end];
-            if key.contains('\\') {
-                return None;
-            }
-            let rest = r[end + 1..].strip_prefix(']')?;
-            return Some((key, rest));
-        }
-    }
-    None
 }
 
 #[cfg(test)]
@@ -377,11 +428,11 @@ mod tests {
                 .into_iter()
                 .map(|(at_ms, message)| TimedMessage {
                     at_ms,
-                    message: message.into(),
+                    message: JsonDoc::shared(&message),
                     sse_event_id: Some("1".into()),
                 })
                 .collect(),
-            response: Some(response.into()),
+            response: Some(JsonDoc::shared(&response)),
             body_text: None,
             timed_out: false,
             problem: None,

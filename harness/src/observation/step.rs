@@ -4,10 +4,8 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
-
 use crate::client::http::HttpAnswer;
-use crate::client::{Exchange, HealthReport, MetricsScrape, RegistryFetch};
+use crate::client::{Exchange, HealthReport, JsonRef, MetricsScrape, RegistryFetch};
 use crate::process::{FileRead, ProcessOutput};
 
 /// What one step observed.
@@ -107,12 +105,12 @@ impl Observation {
     }
 
     /// The JSON-RPC `result` of the MCP exchange.
-    pub fn result(&self) -> Option<&Value> {
+    pub fn result(&self) -> Option<JsonRef<'_>> {
         self.exchange().and_then(Exchange::result)
     }
 
     /// The JSON-RPC `error` of the MCP exchange.
-    pub fn jsonrpc_error(&self) -> Option<&Value> {
+    pub fn jsonrpc_error(&self) -> Option<JsonRef<'_>> {
         self.exchange()
             .and_then(Exchange::error)
             .filter(|e| !e.is_null())
@@ -124,11 +122,11 @@ impl Observation {
     }
 
     /// The `notifications/progress` messages received during the exchange.
-    pub fn progress(&self) -> Vec<&Value> {
+    pub fn progress(&self) -> Vec<JsonRef<'_>> {
         self.exchange()
             .into_iter()
             .flat_map(Exchange::progress)
-            .map(|m| &*m.message)
+            .map(|m| m.message.root())
             .collect()
     }
 
@@ -155,7 +153,7 @@ pub(super) fn first_text(x: &Exchange) -> Option<&str> {
         .get("content")?
         .as_array()?
         .iter()
-        .find(|b| b.get("type").and_then(Value::as_str) == Some("text"))?
+        .find(|b| b.get("type").and_then(JsonRef::as_str) == Some("text"))?
         .get("text")?
         .as_str()
 }

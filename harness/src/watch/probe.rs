@@ -5,6 +5,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::client::JsonRef;
 use serde_json::{Value, json};
 
 use crate::checks::{self, CheckResult, Verdict};
@@ -345,10 +346,10 @@ async fn exercise(
             probe.tools_list = Some(secs(t));
             x.result()
                 .and_then(|r| r.get("tools"))
-                .and_then(Value::as_array)
+                .and_then(JsonRef::as_array)
                 .map(|a| {
                     a.iter()
-                        .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
+                        .filter_map(|t| t.get("name").and_then(JsonRef::as_str).map(str::to_owned))
                         .collect()
                 })
                 .unwrap_or_default()
@@ -366,7 +367,7 @@ async fn exercise(
             Ok(x) => match x.result() {
                 Some(result) => {
                     probe.get_health = Some(secs(t));
-                    match parse_health(result) {
+                    match parse_health(&result.to_value()) {
                         Ok(h) if h.status == "ok" => (HealthState::Ok, None),
                         Ok(h) if h.status == "degraded" => (HealthState::Degraded, None),
                         Ok(h) => (
@@ -428,7 +429,7 @@ async fn canary(
         .map(|_| secs(t));
     let answered = answer.as_ref().is_ok_and(|x| {
         x.result()
-            .is_some_and(|r| r.get("isError").and_then(Value::as_bool) != Some(true))
+            .is_some_and(|r| r.get("isError").and_then(JsonRef::as_bool) != Some(true))
     });
     let progress = answer.as_ref().map_or(0, |x| x.progress().count());
     let timed_out = answer.as_ref().is_ok_and(|x| x.timed_out);

@@ -45,7 +45,10 @@ async fn priming_event_is_recorded_but_not_taken_for_a_message() {
     assert_eq!(ex.messages.len(), 2, "{:?}", ex.messages);
     assert_eq!(ex.notifications().count(), 1);
     assert_eq!(ex.messages[0].sse_event_id.as_deref(), Some("1/1"));
-    assert_eq!(ex.result(), Some(&json!({"content": []})));
+    assert_eq!(
+        ex.result().map(|r| r.to_value()),
+        Some(json!({"content": []}))
+    );
     let primings = client
         .recorder()
         .snapshot()
@@ -67,7 +70,10 @@ async fn multi_line_data_is_joined_before_it_is_parsed() {
     let client = client();
     let conn = connect(&client, &fx.url("/mcp")).await;
     let ex = conn.list_tools(&CallOptions::default()).await.unwrap();
-    assert_eq!(ex.result(), Some(&json!({"tools": []})));
+    assert_eq!(
+        ex.result().map(|r| r.to_value()),
+        Some(json!({"tools": []}))
+    );
     assert!(!ex.timed_out);
 }
 
@@ -105,7 +111,14 @@ async fn interleaved_notifications_keep_their_arrival_order() {
     );
     let messages: Vec<&str> = ex
         .progress()
-        .map(|m| m.params().unwrap()["message"].as_str().unwrap())
+        .map(|m| {
+            m.params()
+                .unwrap()
+                .get("message")
+                .unwrap()
+                .as_str()
+                .unwrap()
+        })
         .collect();
     assert_eq!(
         messages,
@@ -130,7 +143,10 @@ async fn json_response_is_read_as_the_response() {
     let conn = connect(&client, &fx.url("/mcp")).await;
     let ex = conn.list_tools(&CallOptions::default()).await.unwrap();
     assert_eq!(ex.content_type.as_deref(), Some("application/json"));
-    assert_eq!(ex.result().unwrap()["tools"][0]["name"], "get_health");
+    assert_eq!(
+        ex.result().unwrap().to_value()["tools"][0]["name"],
+        "get_health"
+    );
     assert_eq!(ex.body_text, None);
 }
 
@@ -144,7 +160,7 @@ async fn string_ids_chosen_by_the_caller_are_matched() {
         ..CallOptions::default()
     };
     let ex = conn.request("ping", json!({}), &opts).await.unwrap();
-    assert_eq!(ex.response.as_ref().unwrap()["id"], "call-A");
+    assert_eq!(ex.response.as_ref().unwrap().to_value()["id"], "call-A");
     assert_eq!(fx.captured().last().unwrap().json()["id"], "call-A");
 }
 
@@ -376,7 +392,10 @@ async fn messages_after_the_response_are_kept_for_the_checks() {
     assert!(ex.response.is_some());
     let late: Vec<_> = ex.after_response().collect();
     assert_eq!(late.len(), 1);
-    assert_eq!(late[0].params().unwrap()["progressToken"], "late");
+    assert_eq!(
+        late[0].params().unwrap().to_value()["progressToken"],
+        "late"
+    );
 }
 
 #[tokio::test]
@@ -493,7 +512,7 @@ async fn streaming_requests_forward_every_message_live_in_order() {
     assert_eq!(live.len(), 3);
     let ids: Vec<Value> = live
         .iter()
-        .map(|m| m.message.get("id").cloned().unwrap_or(Value::Null))
+        .map(|m| m.message.get("id").map_or(Value::Null, |i| i.to_value()))
         .collect();
     assert_eq!(ids[..2], [Value::Null, Value::Null]);
 }

@@ -60,19 +60,22 @@ async fn assert_token_echoed(token: Value) {
         ..CallOptions::default()
     };
     let ex = conn.call_tool("count", json!({}), &opts).await.unwrap();
-    assert_eq!(ex.result().unwrap()["content"][0]["text"], "counted");
-    let tokens: Vec<&Value> = ex
+    assert_eq!(
+        ex.result().unwrap().to_value()["content"][0]["text"],
+        "counted"
+    );
+    let tokens: Vec<Value> = ex
         .progress()
-        .map(|m| &m.params().unwrap()["progressToken"])
+        .map(|m| m.params().unwrap().to_value()["progressToken"].clone())
         .collect();
     assert_eq!(
         tokens,
-        vec![&token; 3],
+        vec![token.clone(); 3],
         "token must come back with its exact JSON type"
     );
     let progress: Vec<f64> = ex
         .progress()
-        .map(|m| m.params().unwrap()["progress"].as_f64().unwrap())
+        .map(|m| m.params().unwrap().to_value()["progress"].as_f64().unwrap())
         .collect();
     assert_eq!(progress, [1.0, 2.0, 3.0]);
     assert_eq!(ex.after_response().count(), 0);
@@ -118,8 +121,12 @@ async fn the_bearer_reaches_the_mock_while_the_recording_stays_clean() {
         .await
         .unwrap();
     let ex = conn.call_tool("whoami", json!({}), &opts).await.unwrap();
-    let headers: Value =
-        serde_json::from_str(ex.result().unwrap()["content"][0]["text"].as_str().unwrap()).unwrap();
+    let headers: Value = serde_json::from_str(
+        ex.result().unwrap().to_value()["content"][0]["text"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(headers["authorization"], "Bearer tok-7");
     let journal = m.journal();
     assert!(!journal.is_empty());
@@ -209,11 +216,11 @@ async fn concurrent_calls_on_one_connection_each_get_their_own_answer_and_progre
     let mut ids = Vec::new();
     for (i, ex) in results {
         assert!(ex.result().is_some());
-        ids.push(ex.response.as_ref().unwrap()["id"].clone());
+        ids.push(ex.response.as_ref().unwrap().to_value()["id"].clone());
         assert_eq!(ex.progress().count(), 3);
         assert!(
             ex.progress()
-                .all(|p| p.params().unwrap()["progressToken"] == json!(format!("t{i}")))
+                .all(|p| p.params().unwrap().to_value()["progressToken"] == json!(format!("t{i}")))
         );
     }
     ids.sort_by_key(|v| v.as_u64());
@@ -232,7 +239,8 @@ async fn a_2026_era_connection_needs_no_session() {
     let conn = connect(&client, &m.url(), Era::V2026_07_28).await;
     assert_eq!(conn.session_id(), None);
     let tools = conn.list_tools(&CallOptions::default()).await.unwrap();
-    let names: Vec<&str> = tools.result().unwrap()["tools"]
+    let listed = tools.result().unwrap().to_value();
+    let names: Vec<&str> = listed["tools"]
         .as_array()
         .unwrap()
         .iter()
@@ -246,7 +254,7 @@ async fn a_2026_era_connection_needs_no_session() {
     let ex = conn.call_tool("count", json!({}), &opts).await.unwrap();
     assert!(
         ex.progress()
-            .all(|p| p.params().unwrap()["progressToken"] == "modern")
+            .all(|p| p.params().unwrap().to_value()["progressToken"] == "modern")
     );
     let del = conn.delete(&CallOptions::default()).await.unwrap();
     assert_eq!(del.status, 405);

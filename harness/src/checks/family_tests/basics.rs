@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use crate::checks::run_builtin as run;
 use crate::checks::{CheckSpec, Outcome};
+use crate::client::JsonDoc;
 use crate::observation::{Observed, StepRecord};
 
 fn step(name: &str, token: Option<Value>, progress: Vec<Value>, after: Vec<Value>) -> StepRecord {
@@ -132,7 +133,7 @@ fn an_error_with_a_null_id_passes_mcp_001_unless_the_rest_breaks_the_schema() {
     let msg = |m: Value| crate::observation::ReceivedMessage {
         label: "a".into(),
         version: "2025-11-25".into(),
-        message: m.into(),
+        message: JsonDoc::shared(&m),
         request_method: None,
     };
     let mut o = observed(vec![]);

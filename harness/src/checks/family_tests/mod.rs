@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::checks::{CheckSpec, Outcome};
-use crate::client::{Exchange, HealthReport, MetricsScrape, RegistryFetch, TimedMessage};
+use crate::client::{Exchange, HealthReport, JsonDoc, MetricsScrape, RegistryFetch, TimedMessage};
 use crate::observation::{Connected, HealthAnswered, MessageSent, Observation};
 use crate::observation::{Observed, StepRecord};
 use crate::scenario::DeploymentSpec;
@@ -132,7 +132,7 @@ pub(super) fn typed(action: &str, out: &Value) -> Observation {
                     .into_iter()
                     .map(|m| TimedMessage {
                         at_ms: m["at_ms"].as_f64().unwrap_or(0.0),
-                        message: m["message"].clone().into(),
+                        message: JsonDoc::shared(&m["message"]),
                         sse_event_id: m["sse_event_id"].as_str().map(str::to_owned),
                     })
                     .collect(),
@@ -144,7 +144,7 @@ pub(super) fn typed(action: &str, out: &Value) -> Observation {
                     .enumerate()
                     .map(|(i, p)| TimedMessage {
                         at_ms: i as f64,
-                        message: p.clone().into(),
+                        message: JsonDoc::shared(&p),
                         sse_event_id: None,
                     })
                     .collect(),
@@ -152,7 +152,7 @@ pub(super) fn typed(action: &str, out: &Value) -> Observation {
             for m in response.iter().chain(&after) {
                 messages.push(TimedMessage {
                     at_ms: messages.len() as f64,
-                    message: m.clone().into(),
+                    message: JsonDoc::shared(&m),
                     sse_event_id: None,
                 });
             }
@@ -162,7 +162,7 @@ pub(super) fn typed(action: &str, out: &Value) -> Observation {
                 content_type,
                 elapsed_ms: 0.0,
                 messages,
-                response: response.map(Into::into),
+                response: response.map(|r| JsonDoc::shared(&r)),
                 body_text: None,
                 timed_out: false,
                 problem: None,

@@ -16,7 +16,7 @@ impl Exec {
             .await;
         let health = match &r {
             Ok(x) => match x.result() {
-                Some(res) => parse_health(res).map_err(|e| e.to_string()),
+                Some(res) => parse_health(&res.to_value()).map_err(|e| e.to_string()),
                 None => Err(format!(
                     "no result (HTTP {}{})",
                     x.status,
