@@ -54,14 +54,17 @@ pub fn serialized_len<T: serde::Serialize + ?Sized>(v: &T) -> usize {
     c.0
 }
 
+/// Some items of a JSON value, boxed.
+pub type Items<'a, T> = Box<dyn Iterator<Item = T> + 'a>;
+
 /// A JSON value a preview can walk: a `&Value` or a value of a received document.
 pub trait Walk<'a>: Copy + serde::Serialize {
     /// The string, when it is one.
     fn string(self) -> Option<&'a str>;
     /// The number of elements and the elements, when it is an array.
-    fn items(self) -> Option<(usize, Box<dyn Iterator<Item = Self> + 'a>)>;
+    fn items(self) -> Option<(usize, Items<'a, Self>)>;
     /// The number of members and the members, when it is an object.
-    fn members(self) -> Option<(usize, Box<dyn Iterator<Item = (&'a str, Self)> + 'a>)>;
+    fn members(self) -> Option<(usize, Items<'a, (&'a str, Self)>)>;
     /// A copy of a value that is neither (a number, a boolean, `null`).
     fn scalar(self) -> serde_json::Value;
 }
@@ -70,11 +73,11 @@ impl<'a> Walk<'a> for &'a serde_json::Value {
     fn string(self) -> Option<&'a str> {
         self.as_str()
     }
-    fn items(self) -> Option<(usize, Box<dyn Iterator<Item = Self> + 'a>)> {
+    fn items(self) -> Option<(usize, Items<'a, Self>)> {
         self.as_array()
             .map(|a| (a.len(), Box::new(a.iter()) as Box<dyn Iterator<Item = _>>))
     }
-    fn members(self) -> Option<(usize, Box<dyn Iterator<Item = (&'a str, Self)> + 'a>)> {
+    fn members(self) -> Option<(usize, Items<'a, (&'a str, Self)>)> {
         self.as_object().map(|m| {
             (
                 m.len(),
@@ -91,11 +94,11 @@ impl<'a> Walk<'a> for super::JsonRef<'a> {
     fn string(self) -> Option<&'a str> {
         self.as_str()
     }
-    fn items(self) -> Option<(usize, Box<dyn Iterator<Item = Self> + 'a>)> {
+    fn items(self) -> Option<(usize, Items<'a, Self>)> {
         self.as_array()
             .map(|a| (a.len(), Box::new(a.iter()) as Box<dyn Iterator<Item = _>>))
     }
-    fn members(self) -> Option<(usize, Box<dyn Iterator<Item = (&'a str, Self)> + 'a>)> {
+    fn members(self) -> Option<(usize, Items<'a, (&'a str, Self)>)> {
         self.as_object()
             .map(|o| (o.len(), Box::new(o.iter()) as Box<dyn Iterator<Item = _>>))
     }

@@ -144,7 +144,7 @@ pub(super) fn typed(action: &str, out: &Value) -> Observation {
                     .enumerate()
                     .map(|(i, p)| TimedMessage {
                         at_ms: i as f64,
-                        message: JsonDoc::shared(&p),
+                        message: JsonDoc::shared(p),
                         sse_event_id: None,
                     })
                     .collect(),
@@ -152,7 +152,7 @@ pub(super) fn typed(action: &str, out: &Value) -> Observation {
             for m in response.iter().chain(&after) {
                 messages.push(TimedMessage {
                     at_ms: messages.len() as f64,
-                    message: JsonDoc::shared(&m),
+                    message: JsonDoc::shared(m),
                     sse_event_id: None,
                 });
             }
