@@ -4,6 +4,7 @@
 //! action (`step.rs`); its JSON face (`json.rs`) is the step output assertions query.
 
 mod json;
+mod path;
 mod record;
 mod step;
 
