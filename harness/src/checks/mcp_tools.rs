@@ -93,10 +93,11 @@ pub(super) fn mcp_tool_errors(c: &CheckSpec, o: &Observed) -> Outcome {
     if calls.unknown.is_empty() {
         return na("call of an unknown tool");
     }
-    // An unknown tool "should be reported as an MCP error response": SHOULD.
+    // An unknown tool is a protocol error (SHOULD); an error's code is an integer (MUST).
     for s in calls.unknown {
-        if jsonrpc_error(s).is_none() {
-            return Outcome::Should(
+        let Some(error) = jsonrpc_error(s) else {
+            return Outcome::breaks(
+                "mcp.unknown-tool-protocol-error",
                 format!(
                     "`{}` called an unknown tool without a JSON-RPC error",
                     s.name
@@ -107,6 +108,21 @@ pub(super) fn mcp_tool_errors(c: &CheckSpec, o: &Observed) -> Outcome {
                     s.error
                         .clone()
                         .unwrap_or_else(|| excerpt(result_or_null(s), 200)),
+                )],
+            );
+        };
+        let code = error.get("code");
+        if !code.is_some_and(|c| c.is_i64() || c.is_u64()) {
+            return Outcome::breaks(
+                "mcp.error-code-integer",
+                format!(
+                    "`{}`: the JSON-RPC error's code is not an integer",
+                    s.name
+                ),
+                vec![Evidence::new(
+                    &s.name,
+                    "an integer `error.code`",
+                    code.map_or_else(|| "no `code`".to_owned(), |c| excerpt(c, 100)),
                 )],
             );
         }

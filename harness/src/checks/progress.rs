@@ -197,7 +197,8 @@ pub(super) fn prog_coverage(c: &CheckSpec, o: &Observed) -> Outcome {
                 )];
                 if label != "started" && has(&["ended"]) {
                     // It ended (total = progress); only the word is missing: wording.
-                    wording.get_or_insert(Outcome::Should(
+                    wording.get_or_insert(Outcome::breaks(
+                        "s000.progress-completed-pattern",
                         format!(
                             "`{}/{tool}` ended during `{}` without the word `completed` or `failed`",
                             servers.join("|"),

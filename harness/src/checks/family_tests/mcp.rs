@@ -99,9 +99,9 @@ fn mcp_007_classifies_calls_against_the_listed_tools() {
         ),
     ]);
     // "should be reported as an MCP error response": a SHOULD.
-    assert!(matches!(
-        run("MCP-007", &CheckSpec::default(), &o),
-        Outcome::Should(..)
+    assert!(breaks(
+        &run("MCP-007", &CheckSpec::default(), &o),
+        "mcp.unknown-tool-protocol-error"
     ));
     let o = obs(vec![
         tools.clone(),

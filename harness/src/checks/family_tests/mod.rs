@@ -254,8 +254,14 @@ pub(super) fn obs(steps: Vec<StepRecord>) -> Observed {
     }
 }
 
+/// A broken rule: the check's first (`Fail`) or one it names (`Breaks`).
 pub(super) fn fails(o: &Outcome) -> bool {
-    matches!(o, Outcome::Fail(..))
+    matches!(o, Outcome::Fail(..) | Outcome::Breaks { .. })
+}
+
+/// A break that names rule `rule`.
+pub(super) fn breaks(o: &Outcome, rule: &str) -> bool {
+    matches!(o, Outcome::Breaks { rule: r, .. } if r == rule)
 }
 
 pub(super) fn skipped(o: &Outcome) -> bool {

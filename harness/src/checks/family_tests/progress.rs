@@ -46,9 +46,10 @@ fn prog_008_warns_when_a_tool_ends_without_the_word_and_fails_when_it_never_ends
         "argos".into(),
         vec![mcp(at(1, 0), "tools/call", Some("search"), None)],
     );
-    let Outcome::Should(reason, _) = run("PROG-008", &CheckSpec::default(), &o) else {
-        panic!("an unworded end is a SHOULD matter")
+    let Outcome::Breaks { rule, reason, .. } = run("PROG-008", &CheckSpec::default(), &o) else {
+        panic!("an unworded end breaks the wording rule")
     };
+    assert_eq!(rule, "s000.progress-completed-pattern");
     assert!(reason.contains("without the word"), "{reason}");
     // A note that is not at total = progress does not end the tool.
     o.steps[0] = token_step(vec![
