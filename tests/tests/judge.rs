@@ -14,6 +14,7 @@ fn check(id: &str, level: Level, verdict: Verdict, declared: bool) -> CheckResul
         level,
         refs: Vec::new(),
         quote: None,
+        rule: None,
         title: format!("{id} title"),
         verdict,
         reason: if verdict == Verdict::Pass {

@@ -158,6 +158,23 @@ pub(super) fn mcp_tool_inputs(c: &CheckSpec, o: &Observed) -> Outcome {
             .and_then(|e| e.get("code"))
             .and_then(Value::as_i64);
         if !(is_error_result(s) || code == Some(-32602)) {
+            // Refused with another JSON-RPC error: validated, but not reported the way the
+            // tools page says input validation errors are (SHOULD). Executed: not validated.
+            if jsonrpc_error(s).is_some() {
+                return Outcome::breaks(
+                    "mcp.input-validation-tool-error",
+                    format!(
+                        "`{}` sent arguments its inputSchema rejects and got JSON-RPC error {} instead of an isError result or -32602",
+                        s.name,
+                        code.map_or_else(|| "without an integer code".to_owned(), |c| c.to_string())
+                    ),
+                    vec![Evidence::new(
+                        &s.name,
+                        "result.isError = true or error.code = -32602",
+                        excerpt(jsonrpc_error(s).unwrap_or(&Value::Null), 240),
+                    )],
+                );
+            }
             return fail(
                 format!(
                     "`{}` sent arguments its inputSchema rejects and got neither an isError result nor -32602",

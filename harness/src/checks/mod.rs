@@ -234,6 +234,10 @@ fn listed_entry(
         });
     }
     let mut outcome = merged.unwrap_or(Outcome::Inconclusive("for_each range is empty".into()));
+    // The entry states which of the check's rules its assertion observes.
+    if let (Some(rule), Outcome::Fail(reason, evidence)) = (&check.rule, &outcome) {
+        outcome = Outcome::breaks(rule.clone(), reason.clone(), evidence.clone());
+    }
     if let Some(why) = def.and_then(|d| value::missing(&d.id, observed))
         && !matches!(outcome, Outcome::Error(_))
     {

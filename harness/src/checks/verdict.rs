@@ -359,6 +359,18 @@ impl CheckResult {
     }
 }
 
+impl CheckResult {
+    /// The rule a non-pass verdict cites, in one line: `id (LEVEL): "quote"` when the rule it
+    /// breaks is named, else the quote alone.
+    pub fn cited_rule(&self) -> Option<String> {
+        let quote = self.quote.as_deref()?;
+        Some(match &self.rule {
+            Some(id) => format!("{id} ({}): \"{quote}\"", self.level.as_str()),
+            None => format!("\"{quote}\""),
+        })
+    }
+}
+
 /// A reason or evidence string cut to [`EVIDENCE_MAX`] with its full size stated.
 fn bounded(text: String) -> String {
     if text.len() > EVIDENCE_MAX {
@@ -432,6 +444,92 @@ mod tests {
             lenient: true,
         };
         assert_eq!(grade(Level::Must, fail(), lenient).0, Verdict::Warn);
+    }
+
+    /// A catalogued check of two rules: the first at `first`, the second at `second`.
+    fn two_rule_subject(first: Level, second: Level) -> Subject {
+        let rule = |id: &str, level| CheckRule {
+            id: id.into(),
+            level,
+            quote: format!("{id} quote"),
+            source: format!("{id} source"),
+        };
+        Subject {
+            id: "X-001".into(),
+            level: first,
+            refs: vec!["one source".into(), "two source".into()],
+            quote: Some("one quote".into()),
+            rules: vec![rule("one", first), rule("two", second)],
+            rule: None,
+            premise: Some("p".into()),
+            title: "t".into(),
+            capability: None,
+            location: String::new(),
+        }
+    }
+
+    fn judge(subject: Subject, outcome: Outcome) -> CheckResult {
+        CheckResult::judged(
+            subject,
+            outcome,
+            &|_| true,
+            Grading::default(),
+            &Redactor::default(),
+        )
+    }
+
+    #[test]
+    fn a_must_rule_broken_in_a_check_led_by_a_should_fails() {
+        let r = judge(
+            two_rule_subject(Level::Should, Level::Must),
+            Outcome::breaks("two", "broken", vec![]),
+        );
+        assert_eq!(r.verdict, Verdict::Fail);
+        assert_eq!(r.level, Level::Must);
+        assert_eq!(r.rule.as_deref(), Some("two"));
+        assert_eq!(r.quote.as_deref(), Some("two quote"));
+        assert_eq!(r.refs, vec!["two source".to_owned()]);
+        assert_eq!(
+            r.cited_rule().as_deref(),
+            Some("two (MUST): \"two quote\"")
+        );
+        // The check's first rule, broken by a plain `Fail`, still warns.
+        let first = judge(
+            two_rule_subject(Level::Should, Level::Must),
+            Outcome::Fail("broken".into(), vec![]),
+        );
+        assert_eq!(first.verdict, Verdict::Warn);
+        assert_eq!(first.rule.as_deref(), Some("one"));
+    }
+
+    #[test]
+    fn a_should_rule_broken_in_a_check_led_by_a_must_warns() {
+        let r = judge(
+            two_rule_subject(Level::Must, Level::Should),
+            Outcome::breaks("two", "broken", vec![]),
+        );
+        assert_eq!(r.verdict, Verdict::Warn);
+        assert_eq!(r.level, Level::Should);
+        assert_eq!(r.quote.as_deref(), Some("two quote"));
+        let may = judge(
+            two_rule_subject(Level::Must, Level::May),
+            Outcome::breaks("two", "broken", vec![]),
+        );
+        assert_eq!(may.verdict, Verdict::Info, "a MAY rule never warns");
+        let pass = judge(two_rule_subject(Level::Must, Level::Should), Outcome::Pass);
+        assert_eq!((pass.verdict, pass.level), (Verdict::Pass, Level::Must));
+        assert_eq!(pass.rule, None);
+        assert_eq!(pass.quote, None);
+    }
+
+    #[test]
+    fn a_break_of_a_rule_the_check_does_not_enforce_is_an_error() {
+        let r = judge(
+            two_rule_subject(Level::Must, Level::Should),
+            Outcome::breaks("three", "broken", vec![]),
+        );
+        assert_eq!(r.verdict, Verdict::Error);
+        assert!(r.reason.contains("`three`"), "{}", r.reason);
     }
 
     #[test]
