@@ -115,10 +115,7 @@ pub(super) fn mcp_tool_errors(c: &CheckSpec, o: &Observed) -> Outcome {
         if !code.is_some_and(|c| c.is_i64() || c.is_u64()) {
             return Outcome::breaks(
                 "mcp.error-code-integer",
-                format!(
-                    "`{}`: the JSON-RPC error's code is not an integer",
-                    s.name
-                ),
+                format!("`{}`: the JSON-RPC error's code is not an integer", s.name),
                 vec![Evidence::new(
                     &s.name,
                     "an integer `error.code`",
@@ -166,7 +163,10 @@ pub(super) fn mcp_tool_inputs(c: &CheckSpec, o: &Observed) -> Outcome {
                     format!(
                         "`{}` sent arguments its inputSchema rejects and got JSON-RPC error {} instead of an isError result or -32602",
                         s.name,
-                        code.map_or_else(|| "without an integer code".to_owned(), |c| c.to_string())
+                        code.map_or_else(
+                            || "without an integer code".to_owned(),
+                            |c| c.to_string()
+                        )
                     ),
                     vec![Evidence::new(
                         &s.name,

@@ -102,9 +102,11 @@ pub(super) fn reg_schema(c: &CheckSpec, o: &Observed) -> Outcome {
     }
     // A `name` the schema's pattern refuses breaks its MUST (exactly one slash); every other
     // violation breaks the seed's "following the MCP Server Schema" (SHOULD).
-    let (names, others): (Vec<Evidence>, Vec<Evidence>) = ev
-        .into_iter()
-        .partition(|e| e.path.as_deref().is_some_and(|p| p.ends_with("/server/name")));
+    let (names, others): (Vec<Evidence>, Vec<Evidence>) = ev.into_iter().partition(|e| {
+        e.path
+            .as_deref()
+            .is_some_and(|p| p.ends_with("/server/name"))
+    });
     if names.is_empty() {
         return fail(
             format!("{} registry schema violation(s)", others.len()),

@@ -4,9 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::CheckDef;
-use crate::rules::CheckRule;
 use crate::client::evidence::{EVIDENCE_MAX, bounded_text};
 use crate::redact::Redactor;
+use crate::rules::CheckRule;
 use crate::scenario::{Capability, Level};
 
 /// The verdict of one check.
@@ -489,10 +489,7 @@ mod tests {
         assert_eq!(r.rule.as_deref(), Some("two"));
         assert_eq!(r.quote.as_deref(), Some("two quote"));
         assert_eq!(r.refs, vec!["two source".to_owned()]);
-        assert_eq!(
-            r.cited_rule().as_deref(),
-            Some("two (MUST): \"two quote\"")
-        );
+        assert_eq!(r.cited_rule().as_deref(), Some("two (MUST): \"two quote\""));
         // The check's first rule, broken by a plain `Fail`, still warns.
         let first = judge(
             two_rule_subject(Level::Should, Level::Must),

@@ -263,7 +263,10 @@ fn check_entries(
                 line,
                 1,
                 "`rule:` names one of a catalogued check's rules; this entry names no check".into(),
-                Some("add `check:`, or drop `rule:` (a scenario assertion states its own `level:`)".into()),
+                Some(
+                    "add `check:`, or drop `rule:` (a scenario assertion states its own `level:`)"
+                        .into(),
+                ),
             );
         }
         for g in &check.steps {

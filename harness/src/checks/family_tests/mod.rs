@@ -17,6 +17,7 @@ mod messages;
 mod metrics;
 mod progress;
 mod registry;
+mod rules;
 
 pub(super) fn at(sec: u32, frac: u32) -> String {
     format!("2026-01-01T00:00:{sec:02}.{frac:06}Z")
