@@ -407,12 +407,17 @@ pub fn verify(
 ) -> Result<(), String> {
     let mut missing = Vec::new();
     for (scenario, check, suffix, clause) in expected {
+        // The clause's rule (its ID up to a `#n` suffix), when it is one of the check's rules:
+        // the finding must cite it, a break of the check's other rules is another clause.
+        let rule = clause.split('#').next().unwrap_or(clause.as_str());
+        let own = pallas_conformance::catalog::get(check).and_then(|d| d.rule_def(rule));
         let hit = results.iter().filter(|r| &r.id == scenario).any(|r| {
             r.checks.iter().any(|c| {
                 &c.id == check
                     && (suffix.is_empty() || c.location.ends_with(suffix.as_str()))
                     && (c.verdict == Verdict::Fail
                         || (c.verdict == Verdict::Warn && c.level != Level::Must))
+                    && (own.is_none() || c.rule.is_none() || c.rule.as_deref() == Some(rule))
             })
         });
         if !hit {
@@ -420,7 +425,15 @@ pub fn verify(
                 .iter()
                 .flat_map(|r| r.checks.iter().map(move |c| (r, c)))
                 .filter(|(_, c)| &c.id == check && c.verdict != Verdict::Pass)
-                .map(|(r, c)| format!("{} {} at {}", r.id, c.verdict.as_str(), c.location))
+                .map(|(r, c)| {
+                    format!(
+                        "{} {} at {} citing {}",
+                        r.id,
+                        c.verdict.as_str(),
+                        c.location,
+                        c.rule.as_deref().unwrap_or("no rule")
+                    )
+                })
                 .collect();
             missing.push(format!(
                 "clause `{clause}`: {check} did not report the break in {scenario} at {suffix} \
