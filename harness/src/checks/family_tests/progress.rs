@@ -102,7 +102,19 @@ fn prog_010_fails_on_progress_well_after_the_cancellation() {
     let mut o = obs(vec![s]);
     assert_eq!(run("PROG-010", &CheckSpec::default(), &o), Outcome::Pass);
     o.steps[0].set_output(json!({"cancelled_at_ms": 100.0, "messages": [msg(90.0), msg(900.0)]}));
-    assert!(fails(&run("PROG-010", &CheckSpec::default(), &o)));
+    // Still processing after the cancellation: the SHOULD (stop processing).
+    assert!(breaks(
+        &run("PROG-010", &CheckSpec::default(), &o),
+        "mcp.cancel-stop-processing"
+    ));
+    // Progress after the request's own response: the MUST (stop after completion).
+    let answer = json!({"at_ms": 500.0, "message": {"jsonrpc": "2.0", "id": 1, "result": {}}});
+    o.steps[0]
+        .set_output(json!({"cancelled_at_ms": 100.0, "messages": [msg(90.0), answer, msg(900.0)]}));
+    assert!(breaks(
+        &run("PROG-010", &CheckSpec::default(), &o),
+        "mcp.progress-stops-after-completion"
+    ));
     o.steps[0].set_output(json!({"cancelled_at_ms": null, "messages": [msg(90.0), msg(900.0)]}));
     assert!(matches!(
         run("PROG-010", &CheckSpec::default(), &o),
