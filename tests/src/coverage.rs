@@ -261,8 +261,9 @@ pub fn markdown(
     );
     let _ = writeln!(
         out,
-        "- **covered** — an assertion led by the clause's own rule observes it and a defect of its \
-         own is caught at exactly that assertion (the defect trial fails otherwise): **{}**",
+        "- **covered** — an assertion led by the clause's own rule (or whose finding cites it: \
+         `breaks:` in tests/defects.yaml) observes it and a defect of its own is caught at exactly \
+         that assertion, citing that rule (the defect trial fails otherwise): **{}**",
         count(Status::Covered)
     );
     let _ = writeln!(

@@ -48,6 +48,28 @@ pub struct Defect {
     pub scenarios: Vec<String>,
     /// Checks that must report the broken rule (fail; warn for a SHOULD).
     pub catches: Vec<String>,
+    /// For a check in `catches` whose finding breaks another of its rules than its first: that
+    /// rule's ID. The finding must cite exactly this rule (default: the check's first), and the
+    /// table shows its level.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub breaks: BTreeMap<String, String>,
+}
+
+impl Defect {
+    /// The rule check `id`'s finding must cite: its `breaks:` entry, else the check's first rule.
+    pub fn expected_rule(&self, id: &str) -> Option<String> {
+        self.breaks
+            .get(id)
+            .cloned()
+            .or_else(|| catalog::get(id).and_then(|d| d.rules.first().cloned()))
+    }
+
+    /// The level check `id` reports this defect at: the level of [`Self::expected_rule`].
+    pub fn caught_level(&self, id: &str) -> Option<Level> {
+        let def = catalog::get(id)?;
+        let rule = self.expected_rule(id)?;
+        def.rule_def(&rule).map(|r| r.level)
+    }
 }
 
 /// Why the table is unusable.
@@ -152,6 +174,19 @@ impl DefectTable {
                     ));
                 }
             }
+            for (id, rule) in &d.breaks {
+                if !d.catches.contains(id) {
+                    out.push(format!(
+                        "defect `{}`: `breaks:` names `{id}`, which is not in its `catches`",
+                        d.name
+                    ));
+                } else if catalog::get(id).is_some_and(|def| def.rule_def(rule).is_none()) {
+                    out.push(format!(
+                        "defect `{}`: `{rule}` is not one of the rules of `{id}`",
+                        d.name
+                    ));
+                }
+            }
         }
         for k in known_defects {
             if self.get(k).is_none() {
@@ -228,7 +263,10 @@ impl Defect {
             for c in &r.checks {
                 let broken = c.verdict == Verdict::Fail
                     || (c.verdict == Verdict::Warn && c.level != Level::Must);
-                if broken {
+                // The finding cites the rule the defect breaks (a check's other rules are other
+                // clauses): a result without a cited rule (a scenario assertion) counts as is.
+                let cites = c.rule.is_none() || c.rule == self.expected_rule(&c.id);
+                if broken && cites {
                     reported.entry(c.id.clone()).or_default().push(r.id.clone());
                 }
             }
@@ -276,9 +314,11 @@ impl Defect {
             for c in r.checks.iter().filter(|c| missing.contains(&&c.id)) {
                 let _ = writeln!(
                     text,
-                    "    {}: {} {}",
+                    "    {}: {} citing {} (expected {}) {}",
                     c.id,
                     c.verdict.as_str(),
+                    c.rule.as_deref().unwrap_or("no rule"),
+                    self.expected_rule(&c.id).as_deref().unwrap_or("?"),
                     if c.reason.is_empty() { "" } else { &c.reason }
                 );
             }
@@ -301,8 +341,8 @@ pub fn markdown(table: &DefectTable) -> String {
             d.summary().replace('|', "\\|"),
             d.catches
                 .iter()
-                .map(|c| match catalog::get(c) {
-                    Some(def) => format!("`{c}` ({})", def.level.as_str()),
+                .map(|c| match d.caught_level(c) {
+                    Some(level) => format!("`{c}` ({})", level.as_str()),
                     None => format!("`{c}`"),
                 })
                 .collect::<Vec<_>>()

@@ -108,11 +108,12 @@ const MODES: &[Mode] = &[
         "did not become ready",
     ),
     // The registry's `url` is what a client uses: a remote on another port than the
-    // deployed agent's breaks seed 000's "remote is the endpoint" (REG-004).
+    // deployed agent's breaks seed 000's "remote is the endpoint" (REG-004's rule
+    // `s000.registry-remote-is-endpoint`, a SHOULD: the finding warns).
     mode(
         "registry-other-port",
         "REG-004",
-        Verdict::Fail,
+        Verdict::Warn,
         "is no deployed agent endpoint",
     ),
 ];

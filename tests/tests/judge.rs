@@ -14,6 +14,7 @@ fn check(id: &str, level: Level, verdict: Verdict, declared: bool) -> CheckResul
         level,
         refs: Vec::new(),
         quote: None,
+        rule: None,
         title: format!("{id} title"),
         verdict,
         reason: if verdict == Verdict::Pass {
@@ -138,6 +139,7 @@ fn defect_judge_needs_every_named_check_to_report() -> Result<(), Failed> {
         summary: Some("reports ok".to_owned()),
         scenarios: vec!["health-*".to_owned()],
         catches: vec!["HEALTH-004".to_owned(), "HEALTH-010".to_owned()],
+        breaks: Default::default(),
     };
     let one = vec![result(vec![
         check("HEALTH-004", Level::Must, Verdict::Fail, true),
@@ -164,6 +166,31 @@ fn defect_judge_needs_every_named_check_to_report() -> Result<(), Failed> {
     expect(
         defect.judge(&errored).is_err(),
         "a harness error is not a catch",
+    )?;
+    // A finding that cites another of the check's rules than the one the defect breaks is
+    // another clause: not a catch.
+    let mut other_rule = check("HEALTH-004", Level::Should, Verdict::Warn, true);
+    other_rule.rule = Some("s000.health-status-ok".to_owned());
+    let mut first_rule = check("HEALTH-010", Level::Must, Verdict::Fail, true);
+    first_rule.rule = Some("s000.health-probe-auth-headers".to_owned());
+    let cited = vec![result(vec![other_rule, first_rule])];
+    let text = defect.judge(&cited).err().unwrap_or_default();
+    expect(
+        text.contains("went unseen by HEALTH-004")
+            && !text.contains("unseen by HEALTH-004, HEALTH-010"),
+        "only the finding citing the expected rule is a catch",
+    )?;
+    let mut named = defect.clone();
+    named
+        .breaks
+        .insert("HEALTH-004".to_owned(), "s000.health-status-ok".to_owned());
+    expect(
+        named.judge(&cited).is_ok(),
+        "`breaks:` names the rule the finding cites",
+    )?;
+    expect(
+        named.caught_level("HEALTH-004") == Some(Level::Should),
+        "the table shows the level of the rule broken",
     )?;
     Ok(())
 }

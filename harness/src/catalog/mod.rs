@@ -68,8 +68,9 @@ pub fn to_markdown() -> String {
     let mut out = String::from(
         "# The check catalog\n\nGenerated from the rule data (`harness/rules/*.yaml`) by \
          `PALLAS_BLESS=1 cargo test -p pallas-conformance --test harness -- catalog_page`; \
-         `pallas-conformance checks --rules` prints the same rules. A check's level is the level \
-         of its first rule; its premise is what must have been observed for a verdict \
+         `pallas-conformance checks --rules` prints the same rules. A check's level (the column \
+         below) is the level of its first rule; a finding takes the level of the rule whose clause \
+         it breaks (any of the check's rules), and cites that rule; its premise is what must have been observed for a verdict \
          (otherwise `inconclusive`).\n",
     );
     let Ok(book) = crate::rules::book() else {

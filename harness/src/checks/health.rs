@@ -77,7 +77,8 @@ pub(super) fn health_listed(c: &CheckSpec, o: &Observed) -> Outcome {
         };
         let desc = t.get("description").and_then(JsonRef::as_str).unwrap_or("");
         if desc != HEALTH_DESCRIPTION {
-            return fail(
+            return Outcome::breaks(
+                "s000.health-tool-definition",
                 "wrong `get_health` description",
                 vec![Evidence::new(&s.name, HEALTH_DESCRIPTION, desc)],
             );
@@ -89,7 +90,8 @@ pub(super) fn health_listed(c: &CheckSpec, o: &Observed) -> Outcome {
                 .is_none_or(|p| p.as_object().is_some_and(|m| m.is_empty()))
             && schema.get("additionalProperties") == Some(&json!(false));
         if !ok {
-            return fail(
+            return Outcome::breaks(
+                "s000.health-no-arguments",
                 "`get_health` input schema is not the empty object",
                 vec![Evidence::new(
                     &s.name,

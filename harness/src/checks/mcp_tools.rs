@@ -94,10 +94,11 @@ pub(super) fn mcp_tool_errors(c: &CheckSpec, o: &Observed) -> Outcome {
     if calls.unknown.is_empty() {
         return na("call of an unknown tool");
     }
-    // An unknown tool "should be reported as an MCP error response": SHOULD.
+    // An unknown tool is a protocol error (SHOULD); an error's code is an integer (MUST).
     for s in calls.unknown {
-        if jsonrpc_error(s).is_none() {
-            return Outcome::Should(
+        let Some(error) = jsonrpc_error(s) else {
+            return Outcome::breaks(
+                "mcp.unknown-tool-protocol-error",
                 format!(
                     "`{}` called an unknown tool without a JSON-RPC error",
                     s.name
@@ -108,6 +109,18 @@ pub(super) fn mcp_tool_errors(c: &CheckSpec, o: &Observed) -> Outcome {
                     s.error
                         .clone()
                         .unwrap_or_else(|| excerpt(result_or_null(s), 200)),
+                )],
+            );
+        };
+        let code = error.get("code");
+        if !code.is_some_and(|c| c.is_i64() || c.is_u64()) {
+            return Outcome::breaks(
+                "mcp.error-code-integer",
+                format!("`{}`: the JSON-RPC error's code is not an integer", s.name),
+                vec![Evidence::new(
+                    &s.name,
+                    "an integer `error.code`",
+                    code.map_or_else(|| "no `code`".to_owned(), |c| excerpt(c, 100)),
                 )],
             );
         }
@@ -143,6 +156,26 @@ pub(super) fn mcp_tool_inputs(c: &CheckSpec, o: &Observed) -> Outcome {
             .and_then(|e| e.get("code"))
             .and_then(JsonRef::as_i64);
         if !(is_error_result(s) || code == Some(-32602)) {
+            // Refused with another JSON-RPC error: validated, but not reported the way the
+            // tools page says input validation errors are (SHOULD). Executed: not validated.
+            if jsonrpc_error(s).is_some() {
+                return Outcome::breaks(
+                    "mcp.input-validation-tool-error",
+                    format!(
+                        "`{}` sent arguments its inputSchema rejects and got JSON-RPC error {} instead of an isError result or -32602",
+                        s.name,
+                        code.map_or_else(
+                            || "without an integer code".to_owned(),
+                            |c| c.to_string()
+                        )
+                    ),
+                    vec![Evidence::new(
+                        &s.name,
+                        "result.isError = true or error.code = -32602",
+                        excerpt(jsonrpc_error(s).unwrap_or(&Value::Null), 240),
+                    )],
+                );
+            }
             return fail(
                 format!(
                     "`{}` sent arguments its inputSchema rejects and got neither an isError result nor -32602",

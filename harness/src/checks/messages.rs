@@ -72,7 +72,8 @@ pub(super) fn message_tool_listed(c: &CheckSpec, o: &Observed) -> Outcome {
                 t != "array" && !t.as_array().is_some_and(|a| a.contains(&json!("array")))
             })
         {
-            return fail(
+            return Outcome::breaks(
+                "s001.send-message-images",
                 "`images` is not an array",
                 vec![Evidence::new(
                     &s.name,

@@ -211,9 +211,9 @@ fn listed_entry(
         if let (Some(_), Some(d)) = (&c.assert, def)
             && d.evaluation != Evaluation::Assertion
             && builtin_note.is_none()
-            && let Outcome::Fail(r, _) | Outcome::Should(r, _) = run_builtin(&d.id, c, observed)
+            && let Some(r) = run_builtin(&d.id, c, observed).broken_reason()
         {
-            builtin_note = Some(r);
+            builtin_note = Some(r.to_owned());
         }
         let outcome = match (&c.assert, &c.check) {
             // The author's assertion is the stated rule for this entry; the built-in
@@ -232,13 +232,17 @@ fn listed_entry(
         });
     }
     let mut outcome = merged.unwrap_or(Outcome::Inconclusive("for_each range is empty".into()));
+    // The entry states which of the check's rules its assertion observes.
+    if let (Some(rule), Outcome::Fail(reason, evidence)) = (&check.rule, &outcome) {
+        outcome = Outcome::breaks(rule.clone(), reason.clone(), evidence.clone());
+    }
     if let Some(why) = def.and_then(|d| value::missing(&d.id, observed))
         && !matches!(outcome, Outcome::Error(_))
     {
         outcome = Outcome::Inconclusive(why.to_owned());
     }
     if check.premise
-        && let Outcome::Fail(r, _) | Outcome::Should(r, _) = &outcome
+        && let Some(r) = outcome.broken_reason()
     {
         outcome = Outcome::Inconclusive(format!(
             "the scenario's premise does not hold, so what it sets up was not exercised: {r}"
@@ -262,12 +266,12 @@ fn settle(listed: Vec<Listed>, judge: &Judge<'_>) -> Vec<CheckResult> {
     });
     let prog_005_failed = listed
         .iter()
-        .any(|l| l.subject.id() == "PROG-005" && matches!(l.outcome, Outcome::Fail(..)));
+        .any(|l| l.subject.id() == "PROG-005" && l.outcome.broken_reason().is_some());
     let mut out = Vec::new();
     for l in listed {
         let mut outcome = l.outcome;
         if l.subject.id() == "PROG-012"
-            && matches!(outcome, Outcome::Fail(..))
+            && outcome.broken_reason().is_some()
             && let Some(folded) = progress::folded_into_prog_005(judge.observed, prog_005_failed)
         {
             outcome = folded;
@@ -276,7 +280,7 @@ fn settle(listed: Vec<Listed>, judge: &Judge<'_>) -> Vec<CheckResult> {
             && !l.premise
             && matches!(
                 outcome,
-                Outcome::Pass | Outcome::Fail(..) | Outcome::Should(..)
+                Outcome::Pass | Outcome::Fail(..) | Outcome::Breaks { .. }
             )
         {
             outcome = Outcome::Inconclusive(format!(
@@ -314,8 +318,7 @@ fn merge(prev: Outcome, next: Outcome) -> Outcome {
     fn rank(o: &Outcome) -> u8 {
         match o {
             Outcome::Error(_) => 5,
-            Outcome::Fail(..) => 4,
-            Outcome::Should(..) => 3,
+            Outcome::Fail(..) | Outcome::Breaks { .. } => 4,
             Outcome::Inconclusive(_) => 2,
             Outcome::Pass => 1,
             Outcome::NotApplicable(_) => 0,
@@ -345,7 +348,7 @@ fn scope_of(check: &CheckSpec) -> Vec<String> {
 /// A failure that rests on a step that timed out is not a failure: the harness could not
 /// observe the rest. It becomes an error naming the step (the failure's reason kept beside).
 fn unobservable(outcome: Outcome, observed: &Observed, scope: &[String]) -> Outcome {
-    let (Outcome::Fail(reason, _) | Outcome::Should(reason, _)) = &outcome else {
+    let Some(reason) = outcome.broken_reason() else {
         return outcome;
     };
     // An unscoped check judges every step, so any timeout leaves it without a full view.

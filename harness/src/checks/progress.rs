@@ -198,7 +198,8 @@ pub(super) fn prog_coverage(c: &CheckSpec, o: &Observed) -> Outcome {
                 )];
                 if label != "started" && has(&["ended"]) {
                     // It ended (total = progress); only the word is missing: wording.
-                    wording.get_or_insert(Outcome::Should(
+                    wording.get_or_insert(Outcome::breaks(
+                        "s000.progress-completed-pattern",
                         format!(
                             "`{}/{tool}` ended during `{}` without the word `completed` or `failed`",
                             servers.join("|"),
@@ -319,7 +320,26 @@ pub(super) fn prog_cancel(c: &CheckSpec, o: &Observed) -> Outcome {
             .filter(|m| m.at_ms > at + grace)
             .collect();
         if let Some(first) = late.first() {
-            return fail(
+            // Progress after the request's own response breaks "MUST stop after completion";
+            // before it, the receiver only did not stop processing (SHOULD).
+            let answered_at = s
+                .observation
+                .exchange()
+                .into_iter()
+                .flat_map(|x| x.messages.iter())
+                .find(|m| {
+                    m.message.get("id").is_some()
+                        && (m.message.get("result").is_some() || m.message.get("error").is_some())
+                })
+                .map(|m| m.at_ms);
+            let rule = match answered_at {
+                Some(done) if late.iter().any(|m| m.at_ms > done) => {
+                    "mcp.progress-stops-after-completion"
+                }
+                _ => "mcp.cancel-stop-processing",
+            };
+            return Outcome::breaks(
+                rule,
                 format!(
                     "{} progress notification(s) more than {grace:.0} ms after the cancellation of `{}`",
                     late.len(),

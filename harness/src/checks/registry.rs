@@ -98,10 +98,30 @@ pub(super) fn reg_schema(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     if ev.is_empty() {
-        Outcome::Pass
-    } else {
-        fail(format!("{} registry schema violation(s)", ev.len()), ev)
+        return Outcome::Pass;
     }
+    // A `name` the schema's pattern refuses breaks its MUST (exactly one slash); every other
+    // violation breaks the seed's "following the MCP Server Schema" (SHOULD).
+    let (names, others): (Vec<Evidence>, Vec<Evidence>) = ev.into_iter().partition(|e| {
+        e.path
+            .as_deref()
+            .is_some_and(|p| p.ends_with("/server/name"))
+    });
+    if names.is_empty() {
+        return fail(
+            format!("{} registry schema violation(s)", others.len()),
+            others,
+        );
+    }
+    let n = names.len() + others.len();
+    Outcome::breaks(
+        "schema.server-name-one-slash",
+        format!(
+            "{n} registry schema violation(s), {} of them in `server.name`",
+            names.len()
+        ),
+        names.into_iter().chain(others).collect(),
+    )
 }
 
 pub(super) fn reg_http(c: &CheckSpec, o: &Observed) -> Outcome {
@@ -114,12 +134,24 @@ pub(super) fn reg_http(c: &CheckSpec, o: &Observed) -> Outcome {
             if crate::client::limits::is_limit_error(e) {
                 return Outcome::Error(format!("registry fetch stopped: {e}"));
             }
-            return fail(format!("registry fetch failed: {e}"), vec![]);
+            return Outcome::breaks(
+                "s000.registry-servers-required",
+                format!("registry fetch failed: {e}"),
+                vec![],
+            );
         }
         let status = status(s);
         let ct = s.observation.content_type().unwrap_or("");
         if status != 200 {
-            return fail(
+            // Credentials demanded break "No authentication"; any other refusal leaves
+            // Daedalus without the required `servers` list.
+            let rule = if matches!(status, 401 | 403) {
+                "s000.registry-no-auth"
+            } else {
+                "s000.registry-servers-required"
+            };
+            return Outcome::breaks(
+                rule,
                 format!("registry answered HTTP {status}"),
                 vec![Evidence::new(&s.name, "200", status.to_string())],
             );
@@ -134,7 +166,8 @@ pub(super) fn reg_http(c: &CheckSpec, o: &Observed) -> Outcome {
             let why = fetched(s)
                 .and_then(|f| f.unreadable.as_deref())
                 .map_or_else(String::new, |r| format!(": {r}"));
-            return fail(
+            return Outcome::breaks(
+                "s000.registry-servers-required",
                 format!("no `servers` array{why}"),
                 vec![Evidence::new(
                     &s.name,
@@ -205,13 +238,45 @@ fn listing<'a>(c: &CheckSpec, o: &'a Observed) -> Result<Listing<'a>, Outcome> {
 /// REG-003: every listed name is `{namespace}/{slug}` of a deployed agent.
 pub(super) fn reg_names(c: &CheckSpec, o: &Observed) -> Outcome {
     let Listing {
-        s, expected, names, ..
+        s,
+        expected,
+        names,
+        servers: entries,
+        ..
     } = match listing(c, o) {
         Ok(l) => l,
         Err(stop) => return stop,
     };
+    if let Some(i) = entries
+        .iter()
+        .position(|e| !e.pointer("/server/name").is_some_and(Value::is_string))
+    {
+        return Outcome::breaks(
+            "s000.registry-name-required",
+            format!("registry entry {i} has no string `server.name`"),
+            vec![Evidence::new(
+                &s.name,
+                "`servers[].server.name`, a string",
+                excerpt(&entries[i], 200),
+            )],
+        );
+    }
     for n in &names {
         if !expected.contains_key(n) {
+            // With a namespace the construction gives one slash; a name without exactly one
+            // breaks the schema's MUST, any other mismatch the seed's construction (SHOULD).
+            let one_slash = |x: &str| x.matches('/').count() == 1;
+            if n.matches('/').count() != 1 && expected.keys().all(|e| one_slash(e)) {
+                return Outcome::breaks(
+                    "schema.server-name-one-slash",
+                    format!("registry name `{n}` does not have exactly one `/`"),
+                    vec![Evidence::new(
+                        &s.name,
+                        format!("one of {:?}", expected.keys().collect::<Vec<_>>()),
+                        n.clone(),
+                    )],
+                );
+            }
             return fail(
                 format!("unexpected registry name `{n}`"),
                 vec![Evidence::new(
@@ -364,7 +429,8 @@ pub(super) fn reg_remotes(c: &CheckSpec, o: &Observed) -> Outcome {
                 })
             };
             let Some((agent, _)) = o.agent_urls.iter().find(|(_, u)| same(u)) else {
-                return fail(
+                return Outcome::breaks(
+                    "s000.registry-remote-is-endpoint",
                     format!("`{name}` remote {url} is no deployed agent endpoint"),
                     vec![Evidence::new(
                         &s.name,
@@ -394,7 +460,8 @@ pub(super) fn reg_remotes(c: &CheckSpec, o: &Observed) -> Outcome {
                 })
                 .collect();
             if !talks.is_empty() && !talks.iter().any(|x| x.error.is_none() && status(x) == 200) {
-                return fail(
+                return Outcome::breaks(
+                    "s000.registry-remote-is-endpoint",
                     format!("`{name}` remote {url} never answered an MCP request"),
                     vec![Evidence::new(
                         &talks[0].name,

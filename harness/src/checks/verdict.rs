@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::catalog::CheckDef;
 use crate::client::evidence::{EVIDENCE_MAX, bounded_text};
 use crate::redact::Redactor;
+use crate::rules::CheckRule;
 use crate::scenario::{Capability, Level};
 
 /// The verdict of one check.
@@ -102,17 +103,61 @@ impl Evidence {
 pub enum Outcome {
     /// Held.
     Pass,
-    /// Broken.
+    /// Broken: a clause of the check's first rule (graded at that rule's level).
     Fail(String, Vec<Evidence>),
-    /// Broken only in a part the rule's source states as SHOULD (wording, a recommendation):
-    /// graded at most as a SHOULD, never above the check's own level.
-    Should(String, Vec<Evidence>),
+    /// Broken: a clause of the check's rule `rule`, graded at that rule's level and reported
+    /// with its quote and source (a MUST rule breaks to `fail` even when the check's first
+    /// rule is a SHOULD, a SHOULD rule to `warn` even when it is a MUST).
+    Breaks {
+        /// The ID of the rule (one of the check's) whose clause is broken.
+        rule: String,
+        /// Why.
+        reason: String,
+        /// What was expected and seen.
+        evidence: Vec<Evidence>,
+    },
     /// The check does not apply here (automatic checks with nothing to look at).
     NotApplicable(String),
     /// The check's premise did not occur: nothing to judge.
     Inconclusive(String),
     /// The harness could not judge.
     Error(String),
+}
+
+impl Outcome {
+    /// A break of the clause of the check's rule `rule` (see [`Outcome::Breaks`]).
+    pub fn breaks(
+        rule: impl Into<String>,
+        reason: impl Into<String>,
+        evidence: Vec<Evidence>,
+    ) -> Self {
+        Self::Breaks {
+            rule: rule.into(),
+            reason: reason.into(),
+            evidence,
+        }
+    }
+
+    /// The reason of a broken rule (`Fail` or `Breaks`), `None` for every other outcome.
+    pub fn broken_reason(&self) -> Option<&str> {
+        match self {
+            Self::Fail(r, _) | Self::Breaks { reason: r, .. } => Some(r),
+            _ => None,
+        }
+    }
+
+    /// This outcome with its reason replaced (a broken rule stays the same rule).
+    pub fn with_reason(self, reason: String) -> Self {
+        match self {
+            Self::Fail(_, e) => Self::Fail(reason, e),
+            Self::Breaks { rule, evidence, .. } => Self::Breaks {
+                rule,
+                reason,
+                evidence,
+            },
+            other => other,
+        }
+    }
 }
 
 /// Options that change verdicts.
@@ -133,9 +178,14 @@ pub struct CheckResult {
     pub level: Level,
     /// References.
     pub refs: Vec<String>,
-    /// The verbatim rule the check enforces (catalogued checks).
+    /// The verbatim rule the check enforces (catalogued checks); for a non-pass verdict, the
+    /// quote of the rule it breaks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quote: Option<String>,
+    /// The ID of the rule whose clause a `fail`, `warn` or `info` breaks: `level`, `quote`
+    /// and `refs` are that rule's (catalogued checks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
     /// What was checked.
     pub title: String,
     /// Verdict.
@@ -166,6 +216,8 @@ pub struct Subject {
     level: Level,
     refs: Vec<String>,
     quote: Option<String>,
+    rules: Vec<CheckRule>,
+    rule: Option<String>,
     premise: Option<String>,
     pub(crate) title: String,
     capability: Option<Capability>,
@@ -180,6 +232,8 @@ impl Subject {
             level: def.level,
             refs: def.refs.clone(),
             quote: Some(def.quote.clone()),
+            rules: def.rule_defs.clone(),
+            rule: None,
             premise: Some(def.premise.clone()),
             title: title.unwrap_or_else(|| def.title.clone()),
             capability: def.capability,
@@ -194,6 +248,8 @@ impl Subject {
             level,
             refs,
             quote: None,
+            rules: Vec::new(),
+            rule: None,
             premise: None,
             title,
             capability: None,
@@ -208,6 +264,8 @@ impl Subject {
             level: Level::Must,
             refs: Vec::new(),
             quote: None,
+            rules: Vec::new(),
+            rule: None,
             premise: None,
             title,
             capability: None,
@@ -218,6 +276,22 @@ impl Subject {
     /// The check ID.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// The rule a non-pass `outcome` breaks: `Breaks` names it, `Fail` breaks the first rule.
+    /// `Err` when `Breaks` names a rule the check does not enforce (an evaluator's mistake).
+    fn broken_rule(&self, outcome: &Outcome) -> Result<Option<CheckRule>, String> {
+        match outcome {
+            Outcome::Breaks { rule, .. } => match self.rules.iter().find(|r| &r.id == rule) {
+                Some(r) => Ok(Some(r.clone())),
+                None => Err(format!(
+                    "the evaluator of `{}` names rule `{rule}`, which is not one of its rules",
+                    self.id
+                )),
+            },
+            Outcome::Fail(..) => Ok(self.rules.first().cloned()),
+            _ => Ok(None),
+        }
     }
 }
 
@@ -231,13 +305,26 @@ impl CheckResult {
         grading: Grading,
         redactor: &Redactor,
     ) -> Self {
+        let mut subject = subject;
         let (verdict, reason, evidence) = match subject.capability {
             Some(c) if !claims(c) => (
                 Verdict::Skip,
                 format!("the target does not claim `{}`", c.as_str()),
                 Vec::new(),
             ),
-            _ => grade(subject.level, outcome, grading),
+            _ => match subject.broken_rule(&outcome) {
+                Err(why) => (Verdict::Error, why, Vec::new()),
+                Ok(broken) => {
+                    // The level, quote and source shown are those of the rule broken.
+                    if let Some(r) = broken {
+                        subject.level = r.level;
+                        subject.quote = Some(r.quote);
+                        subject.refs = vec![r.source];
+                        subject.rule = Some(r.id);
+                    }
+                    grade(subject.level, outcome, grading)
+                }
+            },
         };
         let reason = match (verdict, &subject.premise) {
             (Verdict::Inconclusive, Some(p)) => format!("premise not observed ({p}): {reason}"),
@@ -251,6 +338,9 @@ impl CheckResult {
         };
         Self {
             quote: subject.quote.filter(|_| verdict != Verdict::Pass),
+            rule: subject
+                .rule
+                .filter(|_| matches!(verdict, Verdict::Fail | Verdict::Warn | Verdict::Info)),
             id: subject.id,
             level: subject.level,
             refs: subject.refs,
@@ -266,6 +356,18 @@ impl CheckResult {
             mode,
             baselined: false,
         }
+    }
+}
+
+impl CheckResult {
+    /// The rule a non-pass verdict cites, in one line: `id (LEVEL): "quote"` when the rule it
+    /// breaks is named, else the quote alone.
+    pub fn cited_rule(&self) -> Option<String> {
+        let quote = self.quote.as_deref()?;
+        Some(match &self.rule {
+            Some(id) => format!("{id} ({}): \"{quote}\"", self.level.as_str()),
+            None => format!("\"{quote}\""),
+        })
     }
 }
 
@@ -303,9 +405,12 @@ fn grade(level: Level, outcome: Outcome, g: Grading) -> (Verdict, String, Vec<Ev
         Outcome::NotApplicable(r) => (Verdict::Skip, r, Vec::new()),
         Outcome::Inconclusive(r) => (Verdict::Inconclusive, r, Vec::new()),
         Outcome::Error(r) => (Verdict::Error, r, Vec::new()),
-        // A SHOULD part never grades above the check's own level.
-        Outcome::Should(r, e) => (broken(level.max(Level::Should)), r, e),
-        Outcome::Fail(r, e) => (broken(level), r, e),
+        Outcome::Fail(r, e)
+        | Outcome::Breaks {
+            reason: r,
+            evidence: e,
+            ..
+        } => (broken(level), r, e),
     }
 }
 
@@ -339,11 +444,89 @@ mod tests {
             lenient: true,
         };
         assert_eq!(grade(Level::Must, fail(), lenient).0, Verdict::Warn);
-        assert_eq!(
-            grade(Level::May, Outcome::Should("w".into(), vec![]), g).0,
-            Verdict::Info,
-            "a SHOULD part of a MAY check stays a MAY"
+    }
+
+    /// A catalogued check of two rules: the first at `first`, the second at `second`.
+    fn two_rule_subject(first: Level, second: Level) -> Subject {
+        let rule = |id: &str, level| CheckRule {
+            id: id.into(),
+            level,
+            quote: format!("{id} quote"),
+            source: format!("{id} source"),
+        };
+        Subject {
+            id: "X-001".into(),
+            level: first,
+            refs: vec!["one source".into(), "two source".into()],
+            quote: Some("one quote".into()),
+            rules: vec![rule("one", first), rule("two", second)],
+            rule: None,
+            premise: Some("p".into()),
+            title: "t".into(),
+            capability: None,
+            location: String::new(),
+        }
+    }
+
+    fn judge(subject: Subject, outcome: Outcome) -> CheckResult {
+        CheckResult::judged(
+            subject,
+            outcome,
+            &|_| true,
+            Grading::default(),
+            &Redactor::default(),
+        )
+    }
+
+    #[test]
+    fn a_must_rule_broken_in_a_check_led_by_a_should_fails() {
+        let r = judge(
+            two_rule_subject(Level::Should, Level::Must),
+            Outcome::breaks("two", "broken", vec![]),
         );
+        assert_eq!(r.verdict, Verdict::Fail);
+        assert_eq!(r.level, Level::Must);
+        assert_eq!(r.rule.as_deref(), Some("two"));
+        assert_eq!(r.quote.as_deref(), Some("two quote"));
+        assert_eq!(r.refs, vec!["two source".to_owned()]);
+        assert_eq!(r.cited_rule().as_deref(), Some("two (MUST): \"two quote\""));
+        // The check's first rule, broken by a plain `Fail`, still warns.
+        let first = judge(
+            two_rule_subject(Level::Should, Level::Must),
+            Outcome::Fail("broken".into(), vec![]),
+        );
+        assert_eq!(first.verdict, Verdict::Warn);
+        assert_eq!(first.rule.as_deref(), Some("one"));
+    }
+
+    #[test]
+    fn a_should_rule_broken_in_a_check_led_by_a_must_warns() {
+        let r = judge(
+            two_rule_subject(Level::Must, Level::Should),
+            Outcome::breaks("two", "broken", vec![]),
+        );
+        assert_eq!(r.verdict, Verdict::Warn);
+        assert_eq!(r.level, Level::Should);
+        assert_eq!(r.quote.as_deref(), Some("two quote"));
+        let may = judge(
+            two_rule_subject(Level::Must, Level::May),
+            Outcome::breaks("two", "broken", vec![]),
+        );
+        assert_eq!(may.verdict, Verdict::Info, "a MAY rule never warns");
+        let pass = judge(two_rule_subject(Level::Must, Level::Should), Outcome::Pass);
+        assert_eq!((pass.verdict, pass.level), (Verdict::Pass, Level::Must));
+        assert_eq!(pass.rule, None);
+        assert_eq!(pass.quote, None);
+    }
+
+    #[test]
+    fn a_break_of_a_rule_the_check_does_not_enforce_is_an_error() {
+        let r = judge(
+            two_rule_subject(Level::Must, Level::Should),
+            Outcome::breaks("three", "broken", vec![]),
+        );
+        assert_eq!(r.verdict, Verdict::Error);
+        assert!(r.reason.contains("`three`"), "{}", r.reason);
     }
 
     #[test]

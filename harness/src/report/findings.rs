@@ -36,6 +36,7 @@ impl Finding<'_> {
 /// Whether two results have one cause: same check, verdict, title, reason, baseline status.
 fn same_cause(a: &CheckResult, b: &CheckResult) -> bool {
     a.id == b.id
+        && a.rule == b.rule
         && a.verdict == b.verdict
         && a.title == b.title
         && a.reason == b.reason
@@ -85,6 +86,8 @@ pub fn json(run: &RunResult) -> Value {
                 "title": k.title,
                 "reason": k.reason,
                 "refs": k.refs,
+                "rule": k.rule,
+                "quote": k.quote,
                 "scenarios": f.members.iter().map(|(s, c)| json!({
                     "id": s.id,
                     "location": c.location,
@@ -106,6 +109,7 @@ mod tests {
             level: Level::Must,
             refs: vec![],
             quote: None,
+            rule: None,
             title: "t".into(),
             verdict,
             reason: reason.into(),

@@ -124,6 +124,14 @@ fn evidence(out: &mut String, s: &ScenarioResult, c: &CheckResult) {
         let _ = write!(out, "<p class=\"reason\">{}</p>", esc(&c.reason));
     }
     if let Some(q) = &c.quote {
+        if let Some(id) = &c.rule {
+            let _ = write!(
+                out,
+                "<p class=\"rule\">rule broken: <code>{}</code> ({})</p>",
+                esc(id),
+                c.level.as_str()
+            );
+        }
         let _ = write!(out, "<blockquote class=\"quote\">{}</blockquote>", esc(q));
     }
     let _ = write!(out, "<dl class=\"ev\">");

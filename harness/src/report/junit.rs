@@ -74,6 +74,9 @@ pub fn junit(run: &RunResult) -> String {
                     };
                     let mut st = TestCaseStatus::non_success(kind);
                     let mut desc = format!("{}\n", c.reason);
+                    if let Some(q) = c.cited_rule() {
+                        desc.push_str(&format!("rule: {q}\n"));
+                    }
                     if !c.location.is_empty() {
                         desc.push_str(&format!("--> {}\n", c.location));
                     }
@@ -99,6 +102,9 @@ pub fn junit(run: &RunResult) -> String {
             let mut out = String::new();
             if c.verdict == Verdict::Warn {
                 out = format!("warning ({}): {}", c.level.as_str(), c.reason);
+                if let Some(q) = c.cited_rule() {
+                    out.push_str(&format!("\nrule: {q}"));
+                }
             }
             if let Some(g) = &group {
                 if !out.is_empty() {

@@ -126,6 +126,9 @@ pub fn markdown(run: &RunResult) -> String {
             };
             let _ = writeln!(failures, "- {prefix}location: `{}`", m.location);
         }
+        if let Some(q) = k.cited_rule() {
+            let _ = writeln!(failures, "- rule: {q}");
+        }
         let _ = writeln!(failures, "- refs: {}", k.refs.join("; "));
         for (id, m) in members {
             for e in &m.evidence {

@@ -189,8 +189,8 @@ pub fn summary(run: &RunResult) -> String {
                     let _ = writeln!(problems, "    seen:     {x}");
                 }
             }
-            if let Some(q) = &c.quote {
-                let _ = writeln!(problems, "  rule: \"{q}\"");
+            if let Some(q) = c.cited_rule() {
+                let _ = writeln!(problems, "  rule: {q}");
             }
             let _ = writeln!(problems, "  refs: {}", c.refs.join("; "));
             for t in &c.transcript {

@@ -239,9 +239,31 @@ pub struct CheckDef {
     pub premise: String,
     /// The quote of its first rule.
     pub quote: String,
+    /// Each of its rules as a finding cites it (in `rules` order): a non-pass verdict that
+    /// names the rule whose clause it breaks takes that rule's level, quote and source.
+    #[serde(skip)]
+    pub rule_defs: Vec<CheckRule>,
+}
+
+/// One rule of a check as a finding cites it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckRule {
+    /// Rule ID (`s000.registry-content-type`).
+    pub id: String,
+    /// Its level.
+    pub level: Level,
+    /// Its verbatim quote.
+    pub quote: String,
+    /// Where it comes from (`seed 000 §1 Registry Endpoint`).
+    pub source: String,
 }
 
 impl CheckDef {
+    /// The rule `id` of this check (`None` when the check does not enforce it).
+    pub fn rule_def(&self, id: &str) -> Option<&CheckRule> {
+        self.rule_defs.iter().find(|r| r.id == id)
+    }
+
     /// The family: the ID up to the last `-` (`PROG`).
     pub fn family(&self) -> &str {
         family_of(&self.id)
@@ -308,6 +330,7 @@ impl RuleBook {
                 ));
             }
             let mut refs = Vec::new();
+            let mut rule_defs = Vec::new();
             for id in &entry.rules {
                 let Some((rule, _)) = rules.get(id) else {
                     let hint = crate::diag::did_you_mean(id, rules.keys().map(String::as_str))
@@ -318,6 +341,12 @@ impl RuleBook {
                     ));
                 };
                 refs.push(rule.source());
+                rule_defs.push(CheckRule {
+                    id: rule.id.clone(),
+                    level: rule.level,
+                    quote: rule.quote.clone(),
+                    source: rule.source(),
+                });
             }
             let Some((first, _)) = rules.get(&entry.rules[0]) else {
                 continue;
@@ -332,6 +361,7 @@ impl RuleBook {
                 capability: entry.capability,
                 evaluation: entry.evaluation,
                 premise: entry.premise,
+                rule_defs,
             });
         }
         checks.sort_by(|a, b| (a.family(), number_of(&a.id)).cmp(&(b.family(), number_of(&b.id))));

@@ -33,6 +33,10 @@ pub struct CheckSpec {
     /// names a catalog check takes the check's level from its rules and states none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub level: Option<Level>,
+    /// The rule (one of the named check's rules) whose clause this entry observes: a failure
+    /// is graded at that rule's level and cites its quote. Default: the check's first rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
     /// The assertion states a premise of the scenario (the script really exercised what the
     /// other checks judge): when it does not hold the entry is `inconclusive`, not a failure,
     /// and so are the scenario's other entries that would have passed or failed.

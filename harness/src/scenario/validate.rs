@@ -212,6 +212,17 @@ fn check_entries(
                             Some("remove `level:`, or drop `check:` to make it a scenario expectation at your own level".into()),
                         );
                     }
+                    if let Some(rule) = &check.rule
+                        && !def.rules.contains(rule)
+                    {
+                        let (l, c) = cx.find("rule:", line);
+                        cx.err(
+                            l,
+                            c,
+                            format!("`rule: {rule}` is not one of the rules of `{id}`"),
+                            Some(format!("{id} enforces: {}", def.rules.join(", "))),
+                        );
+                    }
                     if check.premise {
                         cx.err(
                             line,
@@ -245,6 +256,17 @@ fn check_entries(
                 1,
                 "a check entry needs `check:` or `assert:`".into(),
                 None,
+            );
+        }
+        if check.check.is_none() && check.rule.is_some() {
+            cx.err(
+                line,
+                1,
+                "`rule:` names one of a catalogued check's rules; this entry names no check".into(),
+                Some(
+                    "add `check:`, or drop `rule:` (a scenario assertion states its own `level:`)"
+                        .into(),
+                ),
             );
         }
         for g in &check.steps {

@@ -15,6 +15,8 @@ fn check(id: &str, level: Level, verdict: Verdict, reason: &str) -> CheckResult 
         refs: vec!["seed 000 §4 Agent Progress Notifications".into()],
         quote: (verdict != Verdict::Pass)
             .then(|| "Progress notifications **MUST** stop after completion".to_owned()),
+        rule: matches!(verdict, Verdict::Fail | Verdict::Warn)
+            .then(|| "mcp.progress-stops-after-completion".to_owned()),
         title: format!("{id} title"),
         verdict,
         reason: reason.into(),

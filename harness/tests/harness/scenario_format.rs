@@ -335,3 +335,26 @@ fn no_pallas_scenario_reads_a_reference_only_name_or_wording() {
         found.join("\n")
     );
 }
+
+#[test]
+fn an_entry_rule_must_be_one_of_its_checks_rules() {
+    let assert = "    assert:\n      output: {step: h, path: \"$.health.status\", equals: ok}\n";
+    let out = diag(&format!(
+        "{BASE}checks:\n  - check: LOG-003\n    rule: s000.health-tool-exposed\n{assert}"
+    ));
+    assert!(
+        out.contains("`rule: s000.health-tool-exposed` is not one of the rules of `LOG-003`")
+            && out.contains("s001.log-stderr-gated"),
+        "{out}"
+    );
+    let out = diag(&format!(
+        "{BASE}checks:\n  - title: t\n    level: MUST\n    rule: s001.log-stderr-gated\n{assert}"
+    ));
+    assert!(out.contains("this entry names no check"), "{out}");
+    // One of the check's rules is accepted.
+    scenario::parse_str(
+        "ok.yaml",
+        &format!("{BASE}checks:\n  - check: LOG-003\n    rule: s001.log-stderr-gated\n{assert}"),
+    )
+    .expect("a rule of the check is accepted");
+}

@@ -99,9 +99,9 @@ fn mcp_007_classifies_calls_against_the_listed_tools() {
         ),
     ]);
     // "should be reported as an MCP error response": a SHOULD.
-    assert!(matches!(
-        run("MCP-007", &CheckSpec::default(), &o),
-        Outcome::Should(..)
+    assert!(breaks(
+        &run("MCP-007", &CheckSpec::default(), &o),
+        "mcp.unknown-tool-protocol-error"
     ));
     let o = obs(vec![
         tools.clone(),
@@ -122,7 +122,37 @@ fn mcp_007_classifies_calls_against_the_listed_tools() {
             json!({"status": 200, "result": {"content": []}}),
         ),
     ]);
-    assert!(fails(&run("MCP-011", &CheckSpec::default(), &o)));
+    // Executed without validation: the MUST (the check's first rule).
+    assert!(matches!(
+        run("MCP-011", &CheckSpec::default(), &o),
+        Outcome::Fail(..)
+    ));
+    // Refused with another JSON-RPC error: validated, reported otherwise than the SHOULD says.
+    let o = obs(vec![
+        tools.clone(),
+        call(
+            "echo",
+            json!({"n": "x"}),
+            json!({"status": 200, "error": {"code": -32603, "message": "bad n"}}),
+        ),
+    ]);
+    assert!(breaks(
+        &run("MCP-011", &CheckSpec::default(), &o),
+        "mcp.input-validation-tool-error"
+    ));
+    // An unknown tool's error whose code is not an integer breaks the MUST of MCP-007.
+    let o = obs(vec![
+        tools.clone(),
+        call(
+            "nope",
+            json!({}),
+            json!({"status": 200, "error": {"code": "unknown", "message": "unknown tool"}}),
+        ),
+    ]);
+    assert!(breaks(
+        &run("MCP-007", &CheckSpec::default(), &o),
+        "mcp.error-code-integer"
+    ));
     let o = obs(vec![
         tools.clone(),
         call(

@@ -17,6 +17,7 @@ mod messages;
 mod metrics;
 mod progress;
 mod registry;
+mod rules;
 
 pub(super) fn at(sec: u32, frac: u32) -> String {
     format!("2026-01-01T00:00:{sec:02}.{frac:06}Z")
@@ -254,8 +255,14 @@ pub(super) fn obs(steps: Vec<StepRecord>) -> Observed {
     }
 }
 
+/// A broken rule: the check's first (`Fail`) or one it names (`Breaks`).
 pub(super) fn fails(o: &Outcome) -> bool {
-    matches!(o, Outcome::Fail(..))
+    matches!(o, Outcome::Fail(..) | Outcome::Breaks { .. })
+}
+
+/// A break that names rule `rule`.
+pub(super) fn breaks(o: &Outcome, rule: &str) -> bool {
+    matches!(o, Outcome::Breaks { rule: r, .. } if r == rule)
 }
 
 pub(super) fn skipped(o: &Outcome) -> bool {

@@ -46,9 +46,10 @@ fn prog_008_warns_when_a_tool_ends_without_the_word_and_fails_when_it_never_ends
         "argos".into(),
         vec![mcp(at(1, 0), "tools/call", Some("search"), None)],
     );
-    let Outcome::Should(reason, _) = run("PROG-008", &CheckSpec::default(), &o) else {
-        panic!("an unworded end is a SHOULD matter")
+    let Outcome::Breaks { rule, reason, .. } = run("PROG-008", &CheckSpec::default(), &o) else {
+        panic!("an unworded end breaks the wording rule")
     };
+    assert_eq!(rule, "s000.progress-completed-pattern");
     assert!(reason.contains("without the word"), "{reason}");
     // A note that is not at total = progress does not end the tool.
     o.steps[0] = token_step(vec![
@@ -101,7 +102,19 @@ fn prog_010_fails_on_progress_well_after_the_cancellation() {
     let mut o = obs(vec![s]);
     assert_eq!(run("PROG-010", &CheckSpec::default(), &o), Outcome::Pass);
     o.steps[0].set_output(json!({"cancelled_at_ms": 100.0, "messages": [msg(90.0), msg(900.0)]}));
-    assert!(fails(&run("PROG-010", &CheckSpec::default(), &o)));
+    // Still processing after the cancellation: the SHOULD (stop processing).
+    assert!(breaks(
+        &run("PROG-010", &CheckSpec::default(), &o),
+        "mcp.cancel-stop-processing"
+    ));
+    // Progress after the request's own response: the MUST (stop after completion).
+    let answer = json!({"at_ms": 500.0, "message": {"jsonrpc": "2.0", "id": 1, "result": {}}});
+    o.steps[0]
+        .set_output(json!({"cancelled_at_ms": 100.0, "messages": [msg(90.0), answer, msg(900.0)]}));
+    assert!(breaks(
+        &run("PROG-010", &CheckSpec::default(), &o),
+        "mcp.progress-stops-after-completion"
+    ));
     o.steps[0].set_output(json!({"cancelled_at_ms": null, "messages": [msg(90.0), msg(900.0)]}));
     assert!(matches!(
         run("PROG-010", &CheckSpec::default(), &o),
