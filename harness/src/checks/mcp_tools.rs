@@ -172,7 +172,7 @@ pub(super) fn mcp_tool_inputs(c: &CheckSpec, o: &Observed) -> Outcome {
                     vec![Evidence::new(
                         &s.name,
                         "result.isError = true or error.code = -32602",
-                        excerpt(jsonrpc_error(s).unwrap_or(&Value::Null), 240),
+                        excerpt(jsonrpc_error(s).unwrap_or_else(JsonRef::null), 240),
                     )],
                 );
             }
