@@ -1,0 +1,70 @@
+//! The message tools and bearer forwarding (seed 001 §Multimodal Support, §Bearer Token Propagation).
+
+pub(super) const KNOWN: &[(&str, &str)] = &[
+    (
+        "bearer-to-all-servers",
+        "the inbound bearer is forwarded to every downstream server",
+    ),
+    (
+        "bearer-over-configured-header",
+        "the inbound bearer replaces a configured Authorization header",
+    ),
+    (
+        "reuse-first-bearer",
+        "the first inbound bearer is forwarded on every later call",
+    ),
+    ("log-bearer", "the inbound bearer is written to the log"),
+    (
+        "images-items-untyped",
+        "the message tool's `images` items are untyped (no `data`/`mime_type` object)",
+    ),
+    (
+        "message-tool-schema-loose",
+        "`send_message` is listed without `message` being required",
+    ),
+    (
+        "reply-empty",
+        "`send_message` answers an empty text instead of the model's reply",
+    ),
+    (
+        "images-dropped",
+        "images of a message never reach the model: only its text is sent",
+    ),
+    (
+        "provider-error-as-success",
+        "a provider failure gives a result without `isError`",
+    ),
+    ("history-empty", "`{agent}_history` is always empty"),
+    (
+        "unknown-tool-is-result",
+        "an unknown tool gets an `isError` result instead of a JSON-RPC error",
+    ),
+    (
+        "invalid-arguments-accepted",
+        "a `send_message` call without `message` runs as an empty message instead of an `isError` result",
+    ),
+    (
+        "bearer-to-llm",
+        "the inbound bearer replaces the configured API key on OpenAI model requests",
+    ),
+    (
+        "bearer-not-forwarded",
+        "a server marked `forward_inbound_auth` never receives the inbound bearer",
+    ),
+    (
+        "bearer-previous-turn",
+        "a server marked `forward_inbound_auth` receives the bearer of the previous turn instead of this one's",
+    ),
+    (
+        "bearer-per-agent",
+        "the inbound bearer goes to every server of an agent that has one server opted in",
+    ),
+    (
+        "bearer-scheme-kept",
+        "the captured bearer keeps its `Bearer ` scheme, so servers receive `Bearer Bearer …`",
+    ),
+    (
+        "bearer-not-on-session-open",
+        "the session opened for a caller's bearer sends `initialize` and `tools/list` without it",
+    ),
+];
