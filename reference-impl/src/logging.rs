@@ -111,6 +111,7 @@ impl LogSettings {
         };
         let stderr = crate::defect!("log-stderr-always")
             || var("PALLAS_LOG_STDERR")
+                .filter(|_| !crate::defect!("log-stderr-env-ignored"))
                 .is_some_and(|v| !matches!(v.trim(), "" | "0" | "false" | "no" | "off"));
         let default_file = if crate::defect!("log-file-default-path") {
             ".local/share/pallas/pallas.log"

@@ -132,7 +132,9 @@ impl PublishedAgent {
         if crate::defect!("registry-extra-dead-remote") {
             remotes.push(json!({ "type": "streamable-http", "url": format!("{}-v2", self.url) }));
         }
-        server.insert("remotes".into(), Value::Array(remotes));
+        if !crate::defect!("registry-no-remotes") {
+            server.insert("remotes".into(), Value::Array(remotes));
+        }
         if let Some(c) = &self.capabilities {
             server.insert("capabilities".into(), c.clone());
         } else if crate::defect!("registry-capabilities-always") {

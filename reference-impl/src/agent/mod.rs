@@ -437,9 +437,10 @@ impl ServerHandler for AgentServer {
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let mut listed = vec![tools::send_message_tool(&self.core.settings.name)];
-        if !(self.core.settings.servers.is_empty()
-            && crate::defect!("health-tool-only-with-servers"))
-        {
+        let unlisted = crate::defect!("health-tool-unlisted")
+            || (self.core.settings.servers.is_empty()
+                && crate::defect!("health-tool-only-with-servers"));
+        if !unlisted {
             listed.push(tools::get_health_tool());
         }
         Ok(ListToolsResult::with_all_items(listed))

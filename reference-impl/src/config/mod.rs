@@ -178,8 +178,9 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
         "the deployment file",
         "create agents.yaml in the working directory, or point PALLAS_AGENTS_CONFIG at it",
     )?;
+    let defaulted = required_keys_defaulted(&agents_src.text);
     let spec: AgentsFileSpec = agents_src.parse(
-        &agents_src.text,
+        defaulted.as_deref().unwrap_or(&agents_src.text),
         "see the agents.yaml reference in reference-impl/README.md",
     )?;
 
@@ -535,4 +536,31 @@ mod tests {
         let t = truncate(&"x".repeat(150), REGISTRY_TEXT_LIMIT);
         assert_eq!(t.chars().count(), REGISTRY_TEXT_LIMIT);
     }
+}
+
+/// The defects `config-name-optional` and `config-port-optional`: the text of `agents.yaml`
+/// with a missing `name` (→ `pallas`) or agent `port` (→ 0, a free port) filled in, as if the
+/// keys were optional; `None` when neither is active or the file is no YAML mapping.
+fn required_keys_defaulted(text: &str) -> Option<String> {
+    let name = crate::defect!("config-name-optional");
+    let port = crate::defect!("config-port-optional");
+    if !name && !port {
+        return None;
+    }
+    let mut doc: serde_json::Value = serde_saphyr::from_str(text).ok()?;
+    let root = doc.as_object_mut()?;
+    if name {
+        root.entry("name").or_insert_with(|| "pallas".into());
+    }
+    if port {
+        let agents = root
+            .get_mut("agents")
+            .and_then(serde_json::Value::as_object_mut);
+        for agent in agents.into_iter().flat_map(|a| a.values_mut()) {
+            if let Some(agent) = agent.as_object_mut() {
+                agent.entry("port").or_insert_with(|| 0.into());
+            }
+        }
+    }
+    serde_saphyr::to_string(&doc).ok()
 }

@@ -125,4 +125,8 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "health-routed-through-llm",
         "`get_health` is handed to the model as a user turn before the report is built",
     ),
+    (
+        "health-tool-unlisted",
+        "`get_health` is callable but not listed by `tools/list`",
+    ),
 ];

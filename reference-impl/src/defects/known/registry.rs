@@ -93,4 +93,5 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "registry-requires-auth",
         "the registry answers 401 to a request without an Authorization header",
     ),
+    ("registry-no-remotes", "registry entries carry no `remotes`"),
 ];

@@ -130,4 +130,16 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "bind-loopback-default",
         "without an explicit bind address, agents and the registry listen on 127.0.0.1 instead of 0.0.0.0",
     ),
+    (
+        "log-stderr-env-ignored",
+        "`PALLAS_LOG_STDERR` is ignored: no JSON records on stderr",
+    ),
+    (
+        "config-name-optional",
+        "`agents.yaml` without `name` is accepted (the project is called `pallas`)",
+    ),
+    (
+        "config-port-optional",
+        "an agent without `port` is accepted and gets a free port",
+    ),
 ];
