@@ -512,32 +512,6 @@ fn truncate(s: &str, limit: usize) -> String {
     t
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn python_title_matches_str_title() {
-        assert_eq!(python_title("jarvis"), "Jarvis");
-        assert_eq!(python_title("tech_research"), "Tech_Research");
-        assert_eq!(python_title("gpt4all agent"), "Gpt4All Agent");
-    }
-
-    #[test]
-    fn default_namespace_is_valid_for_any_project_name() {
-        assert_eq!(default_namespace("my-project"), "local.my-project");
-        assert_eq!(default_namespace("My Project_1"), "local.my-project-1");
-        assert_eq!(default_namespace("__"), "local.pallas");
-        assert!(valid_namespace(&default_namespace("ünïcode")));
-    }
-
-    #[test]
-    fn long_registry_texts_are_cut_to_the_limit() {
-        let t = truncate(&"x".repeat(150), REGISTRY_TEXT_LIMIT);
-        assert_eq!(t.chars().count(), REGISTRY_TEXT_LIMIT);
-    }
-}
-
 /// The defects `config-name-optional` and `config-port-optional`: the text of `agents.yaml`
 /// with a missing `name` (→ `pallas`) or agent `port` (→ 0, a free port) filled in, as if the
 /// keys were optional; `None` when neither is active or the file is no YAML mapping.
@@ -563,4 +537,30 @@ fn required_keys_defaulted(text: &str) -> Option<String> {
         }
     }
     serde_saphyr::to_string(&doc).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_title_matches_str_title() {
+        assert_eq!(python_title("jarvis"), "Jarvis");
+        assert_eq!(python_title("tech_research"), "Tech_Research");
+        assert_eq!(python_title("gpt4all agent"), "Gpt4All Agent");
+    }
+
+    #[test]
+    fn default_namespace_is_valid_for_any_project_name() {
+        assert_eq!(default_namespace("my-project"), "local.my-project");
+        assert_eq!(default_namespace("My Project_1"), "local.my-project-1");
+        assert_eq!(default_namespace("__"), "local.pallas");
+        assert!(valid_namespace(&default_namespace("ünïcode")));
+    }
+
+    #[test]
+    fn long_registry_texts_are_cut_to_the_limit() {
+        let t = truncate(&"x".repeat(150), REGISTRY_TEXT_LIMIT);
+        assert_eq!(t.chars().count(), REGISTRY_TEXT_LIMIT);
+    }
 }
