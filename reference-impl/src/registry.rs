@@ -79,6 +79,14 @@ impl PublishedAgent {
             {
                 o.remove("max_output_tokens");
             }
+            if crate::defect!("registry-capabilities-defaults")
+                && let Some(o) = c.as_object_mut()
+            {
+                let d = crate::settings::ModelCapabilities::default();
+                o.insert("vision".into(), json!(d.vision));
+                o.insert("context_window".into(), json!(d.context_window));
+                o.insert("max_output_tokens".into(), json!(d.max_output_tokens));
+            }
             c
         });
         Self {

@@ -45,7 +45,13 @@ pub fn send_message_tool(agent: &str) -> Tool {
                     }) }
                 }
             },
-            "required": if crate::defect!("message-tool-schema-loose") { json!([]) } else { json!(["message"]) }
+            "required": if crate::defect!("message-tool-schema-loose") {
+                json!([])
+            } else if crate::defect!("images-required") {
+                json!(["message", "images"])
+            } else {
+                json!(["message"])
+            }
         })),
     )
 }

@@ -229,7 +229,11 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
         },
         |h| h.value.clone(),
     );
-    let namespace = match &spec.namespace {
+    let namespace = match spec
+        .namespace
+        .as_ref()
+        .filter(|_| !crate::defect!("registry-namespace-ignored"))
+    {
         Some(ns) => {
             if !valid_namespace(&ns.value) {
                 return Err(at(

@@ -67,4 +67,8 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "bearer-not-on-session-open",
         "the session opened for a caller's bearer sends `initialize` and `tools/list` without it",
     ),
+    (
+        "images-required",
+        "the message tool lists `images` as required",
+    ),
 ];

@@ -94,4 +94,12 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "the registry answers 401 to a request without an Authorization header",
     ),
     ("registry-no-remotes", "registry entries carry no `remotes`"),
+    (
+        "registry-namespace-ignored",
+        "the configured `namespace` is ignored: registry names use the default prefix",
+    ),
+    (
+        "registry-capabilities-defaults",
+        "`capabilities` publishes the default values instead of the configured `model_capabilities`",
+    ),
 ];
