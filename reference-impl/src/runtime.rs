@@ -265,11 +265,20 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
         } else {
             None
         };
+    // The defect `single-agent-starts-dependencies`: the named agent's `depends_on` too.
+    let dependencies: Vec<&str> = options
+        .agent
+        .as_deref()
+        .filter(|_| crate::defect!("single-agent-starts-dependencies"))
+        .and_then(|n| deployment.agents.iter().find(|a| a.name() == n))
+        .map(|a| a.depends_on.iter().map(String::as_str).collect())
+        .unwrap_or_default();
     let selected: Vec<AgentEntry> = deployment
         .start_order()
         .into_iter()
         .filter(|a| {
             options.agent.as_deref().is_none_or(|n| n == a.name())
+                || dependencies.contains(&a.name())
                 || crate::defect!("single-agent-starts-all")
         })
         .cloned()

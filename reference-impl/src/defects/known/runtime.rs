@@ -142,4 +142,8 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "config-port-optional",
         "an agent without `port` is accepted and gets a free port",
     ),
+    (
+        "single-agent-starts-dependencies",
+        "`--agent NAME` also starts the agents NAME depends on",
+    ),
 ];
