@@ -40,6 +40,8 @@ impl ProgressSink for Peer<RoleServer> {
 struct State {
     next: u64,
     closed: bool,
+    /// Notifications the defect `progress-held-until-done` keeps back until [`Progress::close`].
+    held: Vec<ProgressNotificationParam>,
 }
 
 /// The progress reporter of one request.
@@ -56,6 +58,7 @@ impl Progress {
             state: tokio::sync::Mutex::new(State {
                 next: 0,
                 closed: true,
+                held: Vec::new(),
             }),
         }
     }
@@ -69,6 +72,7 @@ impl Progress {
                 state: tokio::sync::Mutex::new(State {
                     next: u64::from(crate::defect!("progress-starts-at-one")),
                     closed: false,
+                    held: Vec::new(),
                 }),
             },
         }
@@ -86,11 +90,15 @@ impl Progress {
 
     /// Stops all further notifications (call before the result is returned).
     pub async fn close(&self) {
-        self.state.lock().await.closed = true;
+        let mut state = self.state.lock().await;
+        for param in std::mem::take(&mut state.held) {
+            self.send(param).await;
+        }
+        state.closed = true;
     }
 
     async fn emit(&self, message: String, finished: bool) {
-        let Some((token, sink)) = &self.target else {
+        let Some((token, _)) = &self.target else {
             return;
         };
         let mut state = self.state.lock().await;
@@ -115,6 +123,18 @@ impl Progress {
         {
             param = param.with_total(progress);
         }
+        if crate::defect!("progress-held-until-done") {
+            state.held.push(param);
+            return;
+        }
+        self.send(param).await;
+    }
+
+    /// Sends one notification, best-effort: a failed or slow send is logged and dropped.
+    async fn send(&self, param: ProgressNotificationParam) {
+        let Some((_, sink)) = &self.target else {
+            return;
+        };
         match tokio::time::timeout(SEND_TIMEOUT, sink.send(param)).await {
             Ok(Ok(())) => {}
             Ok(Err(error)) => {

@@ -82,4 +82,8 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "progress-agent-prefix",
         "every tool's progress notes carry the agent's first server as prefix, not the tool's own",
     ),
+    (
+        "progress-held-until-done",
+        "progress notifications are held back and sent together just before the result",
+    ),
 ];
