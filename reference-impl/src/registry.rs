@@ -287,7 +287,14 @@ impl RegistryState {
 pub fn router(state: RegistryState) -> Router {
     let metrics = state.metrics.clone().unwrap_or_default();
     Router::new()
-        .route(SERVER_JSON_PATH, get(server_json))
+        .route(
+            if crate::defect!("registry-path-moved") {
+                "/server.json"
+            } else {
+                SERVER_JSON_PATH
+            },
+            get(server_json),
+        )
         .route("/healthz", get(healthz))
         .with_state(state)
         .merge(metrics_router(metrics))

@@ -102,4 +102,8 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "registry-capabilities-defaults",
         "`capabilities` publishes the default values instead of the configured `model_capabilities`",
     ),
+    (
+        "registry-path-moved",
+        "the registry is served at `/server.json` instead of `/.well-known/mcp/server.json`",
+    ),
 ];
