@@ -357,9 +357,7 @@ impl CheckResult {
             baselined: false,
         }
     }
-}
 
-impl CheckResult {
     /// The rule a non-pass verdict cites, in one line: `id (LEVEL): "quote"` when the rule it
     /// breaks is named, else the quote alone.
     pub fn cited_rule(&self) -> Option<String> {

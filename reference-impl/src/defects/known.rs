@@ -10,27 +10,31 @@ mod runtime;
 
 type Entry = (&'static str, &'static str);
 
-/// Every known defect with what it breaks, area by area.
-pub const KNOWN: &[Entry] = &concat::<
-    {
-        registry::KNOWN.len()
-            + health::KNOWN.len()
-            + progress::KNOWN.len()
-            + calls::KNOWN.len()
-            + metrics::KNOWN.len()
-            + runtime::KNOWN.len()
-    },
->([
+/// The areas' catalogues, in catalogue order.
+const AREAS: [&[Entry]; 6] = [
     registry::KNOWN,
     health::KNOWN,
     progress::KNOWN,
     calls::KNOWN,
     metrics::KNOWN,
     runtime::KNOWN,
-]);
+];
 
-/// The areas' catalogues one after the other (`N` is their total length).
-const fn concat<const N: usize>(areas: [&[Entry]; 6]) -> [Entry; N] {
+/// Every known defect with what it breaks, area by area.
+pub const KNOWN: &[Entry] = &concat::<{ total(&AREAS) }>(&AREAS);
+
+/// How many defects the areas hold together.
+const fn total(areas: &[&[Entry]]) -> usize {
+    let (mut a, mut n) = (0, 0);
+    while a < areas.len() {
+        n += areas[a].len();
+        a += 1;
+    }
+    n
+}
+
+/// The areas' catalogues one after the other (`N` is their [`total`]).
+const fn concat<const N: usize>(areas: &[&[Entry]]) -> [Entry; N] {
     let mut out: [Entry; N] = [("", ""); N];
     let (mut a, mut n) = (0, 0);
     while a < areas.len() {
