@@ -8,8 +8,10 @@ use crate::settings::Secret;
 
 mod known;
 mod remembered;
+mod stream_gone;
 pub use known::KNOWN;
 pub use remembered::{first_progress_token, previous_bearer};
+pub use stream_gone::{FatalWhenGone, fatal_when_gone, watch_stream};
 
 /// The environment variable holding the active defects, comma separated.
 pub const ENV_VAR: &str = "PALLAS_DEFECTS";

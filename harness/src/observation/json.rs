@@ -135,6 +135,9 @@ impl Observation {
                 o
             }
             Self::MessageSent(m) => {
+                if let Some(at) = m.dropped {
+                    return json!({"dropped_at_ms": at});
+                }
                 let Some(at) = m.cancellation else {
                     return m
                         .exchange
@@ -412,6 +415,7 @@ mod tests {
             Observation::MessageSent(MessageSent {
                 exchange: Some(x.clone()),
                 cancellation: Some(Some(1.5)),
+                dropped: None,
             }),
             Observation::MessageSent(MessageSent {
                 exchange: Some(Exchange {
@@ -419,6 +423,7 @@ mod tests {
                     ..x
                 }),
                 cancellation: None,
+                dropped: None,
             }),
         ];
         let paths = [
@@ -495,6 +500,7 @@ mod tests {
             Observation::MessageSent(MessageSent {
                 exchange: Some(x.clone()),
                 cancellation,
+                dropped: None,
             })
         };
         let j = sent(Some(Some(5.0))).to_json();
@@ -510,8 +516,16 @@ mod tests {
         let failed = Observation::MessageSent(MessageSent {
             exchange: None,
             cancellation: None,
+            dropped: None,
         });
         assert_eq!(failed.to_json(), Value::Null);
+        // A dropped stream: when it was dropped, and no exchange.
+        let dropped = Observation::MessageSent(MessageSent {
+            exchange: None,
+            cancellation: None,
+            dropped: Some(7.5),
+        });
+        assert_eq!(dropped.to_json(), json!({"dropped_at_ms": 7.5}));
     }
 
     #[test]

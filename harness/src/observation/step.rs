@@ -70,6 +70,9 @@ pub struct MessageSent {
     /// Present when the step cancels the call after some progress: when the cancellation was
     /// sent (ms on the recorder's clock), if it was.
     pub cancellation: Option<Option<f64>>,
+    /// When the step closed the call's response stream after some progress (ms on the
+    /// recorder's clock); the exchange is then `None`.
+    pub dropped: Option<f64>,
 }
 
 impl Observation {

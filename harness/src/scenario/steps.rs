@@ -208,6 +208,11 @@ pub struct SendStep {
     /// Send `notifications/cancelled` for this call after this many progress notifications.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancel_after_progress: Option<u32>,
+    /// Close the call's response stream after this many progress notifications, without
+    /// `notifications/cancelled` (a client that went away; MCP: "Disconnection **SHOULD NOT** be
+    /// interpreted as the client cancelling its request").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop_after_progress: Option<u32>,
 }
 
 /// `call:` step: any tool.

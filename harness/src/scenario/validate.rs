@@ -347,6 +347,18 @@ fn check_step(
     if let Some(u) = &step.until {
         check_predicate(cx, &u.that, line);
     }
+    if let Some(m) = &step.send
+        && m.cancel_after_progress.is_some()
+        && m.drop_after_progress.is_some()
+    {
+        let (l, c) = cx.find("drop_after_progress", line);
+        cx.err(
+            l,
+            c,
+            "`send` has both `cancel_after_progress` and `drop_after_progress`".into(),
+            Some("a call is either cancelled or its stream dropped: keep one".into()),
+        );
+    }
     // Templates inside the step.
     let extra: Vec<String> = if in_repeat {
         vec!["i".to_owned()]

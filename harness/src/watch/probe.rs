@@ -452,6 +452,7 @@ async fn canary(
         Observation::MessageSent(MessageSent {
             exchange,
             cancellation: None,
+            dropped: None,
         }),
         error,
     );

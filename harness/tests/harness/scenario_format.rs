@@ -75,6 +75,18 @@ fn a_step_with_two_actions_is_rejected() {
 }
 
 #[test]
+fn a_send_both_cancelled_and_dropped_is_rejected_at_its_line() {
+    let out = diag(
+        "id: x\ntitle: t\ndeployment:\n  agents:\n    research: {}\nsteps:\n  - send: {agent: research, message: m, cancel_after_progress: 1,\n           drop_after_progress: 1}\n",
+    );
+    assert!(
+        out.contains("both `cancel_after_progress` and `drop_after_progress`"),
+        "{out}"
+    );
+    assert!(out.contains("bad.yaml:8:"), "{out}");
+}
+
+#[test]
 fn every_catalog_check_is_accepted_without_an_assertion() {
     use pallas_conformance::catalog::{self, Evaluation};
     // Checks decided by a scenario's assertion need their `assert:`; every other is enough alone.

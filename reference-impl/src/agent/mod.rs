@@ -125,7 +125,9 @@ pub fn router(
     );
     let router = axum::Router::new().nest_service("/mcp", service);
     #[cfg(feature = "defects")]
-    let router = router.layer(axum::middleware::from_fn(wire_defects));
+    let router = router
+        .layer(axum::middleware::from_fn(wire_defects))
+        .layer(axum::middleware::from_fn(crate::defects::watch_stream));
     router
 }
 
@@ -329,8 +331,12 @@ impl AgentServer {
                 true,
             );
         }
-        let progress = Progress::new(ctx.meta.get_progress_token(), ctx.peer.clone());
         let cancel = ctx.ct.child_token();
+        let progress = Progress::new(ctx.meta.get_progress_token(), ctx.peer.clone());
+        #[cfg(feature = "defects")]
+        let progress = crate::defects::fatal_when_gone(ctx, &cancel).map_or(progress, |sink| {
+            Progress::new(ctx.meta.get_progress_token(), sink)
+        });
         let shutdown_guard = {
             let cancel = cancel.clone();
             let shutdown = self.core.shutdown.clone();

@@ -193,6 +193,7 @@ pub(super) fn typed(action: &str, out: &Value) -> Observation {
                 "send" => Observation::MessageSent(MessageSent {
                     exchange,
                     cancellation: out.get("cancelled_at_ms").map(Value::as_f64),
+                    dropped: out.get("dropped_at_ms").and_then(Value::as_f64),
                 }),
                 "connect" => match exchange {
                     Some(exchange) => Observation::Connected(Connected {

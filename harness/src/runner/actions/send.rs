@@ -1,4 +1,5 @@
-//! The `send` step: the message tool, optionally cancelled after N progress notifications.
+//! The `send` step: the message tool, optionally cancelled, or its stream dropped, after N progress
+//! notifications.
 
 use super::*;
 
@@ -20,9 +21,13 @@ impl Exec {
                 Observation::MessageSent(MessageSent {
                     exchange: Some(exchange),
                     cancellation,
+                    dropped: None,
                 })
             }
         };
+        if let Some(after) = m.drop_after_progress {
+            return drop_after(c, tool, args, o, after).await;
+        }
         let Some(after) = m.cancel_after_progress else {
             return from_client(c.call_tool(&tool, args, &o).await, sent(None));
         };
@@ -66,6 +71,7 @@ impl Exec {
             out.observation = Observation::MessageSent(MessageSent {
                 exchange: None,
                 cancellation: Some(cancelled_at),
+                dropped: None,
             });
         }
         if out.timed_out {
@@ -73,5 +79,53 @@ impl Exec {
             out.error = None;
         }
         out
+    }
+}
+
+/// Calls the message tool and closes its response stream once `after` progress notifications
+/// arrived (no `notifications/cancelled`). A call that ends before that is observed whole.
+async fn drop_after(
+    c: McpConnection,
+    tool: String,
+    args: Value,
+    o: CallOptions,
+    after: u32,
+) -> ActionOutput {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let params = json!({"name": tool, "arguments": args});
+    let c2 = c.clone();
+    let call =
+        tokio::spawn(async move { c2.request_streaming("tools/call", params, &o, tx).await });
+    let mut seen = 0u32;
+    let mut dropped = None;
+    while let Some(msg) = rx.recv().await {
+        if msg.method() == Some("notifications/progress") {
+            seen += 1;
+            if seen >= after {
+                dropped = Some(msg.at_ms);
+                break;
+            }
+        }
+    }
+    if dropped.is_some() {
+        // Ending the task drops the response body, which closes the connection under it.
+        call.abort();
+        let _ = call.await;
+        return ActionOutput::observed(Observation::MessageSent(MessageSent {
+            exchange: None,
+            cancellation: None,
+            dropped,
+        }));
+    }
+    let sent = |exchange| {
+        Observation::MessageSent(MessageSent {
+            exchange: Some(exchange),
+            cancellation: None,
+            dropped: None,
+        })
+    };
+    match call.await {
+        Ok(r) => from_client(r, sent),
+        Err(e) => ActionOutput::failed(e.to_string(), false),
     }
 }

@@ -2,6 +2,10 @@
 
 pub(super) const KNOWN: &[(&str, &str)] = &[
     (
+        "progress-undeliverable-fatal",
+        "once the client closed a call's stream, progress sends fail and the failure stops the loop",
+    ),
+    (
         "progress-without-token",
         "progress is sent although the request carried no token",
     ),
