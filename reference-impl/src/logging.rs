@@ -90,7 +90,10 @@ impl LogSettings {
     ) -> Result<Self, LoggingError> {
         let env_level = var("PALLAS_LOG_LEVEL")
             .filter(|v| !v.is_empty())
-            .filter(|_| !crate::defect!("log-level-env-ignored"));
+            .filter(|_| !crate::defect!("log-level-env-ignored"))
+            .filter(|v| {
+                !(crate::defect!("log-level-lowercase-only") && v.chars().any(char::is_uppercase))
+            });
         let level = match (env_level, config_level) {
             (Some(_), Some(c)) if crate::defect!("log-config-level-wins") => {
                 parse_level("logger.level", c)?
@@ -164,6 +167,8 @@ pub fn init(settings: &LogSettings, secrets: Vec<String>) -> Result<(), LoggingE
         Some(path) => {
             let limit = if crate::defect!("log-rotate-20mb") {
                 2 * ROTATE_BYTES
+            } else if crate::defect!("log-rotate-1mb") {
+                ROTATE_BYTES / 10
             } else {
                 ROTATE_BYTES
             };

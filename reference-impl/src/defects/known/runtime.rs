@@ -127,6 +127,14 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "the log file rotates at 20 MB instead of 10 MB",
     ),
     (
+        "log-rotate-1mb",
+        "the log file rotates at 1 MB instead of 10 MB",
+    ),
+    (
+        "log-level-lowercase-only",
+        "`PALLAS_LOG_LEVEL` in Python's upper-case spelling (`WARNING`, `ERROR`) is ignored: the level stays INFO",
+    ),
+    (
         "bind-loopback-default",
         "without an explicit bind address, agents and the registry listen on 127.0.0.1 instead of 0.0.0.0",
     ),
