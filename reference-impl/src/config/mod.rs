@@ -336,6 +336,15 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
             model
         };
         let provider = fa.provider(model.provider)?;
+        let mut key_only_providers = Vec::new();
+        for other in [Provider::OpenAi, Provider::Anthropic] {
+            if other != model.provider && fa.configures(other) {
+                let settings = fa.provider(other)?;
+                if settings.api_key.is_some() {
+                    key_only_providers.push((other, settings));
+                }
+            }
+        }
 
         let mut downstream = Vec::with_capacity(card_spec.servers.len());
         for s in &card_spec.servers {
@@ -393,6 +402,7 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
             instruction,
             model,
             provider,
+            key_only_providers,
             request_params,
             capabilities,
             servers: downstream,

@@ -200,6 +200,40 @@ pub async fn preflight(
     preflight_within(provider, model, http, timeout).await
 }
 
+/// The model seed 001's preflight retrieves from an Anthropic provider that has a key but is not
+/// active ("`GET /v1/models/claude-sonnet-4-5` — verifies API access").
+pub const KEY_ONLY_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+
+/// Startup preflight of a provider that has an API key but no agent's `default_model` names it
+/// (seed 001 §Startup Preflight, column "Key set, not active"): Anthropic retrieves
+/// [`KEY_ONLY_ANTHROPIC_MODEL`], OpenAI lists its models. It only verifies API access, and a
+/// failure is only warned about: no agent's health depends on it. Returns the problem, if any.
+pub async fn preflight_key_only(
+    provider: Provider,
+    settings: &ProviderSettings,
+    http: &reqwest::Client,
+) -> Option<String> {
+    let problem = match provider {
+        Provider::OpenAi => openai::preflight(http, settings, None, PREFLIGHT_TIMEOUT).await,
+        Provider::Anthropic => {
+            anthropic::preflight(http, settings, KEY_ONLY_ANTHROPIC_MODEL, PREFLIGHT_TIMEOUT).await
+        }
+    };
+    match &problem {
+        Some(problem) => tracing::warn!(
+            target: "pallas::llm",
+            %provider, %problem,
+            "LLM provider preflight failed (key set, provider not active)"
+        ),
+        None => tracing::debug!(
+            target: "pallas::llm",
+            %provider,
+            "LLM provider preflight passed (key set, provider not active)"
+        ),
+    }
+    problem
+}
+
 /// [`preflight`] with a caller-chosen timeout.
 pub async fn preflight_within(
     provider: &ProviderSettings,
@@ -208,7 +242,7 @@ pub async fn preflight_within(
     timeout: Duration,
 ) -> ProviderStatus {
     let problem = match model.provider {
-        Provider::OpenAi => openai::preflight(http, provider, &model.model, timeout).await,
+        Provider::OpenAi => openai::preflight(http, provider, Some(&model.model), timeout).await,
         Provider::Anthropic => anthropic::preflight(http, provider, &model.model, timeout).await,
     };
     match &problem {

@@ -207,13 +207,14 @@ pub(super) async fn complete(
 pub(super) async fn preflight(
     http: &reqwest::Client,
     provider: &ProviderSettings,
-    model: &str,
+    model: Option<&str>,
     timeout: Duration,
 ) -> Option<String> {
-    let url = if crate::defect!("openai-preflight-retrieves-model") {
-        endpoint(&provider.base_url, &format!("models/{model}"))
-    } else {
-        endpoint(&provider.base_url, "models")
+    let url = match model {
+        Some(model) if crate::defect!("openai-preflight-retrieves-model") => {
+            endpoint(&provider.base_url, &format!("models/{model}"))
+        }
+        _ => endpoint(&provider.base_url, "models"),
     };
     let request = with_key(
         http.get(&url).timeout(timeout),
@@ -242,6 +243,8 @@ pub(super) async fn preflight(
     let Ok(listing) = serde_json::from_str::<Value>(&body) else {
         return Some("model listing is not JSON".to_owned());
     };
+    // A provider that is not active: the listing answered, the key is good.
+    let model = model?;
     let listed = listing
         .get("data")
         .and_then(Value::as_array)

@@ -4,7 +4,7 @@ use crate::config::AgentEntry;
 use crate::llm::{self, LlmStatusCell};
 use crate::metrics::Metrics;
 use crate::registry::{self, PublishedAgent};
-use crate::settings::{ModelRef, ProviderSettings};
+use crate::settings::{ModelRef, Provider, ProviderSettings};
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -39,6 +39,14 @@ pub(super) async fn bind(
         })
 }
 
+/// The defects that leave one provider's key-only preflight out.
+fn key_only_skipped(provider: Provider) -> bool {
+    match provider {
+        Provider::OpenAi => crate::defect!("key-only-openai-unchecked"),
+        Provider::Anthropic => crate::defect!("key-only-anthropic-unchecked"),
+    }
+}
+
 /// The key of one provider status cell: provider, base URL and model.
 pub(super) fn provider_key(model: &ModelRef, provider: &ProviderSettings) -> String {
     format!("{}|{}|{}", model.provider, provider.base_url, model.model)
@@ -65,12 +73,39 @@ pub(super) async fn preflight_all(
             );
         }
     }
+    // At startup, the providers with a key that no agent makes active: once each, warn-only.
+    let mut key_only: BTreeMap<String, (Provider, ProviderSettings)> = BTreeMap::new();
+    if existing.is_empty() {
+        for a in agents {
+            for (provider, settings) in &a.settings.key_only_providers {
+                let active = agents.iter().any(|b| {
+                    b.settings.model.provider == *provider
+                        && b.settings.provider.base_url == settings.base_url
+                });
+                if !active && !key_only_skipped(*provider) {
+                    key_only
+                        .entry(format!("{provider}|{}", settings.base_url))
+                        .or_insert_with(|| (*provider, settings.clone()));
+                }
+            }
+        }
+    }
+    let key_only = key_only
+        .into_values()
+        .map(|(provider, settings)| async move {
+            llm::preflight_key_only(provider, &settings, http).await;
+        });
     let checks = todo.into_iter().map(|(key, (model, provider))| async move {
         let status = llm::preflight(&provider, &model, http).await;
         (key, status)
     });
+    let (_, checks) = futures::future::join(
+        futures::future::join_all(key_only),
+        futures::future::join_all(checks),
+    )
+    .await;
     let mut cells = existing.clone();
-    for (key, status) in futures::future::join_all(checks).await {
+    for (key, status) in checks {
         let key = if crate::defect!("preflight-per-agent") {
             key.rsplit_once('|')
                 .map_or(key.clone(), |(k, _)| k.to_owned())

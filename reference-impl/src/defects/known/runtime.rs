@@ -50,6 +50,14 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "`--agent NAME` serves every agent",
     ),
     (
+        "key-only-openai-unchecked",
+        "an OpenAI provider with a key that no agent makes active is never preflighted",
+    ),
+    (
+        "key-only-anthropic-unchecked",
+        "an Anthropic provider with a key that no agent makes active is never preflighted",
+    ),
+    (
         "preflight-per-agent",
         "the provider preflight runs once per agent instead of once",
     ),
