@@ -172,7 +172,12 @@ pub fn init(settings: &LogSettings, secrets: Vec<String>) -> Result<(), LoggingE
             } else {
                 ROTATE_BYTES
             };
-            Some(RotatingFile::open(path, limit, ROTATE_KEEP)?)
+            let keep = if crate::defect!("log-backups-not-shifted") {
+                1
+            } else {
+                ROTATE_KEEP
+            };
+            Some(RotatingFile::open(path, limit, keep)?)
         }
         None => None,
     };

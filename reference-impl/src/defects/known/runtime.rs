@@ -135,6 +135,10 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "the log file rotates at 20 MB instead of 10 MB",
     ),
     (
+        "log-backups-not-shifted",
+        "a rotation overwrites `<file>.1` instead of shifting the backups up to `<file>.5`",
+    ),
+    (
         "log-rotate-1mb",
         "the log file rotates at 1 MB instead of 10 MB",
     ),
