@@ -93,13 +93,13 @@ pub(super) async fn preflight_all(
     let key_only = key_only
         .into_values()
         .map(|(provider, settings)| async move {
-            llm::preflight_key_only(provider, &settings, http).await;
+            llm::preflight_key_only(provider, &settings, http).await
         });
     let checks = todo.into_iter().map(|(key, (model, provider))| async move {
         let status = llm::preflight(&provider, &model, http).await;
         (key, status)
     });
-    let (_, checks) = futures::future::join(
+    let (key_only_problems, checks) = futures::future::join(
         futures::future::join_all(key_only),
         futures::future::join_all(checks),
     )
@@ -124,6 +124,22 @@ pub(super) async fn preflight_all(
             tracing::warn!(%problem, "LLM preflight failed; agents start anyway");
         }
         cells.insert(key, LlmStatusCell::with_status(status));
+    }
+    // `key-only-failure-degrades`: a provider no agent uses fails every agent's health.
+    if let Some(problem) = key_only_problems
+        .into_iter()
+        .flatten()
+        .next()
+        .filter(|_| crate::defect!("key-only-failure-degrades"))
+    {
+        for cell in cells.values() {
+            if let Some((status, _)) = cell.get() {
+                cell.set(llm::ProviderStatus {
+                    problem: Some(problem.clone()),
+                    ..status
+                });
+            }
+        }
     }
     cells
 }

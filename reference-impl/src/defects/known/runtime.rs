@@ -54,6 +54,10 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "an OpenAI provider with a key that no agent makes active is never preflighted",
     ),
     (
+        "key-only-failure-degrades",
+        "a failed preflight of a provider with a key that no agent makes active makes every agent's `get_health` degraded",
+    ),
+    (
         "key-only-anthropic-unchecked",
         "an Anthropic provider with a key that no agent makes active is never preflighted",
     ),
