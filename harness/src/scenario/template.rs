@@ -88,6 +88,24 @@ pub fn is_known(name: &str, captures: &[String], extra: &[String]) -> bool {
         || extra.iter().any(|x| x == name)
 }
 
+/// The strings of a scenario value (a step as JSON), where templates may sit; nested `steps` and
+/// `parallel` are left out: they are checked on their own, with their own loop variables.
+pub fn collect_strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(a) => a.iter().for_each(|x| collect_strings(x, out)),
+        Value::Object(m) => {
+            for (k, x) in m {
+                if k == "steps" || k == "parallel" {
+                    continue;
+                }
+                collect_strings(x, out);
+            }
+        }
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

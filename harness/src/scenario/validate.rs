@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use super::template::{is_known, placeholders};
+use super::template::{collect_strings, is_known, placeholders};
 use super::{Locations, ScenarioSpec, SpecError, StepAction, StepSpec, did_you_mean};
 use crate::catalog::{self, Evaluation};
 use crate::scenario::{AssertSpec, PathAssert};
@@ -421,23 +421,6 @@ fn template_hint(p: &str, captures: &[String], in_repeat: bool) -> String {
     }
     "known variables: capture.NAME, mocks.NAME.url, agents.NAME.url, registry.url, env.NAME, i"
         .into()
-}
-
-fn collect_strings(v: &serde_json::Value, out: &mut Vec<String>) {
-    match v {
-        serde_json::Value::String(s) => out.push(s.clone()),
-        serde_json::Value::Array(a) => a.iter().for_each(|x| collect_strings(x, out)),
-        serde_json::Value::Object(m) => {
-            for (k, x) in m {
-                // Nested steps are checked on their own (with their own loop variables).
-                if k == "steps" || k == "parallel" {
-                    continue;
-                }
-                collect_strings(x, out);
-            }
-        }
-        _ => {}
-    }
 }
 
 fn step_glob(cx: &mut Ctx<'_>, glob: &str, names: &[String], line: usize) {
