@@ -131,9 +131,11 @@ impl Metrics {
         });
         registry.register(Box::new(up))?;
         #[cfg(target_os = "linux")]
-        registry.register(Box::new(
-            prometheus::process_collector::ProcessCollector::for_self(),
-        ))?;
+        if !crate::defect!("metrics-no-process-collector") {
+            registry.register(Box::new(
+                prometheus::process_collector::ProcessCollector::for_self(),
+            ))?;
+        }
 
         let inner = Inner {
             agent_info: gauge(
@@ -303,6 +305,24 @@ impl Metrics {
         let _ = self.0.agent_health_status.remove_label_values(&[agent]);
     }
 
+    /// `send-duration-model-only`: the seconds `agent`'s downstream operations took so far.
+    #[cfg(feature = "defects")]
+    fn tool_seconds(&self, agent: &str) -> f64 {
+        use prometheus::core::Collector;
+        self.0
+            .tool_call_duration
+            .collect()
+            .iter()
+            .flat_map(|family| family.get_metric())
+            .filter(|m| {
+                m.get_label()
+                    .iter()
+                    .any(|l| l.name() == "agent" && l.value() == agent)
+            })
+            .map(|m| m.get_histogram().get_sample_sum())
+            .sum()
+    }
+
     /// Counts one `send_message` call and records its wall-clock duration.
     pub fn observe_send_message(&self, agent: &str, ok: bool, elapsed: Duration) {
         if crate::defect!("metrics-frozen-counters")
@@ -325,6 +345,13 @@ impl Metrics {
             0.0
         } else {
             elapsed.as_secs_f64()
+        };
+        #[cfg(feature = "defects")]
+        let seconds = if crate::defect!("send-duration-model-only") {
+            let tools = self.tool_seconds(agent);
+            (seconds - crate::defects::tool_seconds_since_last_send(agent, tools)).max(0.0)
+        } else {
+            seconds
         };
         self.0
             .send_message_duration

@@ -306,7 +306,7 @@ fn assert_llm_journal(j: &LlmJournalAssert, o: &Observed) -> Outcome {
         return Outcome::Error(format!("no journal for mock LLM `{}`", j.llm));
     };
     let during = select_steps(&o.steps, &j.during);
-    let n = entries
+    let selected: Vec<_> = entries
         .iter()
         .filter(|e| {
             j.path_contains
@@ -320,19 +320,41 @@ fn assert_llm_journal(j: &LlmJournalAssert, o: &Observed) -> Outcome {
                 .is_none_or(|m| e.method.eq_ignore_ascii_case(m))
         })
         .filter(|e| j.during.is_empty() || within(&e.time, &during))
+        .collect();
+    let n = selected
+        .iter()
+        .filter(|e| j.status.is_none_or(|s| e.status == Some(s)))
         .count();
     if j.count.holds(n as u64) {
-        Outcome::Pass
-    } else {
-        Outcome::Fail(
-            format!("{n} request(s) reached mock LLM `{}`", j.llm),
-            vec![Evidence::new(
-                format!("journal of `{}`", j.llm),
-                format!("count {}", j.count.describe()),
-                n.to_string(),
-            )],
-        )
+        return Outcome::Pass;
     }
+    let mut evidence = vec![Evidence::new(
+        format!("journal of `{}`", j.llm),
+        format!("count {}", j.count.describe()),
+        n.to_string(),
+    )];
+    if let Some(status) = j.status {
+        let seen: Vec<String> = selected
+            .iter()
+            .map(|e| {
+                e.status
+                    .map_or_else(|| "none".to_owned(), |s| s.to_string())
+            })
+            .collect();
+        evidence.push(Evidence::new(
+            "statuses the mock answered to the requests of that path and method",
+            format!("{status}"),
+            if seen.is_empty() {
+                "no such request".to_owned()
+            } else {
+                seen.join(", ")
+            },
+        ));
+    }
+    Outcome::Fail(
+        format!("{n} request(s) reached mock LLM `{}`", j.llm),
+        evidence,
+    )
 }
 
 /// `sessions:` a mock MCP server's session accounting.
@@ -410,6 +432,7 @@ fn assert_logs(l: &LogsAssert, o: &Observed) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pallas_mocks::LlmJournalEntry;
     use serde_json::json;
 
     #[test]
@@ -421,5 +444,36 @@ mod tests {
         assert!(predicate(&p, &json!(["a: started", "b: started", "a: completed"])).is_ok());
         assert!(predicate(&p, &json!(["a: started", "a: completed", "b: started"])).is_err());
         assert!(predicate(&p, &json!(["a: started"])).is_err());
+    }
+
+    #[test]
+    fn llm_journal_status_counts_only_the_answers_with_that_status_and_shows_the_others() {
+        let entry = |status: u16| LlmJournalEntry {
+            time: "2026-01-01T00:00:00Z".to_owned(),
+            method: "GET".to_owned(),
+            path: "/v1/models/mock-model".to_owned(),
+            headers: Default::default(),
+            body: None,
+            model: None,
+            matched_turn: None,
+            status: Some(status),
+        };
+        let mut o = Observed::default();
+        o.llm_journals
+            .insert("anthropic".to_owned(), vec![entry(401), entry(401)]);
+        let j: LlmJournalAssert = serde_json::from_value(json!({
+            "llm": "anthropic", "method": "GET", "path_equals": "/v1/models/mock-model",
+            "status": 200, "count": {"min": 1}
+        }))
+        .unwrap();
+        let Outcome::Fail(_, evidence) = assert_llm_journal(&j, &o) else {
+            panic!("two 401 answers must not satisfy `status: 200`");
+        };
+        assert_eq!(evidence[1].seen.as_deref(), Some("401, 401"));
+        o.llm_journals
+            .get_mut("anthropic")
+            .unwrap()
+            .push(entry(200));
+        assert!(matches!(assert_llm_journal(&j, &o), Outcome::Pass));
     }
 }

@@ -245,6 +245,10 @@ pub struct LlmJournalAssert {
     /// `GET`s of the models endpoints).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
+    /// Only requests the mock answered with this HTTP status (`200`: a mock LLM configured with an
+    /// `api_key` accepts only that key, so a `200` shows the request carried it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
     /// Only entries recorded while these steps ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub during: Vec<String>,

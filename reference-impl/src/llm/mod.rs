@@ -197,6 +197,15 @@ pub async fn preflight(
     } else {
         PREFLIGHT_TIMEOUT
     };
+    #[cfg(feature = "defects")]
+    let without_dotenv;
+    #[cfg(feature = "defects")]
+    let provider = if crate::defect!("preflight-before-dotenv") {
+        without_dotenv = crate::defects::without_dotenv_key(provider);
+        &without_dotenv
+    } else {
+        provider
+    };
     preflight_within(provider, model, http, timeout).await
 }
 
@@ -213,28 +222,26 @@ pub async fn preflight_key_only(
     settings: &ProviderSettings,
     http: &reqwest::Client,
 ) -> Option<String> {
+    #[cfg(feature = "defects")]
+    let without_dotenv;
+    #[cfg(feature = "defects")]
+    let settings = if crate::defect!("preflight-before-dotenv") {
+        without_dotenv = crate::defects::without_dotenv_key(settings);
+        &without_dotenv
+    } else {
+        settings
+    };
     let problem = match provider {
         Provider::OpenAi => openai::preflight(http, settings, None, PREFLIGHT_TIMEOUT).await,
         Provider::Anthropic => {
             anthropic::preflight(http, settings, KEY_ONLY_ANTHROPIC_MODEL, PREFLIGHT_TIMEOUT).await
         }
     };
-    match &problem {
-        Some(problem) => tracing::warn!(
-            target: "pallas::llm",
-            %provider, %problem,
-            "LLM provider preflight failed (key set, provider not active)"
-        ),
-        None => tracing::debug!(
-            target: "pallas::llm",
-            %provider,
-            "LLM provider preflight passed (key set, provider not active)"
-        ),
-    }
+    log_preflight(provider, None, problem.as_deref());
     problem
 }
 
-/// [`preflight`] with a caller-chosen timeout.
+/// [`preflight`] with the given timeout (the TTL re-probe of `get_health` uses it too).
 pub async fn preflight_within(
     provider: &ProviderSettings,
     model: &ModelRef,
@@ -245,22 +252,38 @@ pub async fn preflight_within(
         Provider::OpenAi => openai::preflight(http, provider, Some(&model.model), timeout).await,
         Provider::Anthropic => anthropic::preflight(http, provider, &model.model, timeout).await,
     };
-    match &problem {
-        Some(problem) => tracing::warn!(
-            target: "pallas::llm",
-            provider = %model.provider, model = %model.model, %problem,
-            "LLM provider preflight failed"
-        ),
-        None => tracing::debug!(
-            target: "pallas::llm",
-            provider = %model.provider, model = %model.model,
-            "LLM provider preflight passed"
-        ),
-    }
+    log_preflight(model.provider, Some(&model.model), problem.as_deref());
     ProviderStatus {
         provider: model.provider,
         model: model.model.clone(),
         problem,
+    }
+}
+
+/// Logs a preflight's outcome: a failure warns (the preflight never blocks), a pass is debug. A
+/// preflight without `model` is one of a provider that has a key but is not active.
+fn log_preflight(provider: Provider, model: Option<&str>, problem: Option<&str>) {
+    match (model, problem) {
+        (Some(model), Some(problem)) => tracing::warn!(
+            target: "pallas::llm",
+            %provider, model, problem,
+            "LLM provider preflight failed"
+        ),
+        (Some(model), None) => tracing::debug!(
+            target: "pallas::llm",
+            %provider, model,
+            "LLM provider preflight passed"
+        ),
+        (None, Some(problem)) => tracing::warn!(
+            target: "pallas::llm",
+            %provider, problem,
+            "LLM provider preflight failed (key set, provider not active)"
+        ),
+        (None, None) => tracing::debug!(
+            target: "pallas::llm",
+            %provider,
+            "LLM provider preflight passed (key set, provider not active)"
+        ),
     }
 }
 

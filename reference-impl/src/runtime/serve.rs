@@ -171,7 +171,10 @@ pub(super) fn serve_agent(
     };
     let mut router = (shared.factory)(entry.settings.clone(), deps, token.clone());
     if !crate::defect!("metrics-agent-port-absent") {
-        router = router.merge(registry::metrics_router(shared.metrics.clone()));
+        let metrics = registry::metrics_router(shared.metrics.clone());
+        #[cfg(feature = "defects")]
+        let metrics = crate::defects::own_agent_metrics_only(metrics, &entry.settings.name);
+        router = router.merge(metrics);
     }
     // Published before the server task runs: a client whose connection already waits in the
     // listen backlog must never see the agent answer while the registry does not list it.

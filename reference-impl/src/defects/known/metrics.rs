@@ -34,6 +34,18 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "the startup preflight does not set `pallas_llm_provider_up`",
     ),
     (
+        "metrics-agent-port-own-agent-only",
+        "an agent's own port serves only the series of that agent (per-agent metrics instead of process-global ones)",
+    ),
+    (
+        "metrics-no-process-collector",
+        "`/metrics` leaves out the standard process metrics (`process_resident_memory_bytes`, `process_cpu_seconds_total`, `process_open_fds`, …)",
+    ),
+    (
+        "send-duration-model-only",
+        "`pallas_send_message_duration_seconds` leaves out the time the call spent in downstream tool calls",
+    ),
+    (
         "metrics-duration-never-sampled",
         "`pallas_send_message_duration_seconds` is declared but never records a sample",
     ),

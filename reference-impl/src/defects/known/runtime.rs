@@ -54,6 +54,10 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "an OpenAI provider with a key that no agent makes active is never preflighted",
     ),
     (
+        "preflight-before-dotenv",
+        "the startup preflight runs before `.env` is loaded: a provider key that only `.env` sets is not sent",
+    ),
+    (
         "key-only-failure-degrades",
         "a failed preflight of a provider with a key that no agent makes active makes every agent's `get_health` degraded",
     ),
