@@ -11,6 +11,7 @@ mod judge;
 mod merge;
 mod partition;
 mod scenario_run;
+mod serial;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

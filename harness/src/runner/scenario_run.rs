@@ -238,10 +238,14 @@ pub async fn run_one(
     opts: &RunOptions,
     steps: Option<StepSink>,
 ) -> ScenarioResult {
-    let started = Instant::now();
     if let Some(reason) = skip_reason(s, target, opts) {
         return skipped(s, reason);
     }
+    let _serial = match super::serial::exclusive(s).await {
+        Ok(guard) => guard,
+        Err(e) => return errored(s, Instant::now(), e, None),
+    };
+    let started = Instant::now();
     let (deadline, step_timeout) = budgets(s, target, opts);
     let eco = match start_mocks(s).await {
         Ok(e) => e,

@@ -40,6 +40,10 @@ pub struct ScenarioSpec {
     /// Free-form tags for `--filter`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    /// The scenario uses a fixed port (`deployment.default_registry_port`): a run starts it only
+    /// when no other scenario of the process runs, and never two such scenarios at once.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub serial: bool,
     /// Mock LLM providers and mock downstream MCP servers (the `pallas-mocks` format).
     #[serde(default)]
     pub ecosystem: EcosystemSpec,
@@ -179,7 +183,15 @@ pub struct DeploymentSpec {
     /// agent a single-agent start serves.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ready_agents: Vec<String>,
+    /// Leave `registry_port` out of `agents.yaml`, so that the registry listens on seed 001's
+    /// default port, [`DEFAULT_REGISTRY_PORT`] (`{{registry.url}}` names it). A fixed port: the
+    /// scenario must be `serial`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub default_registry_port: bool,
 }
+
+/// Seed 001 §agents.yaml: "`registry_port` | no | Port for the registry server. Default: `24200`".
+pub const DEFAULT_REGISTRY_PORT: u16 = 24200;
 
 /// A file filled with copies of one line (`deployment.prefill`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

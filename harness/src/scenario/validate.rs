@@ -92,6 +92,16 @@ pub(crate) fn validate(
 
 /// Cross-references of the deployment: servers, dependencies, mocks, providers, the model.
 fn check_deployment(cx: &mut Ctx<'_>, spec: &ScenarioSpec, d: &super::DeploymentSpec) {
+    if d.default_registry_port && !spec.serial {
+        let (l, c) = cx.find("default_registry_port", 1);
+        let hint = "add `serial: true`: a fixed port must not be used by two scenarios at once";
+        cx.err(
+            l,
+            c,
+            "`default_registry_port` needs a `serial` scenario".into(),
+            Some(hint.into()),
+        );
+    }
     for (name, a) in &d.agents {
         for s in &a.servers {
             if !d.servers.contains_key(s) {

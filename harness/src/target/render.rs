@@ -10,8 +10,8 @@ use super::launch::{launch_spec, readiness_probes};
 use super::{Generator, Target};
 use crate::process::{LaunchSpec, ReadinessProbe, free_port};
 use crate::redact::Redactor;
-use crate::scenario::DeploymentSpec;
 use crate::scenario::template::{Vars, render};
+use crate::scenario::{DEFAULT_REGISTRY_PORT, DeploymentSpec};
 
 /// What rendering produced: where to reach things, how to launch, what is secret.
 #[derive(Debug, Clone)]
@@ -106,6 +106,10 @@ pub fn render_deployment(
     vars.insert("cargo_target_dir".into(), target_dir.display().to_string());
     for (name, url) in mock_urls {
         vars.insert(format!("mocks.{name}.url"), url.clone());
+    }
+    if deployment.default_registry_port {
+        // Left out of agents.yaml: the implementation's own default is the registry's port.
+        ports.insert("@registry".to_owned(), DEFAULT_REGISTRY_PORT);
     }
     let mut port_for = |key: &str| -> Result<u16, RenderError> {
         if let Some(p) = ports.get(key) {
@@ -355,7 +359,9 @@ fn generate(
                 top.insert("namespace".into(), json!(n));
             }
             top.insert("host".into(), json!("127.0.0.1"));
-            top.insert("registry_port".into(), json!(registry_port));
+            if !d.default_registry_port {
+                top.insert("registry_port".into(), json!(registry_port));
+            }
             top.insert("agents".into(), Value::Object(agents));
             yaml(&Value::Object(top))
         }

@@ -87,6 +87,26 @@ fn a_send_both_cancelled_and_dropped_is_rejected_at_its_line() {
 }
 
 #[test]
+fn a_fixed_registry_port_outside_a_serial_scenario_is_rejected_at_its_line() {
+    let out = diag(
+        "id: x\ntitle: t\ndeployment:\n  agents:\n    research: {}\n  default_registry_port: true\n",
+    );
+    assert!(
+        out.contains("`default_registry_port` needs a `serial` scenario"),
+        "{out}"
+    );
+    assert!(out.contains("bad.yaml:6:"), "{out}");
+    assert!(out.contains("serial: true"), "{out}");
+    let text = "id: x\ntitle: t\nserial: true\ndeployment:\n  agents:\n    research: {}\n  default_registry_port: true\n";
+    if let Err(e) = scenario::parse_str("ok.yaml", text) {
+        panic!(
+            "a serial scenario may use the default port: {}",
+            e.render_plain()
+        );
+    }
+}
+
+#[test]
 fn every_catalog_check_is_accepted_without_an_assertion() {
     use pallas_conformance::catalog::{self, Evaluation};
     // Checks decided by a scenario's assertion need their `assert:`; every other is enough alone.

@@ -249,10 +249,15 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
         }
         None => default_namespace(&name),
     };
+    let default_port = if crate::defect!("registry-default-port-wrong") {
+        DEFAULT_REGISTRY_PORT + 1
+    } else {
+        DEFAULT_REGISTRY_PORT
+    };
     let registry_port = spec
         .registry_port
         .as_ref()
-        .map_or(DEFAULT_REGISTRY_PORT, |p| p.value);
+        .map_or(default_port, |p| p.value);
     let health = HealthSettings {
         probe_timeout: spec
             .health

@@ -54,6 +54,10 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "an OpenAI provider with a key that no agent makes active is never preflighted",
     ),
     (
+        "registry-default-port-wrong",
+        "without `registry_port` in `agents.yaml`, the registry listens on 24201 instead of 24200",
+    ),
+    (
         "preflight-before-dotenv",
         "the startup preflight runs before `.env` is loaded: a provider key that only `.env` sets is not sent",
     ),
