@@ -305,7 +305,14 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
         .unwrap_or_else(default_agent_factory);
 
     // Preflight, once per active provider, in parallel and warn-only.
-    let cells = preflight_all(&selected, &HashMap::new(), &http, &metrics).await;
+    let cells = preflight_all(
+        &selected,
+        &deployment.keyed_providers,
+        &HashMap::new(),
+        &http,
+        &metrics,
+    )
+    .await;
     registry.set_providers(cells.values().cloned().collect());
 
     let (registry_addr, registry_task) = match registry_listener {

@@ -242,9 +242,6 @@ pub struct AgentSettings {
     pub model: ModelRef,
     /// How to reach the active model's provider.
     pub provider: ProviderSettings,
-    /// The other providers that have an API key configured (checked once at startup, never
-    /// active for this agent).
-    pub key_only_providers: Vec<(Provider, ProviderSettings)>,
     /// Sampling and loop parameters.
     pub request_params: RequestParams,
     /// Model capabilities.
@@ -267,7 +264,6 @@ impl AgentSettings {
             instruction: String::new(),
             model,
             provider,
-            key_only_providers: Vec::new(),
             request_params: RequestParams::default(),
             capabilities: ModelCapabilities::default(),
             servers: Vec::new(),

@@ -30,7 +30,7 @@ pub use files::IconSpec;
 
 use crate::settings::{
     AgentSettings, HealthSettings, InstanceScope, ModelCapabilities, ModelRef, Provider,
-    RequestParams,
+    ProviderSettings, RequestParams,
 };
 use files::{AgentsFileSpec, CardSpec};
 use source::SourceFile;
@@ -84,6 +84,9 @@ pub struct Deployment {
     pub registry_port: u16,
     /// Agents, in file order.
     pub agents: Vec<AgentEntry>,
+    /// The LLM providers with an API key configured, whether an agent makes them active or not
+    /// (the startup preflight checks the others once: seed 001's "Key set, not active").
+    pub keyed_providers: Vec<(Provider, ProviderSettings)>,
     /// Whether `model_capabilities` is configured (the registry then publishes `capabilities`).
     pub publish_capabilities: bool,
     /// `logger.level` of `fastagent.config.yaml`.
@@ -341,15 +344,6 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
             model
         };
         let provider = fa.provider(model.provider)?;
-        let mut key_only_providers = Vec::new();
-        for other in [Provider::OpenAi, Provider::Anthropic] {
-            if other != model.provider && fa.configures(other) {
-                let settings = fa.provider(other)?;
-                if settings.api_key.is_some() {
-                    key_only_providers.push((other, settings));
-                }
-            }
-        }
 
         let mut downstream = Vec::with_capacity(card_spec.servers.len());
         for s in &card_spec.servers {
@@ -407,7 +401,6 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
             instruction,
             model,
             provider,
-            key_only_providers,
             request_params,
             capabilities,
             servers: downstream,
@@ -452,8 +445,18 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
         .or_else(|| fa.config.logger.as_ref().and_then(|l| l.level.clone()));
 
     let network = network::network(&fa, &env, dir)?;
+    let mut keyed_providers = Vec::new();
+    for provider in [Provider::OpenAi, Provider::Anthropic] {
+        if fa.configures(provider) {
+            let settings = fa.provider(provider)?;
+            if settings.api_key.is_some() {
+                keyed_providers.push((provider, settings));
+            }
+        }
+    }
 
     Ok(Deployment {
+        keyed_providers,
         network,
         dir: dir.to_path_buf(),
         agents_file: agents_path,

@@ -114,7 +114,14 @@ pub(super) async fn reload(shared: &Arc<Shared>) -> Result<ReloadSummary, Runtim
         &state.deployment.host,
         state.deployment.publish_capabilities,
     );
-    state.cells = preflight_all(&wanted, &state.cells, &shared.http, &shared.metrics).await;
+    state.cells = preflight_all(
+        &wanted,
+        &deployment.keyed_providers,
+        &state.cells,
+        &shared.http,
+        &shared.metrics,
+    )
+    .await;
     shared
         .registry
         .set_providers(state.cells.values().cloned().collect());

@@ -54,6 +54,7 @@ pub(super) fn provider_key(model: &ModelRef, provider: &ProviderSettings) -> Str
 
 pub(super) async fn preflight_all(
     agents: &[AgentEntry],
+    keyed: &[(Provider, ProviderSettings)],
     existing: &HashMap<String, LlmStatusCell>,
     http: &reqwest::Client,
     metrics: &Metrics,
@@ -76,17 +77,15 @@ pub(super) async fn preflight_all(
     // At startup, the providers with a key that no agent makes active: once each, warn-only.
     let mut key_only: BTreeMap<String, (Provider, ProviderSettings)> = BTreeMap::new();
     if existing.is_empty() {
-        for a in agents {
-            for (provider, settings) in &a.settings.key_only_providers {
-                let active = agents.iter().any(|b| {
-                    b.settings.model.provider == *provider
-                        && b.settings.provider.base_url == settings.base_url
-                });
-                if !active && !key_only_skipped(*provider) {
-                    key_only
-                        .entry(format!("{provider}|{}", settings.base_url))
-                        .or_insert_with(|| (*provider, settings.clone()));
-                }
+        for (provider, settings) in keyed {
+            let active = agents.iter().any(|a| {
+                a.settings.model.provider == *provider
+                    && a.settings.provider.base_url == settings.base_url
+            });
+            if !active && !key_only_skipped(*provider) {
+                key_only
+                    .entry(format!("{provider}|{}", settings.base_url))
+                    .or_insert_with(|| (*provider, settings.clone()));
             }
         }
     }

@@ -2,6 +2,7 @@
 //! notifications.
 
 use super::*;
+use crate::client::{ClientError, Exchange, TimedMessage};
 
 impl Exec {
     pub(super) async fn send(&self, m: &SendStep, timeout: Duration) -> ActionOutput {
@@ -37,11 +38,7 @@ impl Exec {
             id: Some(id.clone()),
             ..o
         };
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let c2 = c.clone();
-        let params = json!({"name": tool, "arguments": args});
-        let call =
-            tokio::spawn(async move { c2.request_streaming("tools/call", params, &o, tx).await });
+        let (call, mut rx) = start_streaming(&c, &tool, args, o);
         let mut seen = 0u32;
         let mut cancelled_at = None;
         while let Some(msg) = rx.recv().await {
@@ -91,11 +88,7 @@ async fn drop_after(
     o: CallOptions,
     after: u32,
 ) -> ActionOutput {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let params = json!({"name": tool, "arguments": args});
-    let c2 = c.clone();
-    let call =
-        tokio::spawn(async move { c2.request_streaming("tools/call", params, &o, tx).await });
+    let (call, mut rx) = start_streaming(&c, &tool, args, o);
     let mut seen = 0u32;
     let mut dropped = None;
     while let Some(msg) = rx.recv().await {
@@ -128,4 +121,22 @@ async fn drop_after(
         Ok(r) => from_client(r, sent),
         Err(e) => ActionOutput::failed(e.to_string(), false),
     }
+}
+
+/// Starts a `tools/call` of `tool` whose response stream is read as it arrives: the task ends with
+/// the whole exchange, the receiver yields each message of the stream meanwhile.
+fn start_streaming(
+    c: &McpConnection,
+    tool: &str,
+    args: Value,
+    o: CallOptions,
+) -> (
+    tokio::task::JoinHandle<Result<Exchange, ClientError>>,
+    tokio::sync::mpsc::UnboundedReceiver<TimedMessage>,
+) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let params = json!({"name": tool, "arguments": args});
+    let c = c.clone();
+    let call = tokio::spawn(async move { c.request_streaming("tools/call", params, &o, tx).await });
+    (call, rx)
 }
