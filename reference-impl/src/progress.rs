@@ -30,6 +30,20 @@ impl ProgressSink for Peer<RoleServer> {
         param: ProgressNotificationParam,
     ) -> futures::future::BoxFuture<'_, Result<(), String>> {
         Box::pin(async move {
+            if crate::defect!("progress-on-standalone-stream") {
+                // A notification rmcp cannot tie to the call: it takes the session's GET stream.
+                let params = serde_json::to_value(&param).map_err(|e| e.to_string())?;
+                let notification = rmcp::model::CustomNotification::new(
+                    "notifications/progress",
+                    Some(params),
+                );
+                return self
+                    .send_notification(rmcp::model::ServerNotification::CustomNotification(
+                        notification,
+                    ))
+                    .await
+                    .map_err(|error| error.to_string());
+            }
             self.notify_progress(param)
                 .await
                 .map_err(|error| error.to_string())

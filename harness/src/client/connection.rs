@@ -219,6 +219,45 @@ impl McpConnection {
             .await
     }
 
+    /// `GET` of the endpoint with the session (MCP Streamable HTTP: "Listening for Messages from
+    /// the Server"): the standalone SSE stream, read for `duration`. Its end at `duration` is the
+    /// step's normal end, not a timeout. A server may answer 405 (it offers no such stream).
+    pub async fn listen(
+        &self,
+        duration: std::time::Duration,
+        opts: &CallOptions,
+    ) -> Result<Exchange, ClientError> {
+        let mut headers = self.base_headers(opts, true);
+        headers.retain(|(n, _)| {
+            !n.eq_ignore_ascii_case("content-type") && !n.eq_ignore_ascii_case("accept")
+        });
+        headers.push(("Accept".to_owned(), "text/event-stream".to_owned()));
+        let headers = merge_headers(headers, &opts.headers);
+        let mut exchange = self
+            .0
+            .client
+            .send(
+                &self.0.label,
+                RawRequest {
+                    method: reqwest::Method::GET,
+                    url: self.0.url.clone(),
+                    headers,
+                    body: None,
+                    sent: None,
+                    response_id: None,
+                    timeout: Some(duration),
+                    jsonrpc: true,
+                },
+                None,
+            )
+            .await?;
+        if exchange.status != 0 {
+            // The stream was open: reading it until `duration` is what was asked.
+            exchange.timed_out = false;
+        }
+        Ok(exchange)
+    }
+
     /// POSTs arbitrary bytes (malformed JSON, wrong `Accept`, unknown session). Default headers
     /// (`Content-Type`, `Accept`, protocol version, bearer) are sent unless `headers` or
     /// `opts.headers` replace them; `with_session` adds `Mcp-Session-Id`.

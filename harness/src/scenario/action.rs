@@ -28,6 +28,8 @@ pub enum StepAction<'a> {
     Raw(&'a RawStep),
     /// `delete:` `DELETE` the session.
     Delete(&'a AgentRef),
+    /// `listen:` read the session's standalone SSE stream.
+    Listen(&'a ListenStep),
     /// `metrics:` scrape a metrics endpoint.
     Metrics(&'a MetricsStep),
     /// `reload:` rewrite the deployment and reload.
@@ -48,7 +50,7 @@ pub enum StepAction<'a> {
 
 impl<'a> StepAction<'a> {
     /// Every action key, in the order of [`StepSpec`]'s fields.
-    pub const KEYS: [&'static str; 18] = [
+    pub const KEYS: [&'static str; 19] = [
         "registry",
         "connect",
         "list_tools",
@@ -59,6 +61,7 @@ impl<'a> StepAction<'a> {
         "request",
         "raw",
         "delete",
+        "listen",
         "metrics",
         "reload",
         "repeat",
@@ -70,7 +73,7 @@ impl<'a> StepAction<'a> {
     ];
 
     /// The keys of the actions that talk MCP to an agent.
-    pub const MCP_KEYS: [&'static str; 9] = [
+    pub const MCP_KEYS: [&'static str; 10] = [
         "connect",
         "list_tools",
         "health",
@@ -80,6 +83,7 @@ impl<'a> StepAction<'a> {
         "request",
         "raw",
         "delete",
+        "listen",
     ];
 
     /// Which action this is.
@@ -95,6 +99,7 @@ impl<'a> StepAction<'a> {
             Self::Request(_) => ActionKind::Request,
             Self::Raw(_) => ActionKind::Raw,
             Self::Delete(_) => ActionKind::Delete,
+            Self::Listen(_) => ActionKind::Listen,
             Self::Metrics(_) => ActionKind::Metrics,
             Self::Reload(_) => ActionKind::Reload,
             Self::Repeat(_) => ActionKind::Repeat,
@@ -121,6 +126,7 @@ impl<'a> StepAction<'a> {
             Self::Connect(c) => c.bearer.as_deref(),
             Self::Request(r) => r.bearer.as_deref(),
             Self::ListTools(a) => a.bearer.as_deref(),
+            Self::Listen(l) => l.bearer.as_deref(),
             _ => None,
         }
     }
@@ -145,6 +151,7 @@ impl<'a> StepAction<'a> {
             Self::Call(c) => Some(&c.agent),
             Self::Request(r) => Some(&r.agent),
             Self::Raw(r) => Some(&r.agent),
+            Self::Listen(l) => Some(&l.agent),
             Self::Http(h) => h.agent.as_deref(),
             Self::Registry(_)
             | Self::Metrics(_)
@@ -181,6 +188,8 @@ pub enum ActionKind {
     Raw,
     /// `delete:`
     Delete,
+    /// `listen:`
+    Listen,
     /// `metrics:`
     Metrics,
     /// `reload:`
@@ -201,7 +210,7 @@ pub enum ActionKind {
 
 impl ActionKind {
     /// The actions that talk MCP to an agent.
-    pub const MCP: [ActionKind; 9] = [
+    pub const MCP: [ActionKind; 10] = [
         ActionKind::Connect,
         ActionKind::ListTools,
         ActionKind::Health,
@@ -211,6 +220,7 @@ impl ActionKind {
         ActionKind::Request,
         ActionKind::Raw,
         ActionKind::Delete,
+        ActionKind::Listen,
     ];
 
     /// The YAML key of this kind of action.
@@ -226,6 +236,7 @@ impl ActionKind {
             Self::Request => "request",
             Self::Raw => "raw",
             Self::Delete => "delete",
+            Self::Listen => "listen",
             Self::Metrics => "metrics",
             Self::Reload => "reload",
             Self::Repeat => "repeat",
@@ -267,6 +278,7 @@ mod tests {
                 "call" => "call: {agent: a, tool: t}".to_owned(),
                 "request" => "request: {agent: a, method: ping}".to_owned(),
                 "raw" => "raw: {agent: a, body: '{}'}".to_owned(),
+                "listen" => "listen: {agent: a, for: 1s}".to_owned(),
                 other => format!("{other}: {{agent: a}}"),
             };
             let step: StepSpec = match serde_saphyr::from_str(&yaml) {

@@ -72,6 +72,9 @@ pub struct StepSpec {
     /// `DELETE` the agent's session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete: Option<AgentRef>,
+    /// `GET` of the agent's endpoint with the session: its standalone SSE stream, read for a while.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listen: Option<ListenStep>,
     /// Scrape `/metrics`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<MetricsStep>,
@@ -155,6 +158,22 @@ pub struct AgentRef {
     /// Bearer sent with the request (a secret).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bearer: Option<String>,
+}
+
+/// `listen:` step: the session's standalone SSE stream (MCP Streamable HTTP, "Listening for
+/// Messages from the Server"), opened with `GET` and read for `for`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListenStep {
+    /// Agent key (or connection name given to `connect: {as: …}`).
+    pub agent: String,
+    /// Bearer sent with the request (a secret).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearer: Option<String>,
+    /// How long to read the stream; its end then is the step's normal end, not a timeout.
+    #[serde(rename = "for", with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub duration: Duration,
 }
 
 /// `connect:` step.
@@ -325,6 +344,7 @@ impl StepSpec {
             self.request.as_ref().map(A::Request),
             self.raw.as_ref().map(A::Raw),
             self.delete.as_ref().map(A::Delete),
+            self.listen.as_ref().map(A::Listen),
             self.metrics.as_ref().map(A::Metrics),
             self.reload.as_ref().map(A::Reload),
             self.repeat.as_ref().map(A::Repeat),

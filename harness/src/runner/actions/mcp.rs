@@ -1,4 +1,5 @@
-//! MCP steps on an agent session: `connect`, `list_tools`, `call`, `history`, `request`, `raw`, `delete`.
+//! MCP steps on an agent session: `connect`, `list_tools`, `call`, `history`, `request`, `raw`,
+//! `delete`, `listen`.
 
 use super::*;
 
@@ -124,6 +125,15 @@ impl Exec {
                 &opts(&None, &None),
             )
             .await,
+            Observation::Exchanged,
+        );
+    }
+
+    pub(super) async fn listen(&self, l: &ListenStep) -> ActionOutput {
+        let c = conn!(self, &l.agent);
+        return from_client(
+            c.listen(l.duration, &call_options(&l.bearer, &None, l.duration))
+                .await,
             Observation::Exchanged,
         );
     }

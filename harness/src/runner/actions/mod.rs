@@ -24,8 +24,8 @@ use crate::observation::{Connected, HealthAnswered, MessageSent, Observation};
 use crate::process::FileRead;
 use crate::scenario::template::render;
 use crate::scenario::{
-    AgentRef, CallStep, ConnectStep, EraSpec, FileStep, HttpStep, MetricsStep, ProcessStep,
-    RawStep, RegistryStep, RequestStep, SendStep, StepAction, StepSpec, ToolCallStep,
+    AgentRef, CallStep, ConnectStep, EraSpec, FileStep, HttpStep, ListenStep, MetricsStep,
+    ProcessStep, RawStep, RegistryStep, RequestStep, SendStep, StepAction, StepSpec, ToolCallStep,
 };
 
 /// The connection of `agent`, or the step's failure.
@@ -65,6 +65,7 @@ impl Exec {
             StepAction::Request(r) => self.request(r, timeout).await,
             StepAction::Raw(r) => self.raw(r, timeout).await,
             StepAction::Delete(a) => self.delete(a, timeout).await,
+            StepAction::Listen(l) => self.listen(l).await,
             StepAction::Health(h) => self.health(h, timeout).await,
             StepAction::Send(m) => self.send(m, timeout).await,
             StepAction::Reload(r) => self

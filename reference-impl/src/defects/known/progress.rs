@@ -2,6 +2,10 @@
 
 pub(super) const KNOWN: &[(&str, &str)] = &[
     (
+        "progress-on-standalone-stream",
+        "a call's progress notifications go over the session's standalone GET stream instead of the call's own SSE response",
+    ),
+    (
         "progress-undeliverable-fatal",
         "once the client closed a call's stream, progress sends fail and the failure stops the loop",
     ),
