@@ -33,10 +33,8 @@ impl ProgressSink for Peer<RoleServer> {
             if crate::defect!("progress-on-standalone-stream") {
                 // A notification rmcp cannot tie to the call: it takes the session's GET stream.
                 let params = serde_json::to_value(&param).map_err(|e| e.to_string())?;
-                let notification = rmcp::model::CustomNotification::new(
-                    "notifications/progress",
-                    Some(params),
-                );
+                let notification =
+                    rmcp::model::CustomNotification::new("notifications/progress", Some(params));
                 return self
                     .send_notification(rmcp::model::ServerNotification::CustomNotification(
                         notification,
