@@ -81,7 +81,10 @@ mod tests {
         // up with a probability of about 90 %.
         for _ in 0..3000 {
             let port = free_port().unwrap();
-            assert!(!FIXED.contains(&port), "{port} is kept for serial scenarios");
+            assert!(
+                !FIXED.contains(&port),
+                "{port} is kept for serial scenarios"
+            );
         }
     }
 

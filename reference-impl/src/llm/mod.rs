@@ -197,16 +197,17 @@ pub async fn preflight(
     } else {
         PREFLIGHT_TIMEOUT
     };
+    preflight_within(&at_startup(provider), model, http, timeout).await
+}
+
+/// The provider settings the startup preflight sends (the defect `preflight-before-dotenv`
+/// leaves out a key that only `.env` sets).
+fn at_startup(settings: &ProviderSettings) -> std::borrow::Cow<'_, ProviderSettings> {
     #[cfg(feature = "defects")]
-    let without_dotenv;
-    #[cfg(feature = "defects")]
-    let provider = if crate::defect!("preflight-before-dotenv") {
-        without_dotenv = crate::defects::without_dotenv_key(provider);
-        &without_dotenv
-    } else {
-        provider
-    };
-    preflight_within(provider, model, http, timeout).await
+    if crate::defect!("preflight-before-dotenv") {
+        return std::borrow::Cow::Owned(crate::defects::without_dotenv_key(settings));
+    }
+    std::borrow::Cow::Borrowed(settings)
 }
 
 /// The model seed 001's preflight retrieves from an Anthropic provider that has a key but is not
@@ -222,15 +223,7 @@ pub async fn preflight_key_only(
     settings: &ProviderSettings,
     http: &reqwest::Client,
 ) -> Option<String> {
-    #[cfg(feature = "defects")]
-    let without_dotenv;
-    #[cfg(feature = "defects")]
-    let settings = if crate::defect!("preflight-before-dotenv") {
-        without_dotenv = crate::defects::without_dotenv_key(settings);
-        &without_dotenv
-    } else {
-        settings
-    };
+    let settings = &at_startup(settings);
     let problem = match provider {
         Provider::OpenAi => openai::preflight(http, settings, None, PREFLIGHT_TIMEOUT).await,
         Provider::Anthropic => {
