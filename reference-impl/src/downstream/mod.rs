@@ -159,11 +159,6 @@ impl Lease {
         self.session.tools.clone()
     }
 
-    /// Whether this is a private session opened with one request's bearer.
-    pub fn is_private(&self) -> bool {
-        self.private
-    }
-
     /// Ends a private session (sends its `DELETE`); a shared one stays open.
     pub async fn release(self) {
         if self.private
