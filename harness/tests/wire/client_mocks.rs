@@ -311,3 +311,45 @@ async fn a_call_can_be_cancelled_mid_flight() {
             .any(|e| e.jsonrpc_method.as_deref() == Some("notifications/cancelled"))
     );
 }
+
+#[tokio::test]
+async fn listen_reads_the_standalone_stream_for_its_duration_and_keeps_calls_apart() {
+    let m = mock(counting_mock_spec()).await;
+    let client = client();
+    let conn = connect(&client, &m.url(), Era::V2025_11_25).await;
+    let listener = conn.clone();
+    let listen = tokio::spawn(async move {
+        listener
+            .listen(Duration::from_millis(800), &CallOptions::default())
+            .await
+    });
+    let opts = CallOptions {
+        progress_token: Some(json!("tok-listen")),
+        ..CallOptions::default()
+    };
+    let call = conn.call_tool("count", json!({}), &opts).await.unwrap();
+    assert_eq!(
+        call.progress().count(),
+        3,
+        "the call's progress is on its own stream"
+    );
+    let listened = listen.await.unwrap().unwrap();
+    assert_eq!(listened.status, 200);
+    assert!(
+        listened
+            .content_type
+            .as_deref()
+            .is_some_and(|c| c.starts_with("text/event-stream")),
+        "{:?}",
+        listened.content_type
+    );
+    assert!(
+        !listened.timed_out,
+        "reaching its duration is the listen's normal end"
+    );
+    assert_eq!(
+        listened.progress().count(),
+        0,
+        "the standalone stream carries none of the call's progress"
+    );
+}
