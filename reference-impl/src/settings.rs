@@ -54,14 +54,19 @@ pub enum Provider {
     OpenAi,
     /// Anthropic messages (`POST {base_url}/v1/messages`).
     Anthropic,
+    /// HuggingFace's OpenAI-compatible router (`POST {base_url}/chat/completions`): a
+    /// token-passthrough provider, authenticated with the inbound request's bearer when it has one
+    /// (seed 001 §Bearer Token Propagation, "LLM-provider passthrough").
+    HuggingFace,
 }
 
 impl Provider {
-    /// The provider prefix as written in `default_model` (`openai`, `anthropic`).
+    /// The provider prefix as written in `default_model` (`openai`, `anthropic`, `hf`).
     pub fn as_str(self) -> &'static str {
         match self {
             Provider::OpenAi => "openai",
             Provider::Anthropic => "anthropic",
+            Provider::HuggingFace => "hf",
         }
     }
 }

@@ -140,7 +140,7 @@ pub struct DeploymentSpec {
     /// `model_capabilities`; published in the registry when present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_capabilities: Option<ModelCapabilitiesSpec>,
-    /// LLM providers: which mock (or URL) backs `openai` and `anthropic`, and their keys.
+    /// LLM providers: which mock (or URL) backs `openai`, `anthropic` or `hf`, and their keys.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub providers: BTreeMap<String, ProviderSpec>,
     /// Agents by key.
@@ -189,6 +189,11 @@ pub struct DeploymentSpec {
     #[serde(default, skip_serializing_if = "is_false")]
     pub default_registry_port: bool,
 }
+
+/// The provider sections of `fastagent.config.yaml` a deployment can configure: seed 001's
+/// `openai` and `anthropic`, and fast-agent's `hf` (HuggingFace, a token-passthrough provider:
+/// seed 001 §Bearer Token Propagation).
+pub const PROVIDERS: [&str; 3] = ["openai", "anthropic", "hf"];
 
 /// Seed 001 §agents.yaml: "`registry_port` | no | Port for the registry server. Default: `24200`".
 pub const DEFAULT_REGISTRY_PORT: u16 = 24200;

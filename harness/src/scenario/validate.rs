@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use super::template::{collect_strings, is_known, placeholders};
-use super::{Locations, ScenarioSpec, SpecError, StepAction, StepSpec, did_you_mean};
+use super::{Locations, PROVIDERS, ScenarioSpec, SpecError, StepAction, StepSpec, did_you_mean};
 use crate::catalog::{self, Evaluation};
 use crate::scenario::{AssertSpec, PathAssert};
 
@@ -148,13 +148,13 @@ fn check_deployment(cx: &mut Ctx<'_>, spec: &ScenarioSpec, d: &super::Deployment
         }
     }
     for (name, p) in &d.providers {
-        if !["openai", "anthropic"].contains(&name.as_str()) {
+        if !PROVIDERS.contains(&name.as_str()) {
             let (l, c) = cx.find(&format!("{name}:"), 1);
             cx.err(
                 l,
                 c,
                 format!("unknown provider `{name}`"),
-                Some("providers are `openai` and `anthropic`".into()),
+                Some("providers are `openai`, `anthropic` and `hf` (HuggingFace)".into()),
             );
         }
         if let Some(m) = &p.mock

@@ -374,7 +374,7 @@ fn generate(
                     serde_json::to_value(c).unwrap_or_default(),
                 );
             }
-            for p in ["openai", "anthropic"] {
+            for p in crate::scenario::PROVIDERS {
                 if let Some(url) = provider_url(d, p, mock_urls, vars) {
                     top.insert(p.into(), json!({"base_url": url}));
                 }

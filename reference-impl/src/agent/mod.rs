@@ -502,6 +502,7 @@ impl ServerHandler for AgentServer {
                         instruction: &settings.instruction,
                         messages: &messages,
                         tools: &[],
+                        bearer: None,
                     };
                     let _ = crate::llm::complete(&self.core.deps.http, &turn).await;
                 }
@@ -526,6 +527,7 @@ impl ServerHandler for AgentServer {
                         instruction: &settings.instruction,
                         messages: &messages,
                         tools: &[],
+                        bearer: None,
                     };
                     let _ = crate::llm::complete(&self.core.deps.http, &turn).await;
                 }

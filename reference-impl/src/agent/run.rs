@@ -159,6 +159,7 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
             instruction: &settings.instruction,
             messages: &messages,
             tools: &tools,
+            bearer: bearer.as_ref(),
         };
         let completion = tokio::select! {
             completion = llm::complete(&core.deps.http, &turn) => completion,

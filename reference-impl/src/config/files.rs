@@ -98,6 +98,7 @@ pub(crate) struct FastAgentSpec {
     pub mcp: Option<McpSpec>,
     pub openai: Option<ProviderSpec>,
     pub anthropic: Option<ProviderSpec>,
+    pub hf: Option<ProviderSpec>,
     pub logger: Option<LoggerSpec>,
     pub tls: Option<TlsSpec>,
 }

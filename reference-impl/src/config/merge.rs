@@ -205,6 +205,7 @@ impl<'a> Merged<'a> {
             .any(|spec| match provider {
                 Provider::OpenAi => spec.openai.is_some(),
                 Provider::Anthropic => spec.anthropic.is_some(),
+                Provider::HuggingFace => spec.hf.is_some(),
             })
     }
 
@@ -212,6 +213,7 @@ impl<'a> Merged<'a> {
         let pick = |spec: &'a FastAgentSpec| match provider {
             Provider::OpenAi => spec.openai.as_ref(),
             Provider::Anthropic => spec.anthropic.as_ref(),
+            Provider::HuggingFace => spec.hf.as_ref(),
         };
         let layers = [
             (pick(self.secrets), self.secrets_src),
@@ -235,12 +237,18 @@ impl<'a> Merged<'a> {
             }
         }
         let (env_url, env_key, default_url) = match provider {
-            Provider::OpenAi => ("OPENAI_BASE_URL", "OPENAI_API_KEY", DEFAULT_OPENAI_BASE_URL),
+            Provider::OpenAi => (
+                Some("OPENAI_BASE_URL"),
+                "OPENAI_API_KEY",
+                DEFAULT_OPENAI_BASE_URL,
+            ),
             Provider::Anthropic => (
-                "ANTHROPIC_BASE_URL",
+                Some("ANTHROPIC_BASE_URL"),
                 "ANTHROPIC_API_KEY",
                 DEFAULT_ANTHROPIC_BASE_URL,
             ),
+            // fast-agent's `hf` provider: `hf.base_url` or its router; the key is `HF_TOKEN`.
+            Provider::HuggingFace => (None, "HF_TOKEN", DEFAULT_HF_BASE_URL),
         };
         let env_ignored =
             provider == Provider::OpenAi && crate::defect!("openai-base-url-env-ignored");
@@ -253,8 +261,8 @@ impl<'a> Merged<'a> {
         let base_url = base_url
             .filter(|u| !u.is_empty())
             .or_else(|| {
-                self.env
-                    .get(env_url)
+                env_url
+                    .and_then(|name| self.env.get(name))
                     .filter(|_| !env_ignored)
                     .map(str::to_owned)
             })
@@ -285,6 +293,7 @@ pub(super) fn parse_model(
     let provider = match prefix {
         "openai" => Provider::OpenAi,
         "anthropic" => Provider::Anthropic,
+        "hf" => Provider::HuggingFace,
         _ => {
             return Err(at(
                 src,
@@ -292,7 +301,7 @@ pub(super) fn parse_model(
                 format!("model `{text}` does not name a supported provider"),
             )
             .with_hint(
-                "write `openai.<model>` (any OpenAI-compatible server) or `anthropic.<model>`",
+                "write `openai.<model>` (any OpenAI-compatible server), `anthropic.<model>` or `hf.<model>`",
             ));
         }
     };

@@ -45,6 +45,9 @@ pub const DEFAULT_REGISTRY_PORT: u16 = 24200;
 pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 /// Default Anthropic base URL (`ANTHROPIC_BASE_URL` unset).
 pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+
+/// fast-agent's HuggingFace router, the `hf` provider's base URL when none is configured.
+pub const DEFAULT_HF_BASE_URL: &str = "https://router.huggingface.co/v1";
 /// The registry's limit on `title` and `description` (characters).
 pub const REGISTRY_TEXT_LIMIT: usize = 100;
 

@@ -270,6 +270,7 @@ mod tests {
                 instruction: "sys",
                 messages: &messages,
                 tools: &[],
+                bearer: None,
             };
             let body = request_body(&turn);
             assert_eq!(body.get("top_k").is_some(), sends, "{name}");

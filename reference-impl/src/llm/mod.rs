@@ -113,6 +113,9 @@ pub struct TurnRequest<'a> {
     pub messages: &'a [ChatMessage],
     /// Tools offered.
     pub tools: &'a [ToolDef],
+    /// The inbound request's bearer: a token-passthrough provider (HuggingFace) authenticates
+    /// with it instead of a configured key.
+    pub bearer: Option<&'a Secret>,
 }
 
 /// A provider failure, worded for the user who reads the `isError` result.
@@ -154,7 +157,7 @@ pub async fn complete(
     turn: &TurnRequest<'_>,
 ) -> Result<Completion, LlmError> {
     match turn.model.provider {
-        Provider::OpenAi => openai::complete(http, turn).await,
+        Provider::OpenAi | Provider::HuggingFace => openai::complete(http, turn).await,
         Provider::Anthropic => anthropic::complete(http, turn).await,
     }
 }
@@ -229,6 +232,8 @@ pub async fn preflight_key_only(
         Provider::Anthropic => {
             anthropic::preflight(http, settings, KEY_ONLY_ANTHROPIC_MODEL, PREFLIGHT_TIMEOUT).await
         }
+        // Never keyed-only: `Deployment::keyed_providers` lists the two of seed 001's table.
+        Provider::HuggingFace => return None,
     };
     log_preflight(provider, None, problem.as_deref());
     problem
@@ -244,6 +249,15 @@ pub async fn preflight_within(
     let problem = match model.provider {
         Provider::OpenAi => openai::preflight(http, provider, Some(&model.model), timeout).await,
         Provider::Anthropic => anthropic::preflight(http, provider, &model.model, timeout).await,
+        // Seed 001's preflight table has no row for a token-passthrough provider: its credential
+        // is each request's bearer, which a startup check does not have.
+        Provider::HuggingFace => {
+            return ProviderStatus {
+                provider: model.provider,
+                model: model.model.clone(),
+                problem: None,
+            };
+        }
     };
     log_preflight(model.provider, Some(&model.model), problem.as_deref());
     ProviderStatus {
@@ -409,7 +423,7 @@ fn with_key(
     key: Option<&Secret>,
 ) -> reqwest::RequestBuilder {
     match (provider, key) {
-        (Provider::OpenAi, Some(key)) => request.bearer_auth(key.expose()),
+        (Provider::OpenAi | Provider::HuggingFace, Some(key)) => request.bearer_auth(key.expose()),
         (Provider::Anthropic, Some(key)) => request.header("x-api-key", key.expose()),
         (_, None) => request,
     }

@@ -184,23 +184,26 @@ pub(super) async fn complete(
 ) -> Result<Completion, LlmError> {
     let url = endpoint(&turn.provider.base_url, "chat/completions");
     let body = request_body(turn);
+    let provider = turn.model.provider;
+    // Seed 001: the inbound bearer is the credential of a token-passthrough provider.
+    let passthrough = turn
+        .bearer
+        .filter(|_| provider == Provider::HuggingFace && !crate::defect!("hf-no-passthrough"))
+        .cloned();
     #[cfg(feature = "defects")]
-    let key = crate::defect!("bearer-to-llm")
-        .then(crate::defects::last_inbound)
-        .flatten()
-        .or_else(|| turn.provider.api_key.clone());
-    #[cfg(not(feature = "defects"))]
-    let key = turn.provider.api_key.clone();
+    let passthrough = passthrough.or_else(|| {
+        crate::defect!("bearer-to-llm")
+            .then(crate::defects::last_inbound)
+            .flatten()
+    });
+    let key = passthrough.or_else(|| turn.provider.api_key.clone());
     let request = with_key(
         http.post(&url).timeout(turn.provider.timeout).json(&body),
-        Provider::OpenAi,
+        provider,
         key.as_ref(),
     );
-    let value = exchange_json(request, Provider::OpenAi, &url, turn.provider.timeout).await?;
-    parse_response(&value).map_err(|reason| LlmError::Malformed {
-        provider: Provider::OpenAi,
-        reason,
-    })
+    let value = exchange_json(request, provider, &url, turn.provider.timeout).await?;
+    parse_response(&value).map_err(|reason| LlmError::Malformed { provider, reason })
 }
 
 /// `GET {base_url}/models`, checking `model` is listed. `None` when healthy.
@@ -282,6 +285,7 @@ mod tests {
             instruction: "be brief",
             messages,
             tools,
+            bearer: None,
         }
     }
 

@@ -44,6 +44,7 @@ fn key_only_skipped(provider: Provider) -> bool {
     match provider {
         Provider::OpenAi => crate::defect!("key-only-openai-unchecked"),
         Provider::Anthropic => crate::defect!("key-only-anthropic-unchecked"),
+        Provider::HuggingFace => false,
     }
 }
 

@@ -2,6 +2,10 @@
 
 pub(super) const KNOWN: &[(&str, &str)] = &[
     (
+        "hf-no-passthrough",
+        "a HuggingFace (`hf.`) model is called with the configured key only: the inbound bearer is not passed through",
+    ),
+    (
         "bearer-to-all-servers",
         "the inbound bearer is forwarded to every downstream server",
     ),
