@@ -482,3 +482,54 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn a_clash_with_the_default_registry_port_names_no_line() {
+    let p = minimal();
+    p.write(
+        "agents.yaml",
+        "name: p\nagents:\n  a:\n    card: a.md\n    port: 24200\n",
+    );
+    p.write("a.md", "---\n---\nx\n");
+    let e = error_of(&p);
+    assert_located(&e, "agents.yaml", 5);
+    assert!(
+        e.message
+            .ends_with("is already used by the registry (default port)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn agent_keys_that_publish_the_same_name_are_located_at_the_second_key() {
+    let p = minimal();
+    p.write(
+        "agents.yaml",
+        "name: p\nagents:\n  tech_research:\n    card: a.md\n    port: 1\n  \"tech-research\":\n    card: a.md\n    port: 2\n",
+    );
+    p.write("a.md", "---\n---\nx\n");
+    let e = error_of(&p);
+    assert_located(&e, "agents.yaml", 6);
+    assert_eq!(e.position.map(|pos| pos.column), Some(3), "{e}");
+}
+
+#[test]
+fn a_namespace_outside_the_registry_name_pattern_is_rejected() {
+    for namespace in ["bad namespace!", &"a".repeat(151)] {
+        let p = minimal();
+        p.write(
+            "agents.yaml",
+            &format!(
+                "name: p\nnamespace: \"{namespace}\"\nagents:\n  tech_research:\n    module: agents.tech_research\n    port: 8201\n"
+            ),
+        );
+        let e = error_of(&p);
+        assert!(e.message.contains("namespace"), "{namespace}: {e}");
+    }
+    let p = minimal();
+    p.write(
+        "agents.yaml",
+        "name: p\nnamespace: ca.helu-x.b2\nagents:\n  tech_research:\n    module: agents.tech_research\n    port: 8201\n",
+    );
+    assert_eq!(load_with(&p, &[]).unwrap().namespace, "ca.helu-x.b2");
+}
