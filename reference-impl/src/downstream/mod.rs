@@ -345,11 +345,6 @@ impl Downstream {
         Err(connect_error(last_error))
     }
 
-    /// The server's tools (opening the session if needed).
-    pub async fn tools(&self) -> Result<Arc<Vec<Tool>>, DownstreamError> {
-        Ok(self.session().await?.tools.clone())
-    }
-
     /// Calls `tool` with `arguments` over `lease`. `bearer` is the already-chosen outbound bearer
     /// (see [`outbound_bearer`]); it travels with this request only. Cancelling `cancel` sends
     /// `notifications/cancelled` downstream and returns [`DownstreamError::Cancelled`].
