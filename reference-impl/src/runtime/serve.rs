@@ -75,26 +75,19 @@ pub(super) async fn preflight_all(
             );
         }
     }
-    // At startup, the providers with a key that no agent makes active: once each, warn-only.
-    let mut key_only: BTreeMap<String, (Provider, ProviderSettings)> = BTreeMap::new();
-    if existing.is_empty() {
-        for (provider, settings) in keyed {
-            let active = agents.iter().any(|a| {
-                a.settings.model.provider == *provider
-                    && a.settings.provider.base_url == settings.base_url
-            });
-            if !active && !key_only_skipped(*provider) {
-                key_only
-                    .entry(format!("{provider}|{}", settings.base_url))
-                    .or_insert_with(|| (*provider, settings.clone()));
-            }
-        }
-    }
-    let key_only = key_only
-        .into_values()
-        .map(|(provider, settings)| async move {
-            llm::preflight_key_only(provider, &settings, http).await
-        });
+    // At startup, the providers with a key that no agent makes active: once each (the
+    // deployment lists each provider once), warn-only.
+    let key_only = keyed
+        .iter()
+        .filter(|_| existing.is_empty())
+        .filter(|(provider, settings)| {
+            !key_only_skipped(*provider)
+                && !agents.iter().any(|a| {
+                    a.settings.model.provider == *provider
+                        && a.settings.provider.base_url == settings.base_url
+                })
+        })
+        .map(|(provider, settings)| llm::preflight_key_only(*provider, settings, http));
     let checks = todo.into_iter().map(|(key, (model, provider))| async move {
         let status = llm::preflight(&provider, &model, http).await;
         (key, status)
