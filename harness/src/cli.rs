@@ -117,6 +117,46 @@ pub enum Command {
     /// Proxy a client's session with a bridge (registry and agent endpoints) and write it as a
     /// scenario: steps, the answers' status and shape, progress; bearers never written.
     Record(Box<crate::record::RecordArgs>),
+    /// Full-verdict baselines of a certification: every entry's verdict, skips with their
+    /// reasons (`harness/docs/certification.md`).
+    #[command(subcommand)]
+    Verdicts(VerdictsCommand),
+}
+
+/// `verdicts` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum VerdictsCommand {
+    /// Write the baseline of one or more JSON reports (`run --report-json`) of one target:
+    /// an entry the runs judged differently records each verdict seen.
+    Write {
+        /// The JSON reports.
+        #[arg(required = true)]
+        reports: Vec<PathBuf>,
+        /// The baseline file to write.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Compare a JSON report with a baseline: exit 0 when every verdict is as recorded, 1 with
+    /// each difference printed (scenario, entry, recorded → seen), 2 when a file is unusable.
+    Check {
+        /// The JSON report of the run.
+        report: PathBuf,
+        /// The baseline (`verdicts write`).
+        #[arg(long)]
+        baseline: PathBuf,
+        /// A JSON report of the differing scenarios run once more: a scenario whose verdicts
+        /// there are as recorded passes, and its first-run differences are printed as not
+        /// reproduced (timing), never hidden.
+        #[arg(long)]
+        retried: Option<PathBuf>,
+        /// Write the ids of the scenarios that differ here, one per line (for `run --filter`).
+        #[arg(long)]
+        differing_out: Option<PathBuf>,
+        /// The run selected only some scenarios (`--filter`): those it did not run are not
+        /// differences.
+        #[arg(long)]
+        partial: bool,
+    },
 }
 
 /// `scenarios` subcommands.
@@ -332,6 +372,7 @@ pub async fn run_cli(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8
         Command::Load(args) => crate::load::args::run_command(&args, out, err).await,
         Command::Watch(args) => crate::watch::run_command(&args, out, err).await,
         Command::Record(args) => crate::record::run_command(&args, out, err).await,
+        Command::Verdicts(cmd) => verdicts_command(&cmd, out, err),
     }
 }
 
@@ -545,4 +586,116 @@ fn report_command(args: &ReportArgs, out: &mut impl Write, err: &mut impl Write)
         return code;
     }
     run.exit_code()
+}
+
+/// `verdicts write` and `verdicts check`.
+fn verdicts_command(cmd: &VerdictsCommand, out: &mut impl Write, err: &mut impl Write) -> u8 {
+    use crate::verdicts::{VerdictBaseline, render};
+    match cmd {
+        VerdictsCommand::Write { reports, out: path } => {
+            let b = match VerdictBaseline::from_reports(reports) {
+                Ok(b) => b,
+                Err(e) => {
+                    let _ = writeln!(err, "error: {e}");
+                    return exit::INVALID_INPUT;
+                }
+            };
+            if let Err(e) = create(path).and_then(|mut f| f.write_all(b.to_yaml().as_bytes())) {
+                let _ = writeln!(err, "error: cannot write {}: {e}", path.display());
+                return exit::HARNESS_ERROR;
+            }
+            let entries: usize = b.scenarios.values().map(|s| s.verdicts.len()).sum();
+            let _ = writeln!(
+                out,
+                "wrote {}: {} scenario(s), {entries} entries",
+                path.display(),
+                b.scenarios.len()
+            );
+            exit::SUCCESS
+        }
+        VerdictsCommand::Check {
+            report,
+            baseline,
+            retried,
+            differing_out,
+            partial,
+        } => {
+            let loaded = VerdictBaseline::load(baseline).and_then(|b| {
+                let seen = VerdictBaseline::from_reports(std::slice::from_ref(report))?;
+                let again = match retried {
+                    Some(r) => Some(VerdictBaseline::from_reports(std::slice::from_ref(r))?),
+                    None => None,
+                };
+                Ok((b, seen, again))
+            });
+            let (mut want, mut seen, again) = match loaded {
+                Ok(x) => x,
+                Err(crate::verdicts::VerdictsError::Baseline(e)) => {
+                    let _ = write!(err, "{}", e.render_plain());
+                    return exit::INVALID_INPUT;
+                }
+                Err(e) => {
+                    let _ = writeln!(err, "error: {e}");
+                    return exit::INVALID_INPUT;
+                }
+            };
+            if *partial {
+                want.scenarios.retain(|id, _| seen.scenarios.contains_key(id));
+            }
+            let mut diffs = want.diff(&seen);
+            if let Some(again) = again.filter(|_| !diffs.is_empty()) {
+                let first = diffs;
+                for (id, verdicts) in again.scenarios {
+                    seen.scenarios.insert(id, verdicts);
+                }
+                diffs = want.diff(&seen);
+                let gone: Vec<_> = first.into_iter().filter(|d| !diffs.contains(d)).collect();
+                if !gone.is_empty() {
+                    let _ = writeln!(
+                        out,
+                        "{}: {} difference(s) of the first run did not reproduce when the scenario ran again (timing):\n{}",
+                        seen.target,
+                        gone.len(),
+                        render(&gone)
+                    );
+                }
+            }
+            if let Some(p) = differing_out {
+                let mut ids: Vec<&str> = diffs.iter().map(|d| d.scenario.as_str()).collect();
+                ids.dedup();
+                let text: String = ids.iter().map(|i| format!("{i}\n")).collect();
+                if let Err(e) = create(p).and_then(|mut f| f.write_all(text.as_bytes())) {
+                    let _ = writeln!(err, "error: cannot write {}: {e}", p.display());
+                    return exit::HARNESS_ERROR;
+                }
+            }
+            if diffs.is_empty() {
+                let entries: usize = seen.scenarios.values().map(|s| s.verdicts.len()).sum();
+                let _ = writeln!(
+                    out,
+                    "{}: every verdict as {} records ({} scenario(s), {entries} entries)",
+                    seen.target,
+                    baseline.display(),
+                    seen.scenarios.len()
+                );
+                return exit::SUCCESS;
+            }
+            let _ = writeln!(
+                out,
+                "{}: {} verdict(s) differ from {} (recorded → seen):\n{}",
+                seen.target,
+                diffs.len(),
+                baseline.display(),
+                render(&diffs)
+            );
+            if want.suite_digest != seen.suite_digest {
+                let _ = writeln!(
+                    out,
+                    "the baseline was written with suite sha256:{}, this run's kit carries sha256:{}",
+                    want.suite_digest, seen.suite_digest
+                );
+            }
+            exit::CHECK_FAILED
+        }
+    }
 }

@@ -42,5 +42,6 @@ pub mod runner;
 pub mod scenario;
 pub mod suite;
 pub mod target;
+pub mod verdicts;
 pub mod vocab;
 pub mod watch;

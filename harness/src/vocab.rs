@@ -40,6 +40,10 @@ pub enum Capability {
     Preflight,
     /// Single-agent mode (`pallas --agent NAME`: one agent, no registry). Pallas-only.
     SingleAgent,
+    /// Seed 000's progress wording, step numbering and totals (`{server}/{tool}: started`,
+    /// `{agent} step N (llm)`, `total` for finished sub-tasks): the Pallas↔Daedalus contract on
+    /// top of MCP's progress rules. Pallas-only; a target claiming it claims `progress` too.
+    PallasProgress,
     /// The mcpctl agents contract (seed 002): pack scenarios under `scenarios/mcpctl/`.
     Mcpctl,
     /// The Percolate MCP contract (seed 003): pack scenarios under `scenarios/percolate/`.
@@ -50,7 +54,7 @@ pub enum Capability {
 
 impl Capability {
     /// Every capability, in declaration order.
-    pub const ALL: [Capability; 17] = [
+    pub const ALL: [Capability; 18] = [
         Self::Registry,
         Self::Health,
         Self::Progress,
@@ -65,6 +69,7 @@ impl Capability {
         Self::PallasLogging,
         Self::Preflight,
         Self::SingleAgent,
+        Self::PallasProgress,
         Self::Mcpctl,
         Self::Percolate,
         Self::AgenticServer,
@@ -72,7 +77,7 @@ impl Capability {
 
     /// What only a Pallas has (its deployment, not the agent-over-MCP contract): a target that
     /// is not a Pallas claims none of them, and every check or scenario needing one is `skip`.
-    pub const PALLAS_ONLY: [Capability; 7] = [
+    pub const PALLAS_ONLY: [Capability; 8] = [
         Self::Registry,
         Self::Health,
         Self::Metrics,
@@ -80,6 +85,7 @@ impl Capability {
         Self::PallasLogging,
         Self::Preflight,
         Self::SingleAgent,
+        Self::PallasProgress,
     ];
 
     /// Whether only a Pallas has it (see [`Self::PALLAS_ONLY`]).
@@ -136,6 +142,7 @@ impl Capability {
             Self::PallasLogging => "pallas_logging",
             Self::Preflight => "preflight",
             Self::SingleAgent => "single_agent",
+            Self::PallasProgress => "pallas_progress",
             Self::Mcpctl => "mcpctl",
             Self::Percolate => "percolate",
             Self::AgenticServer => "agentic_server",

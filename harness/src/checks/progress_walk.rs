@@ -109,7 +109,7 @@ impl<'a> Note<'a> {
 
 /// `{agent} step N (llm|tool)` or `{server}/{tool}: started|completed|failed`.
 fn message_format() -> Option<Regex> {
-    Regex::new(r"^(?:(?P<tool>[^\s/]+/\S+): (?P<state>started|completed|failed)|(?P<agent>\S+) step (?P<n>\d+) \((?:llm|tool)\))$").ok()
+    Regex::new(r"^(?:(?P<tool>[^\s/]+/\S+): (?P<state>started|completed|failed)|(?P<agent>[^\s/:]+) step (?P<n>\d+) \((?:llm|tool)\))$").ok()
 }
 
 /// `{server}/{tool}:` and the rest of the message.

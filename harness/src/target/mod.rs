@@ -406,6 +406,15 @@ pub fn parse_str(file: &str, text: &str) -> Result<TargetSpec, InvalidFiles> {
             "a pack target claims its pack and no other pack or Pallas-only capability",
         ));
     }
+    if spec.capabilities.contains(&Capability::PallasProgress)
+        && !spec.capabilities.contains(&Capability::Progress)
+    {
+        errors.push(at_key(
+            "capabilities",
+            "`pallas_progress` is claimed without `progress`: seed 000's wording is judged on progress notifications".into(),
+            "add `progress` to `capabilities`, or leave `pallas_progress` out",
+        ));
+    }
     if let Some(template) = &spec.message_arguments
         && !template.values().any(holds_message)
     {
