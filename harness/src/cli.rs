@@ -640,7 +640,8 @@ fn verdicts_command(cmd: &VerdictsCommand, out: &mut impl Write, err: &mut impl 
                 }
             };
             if *partial {
-                want.scenarios.retain(|id, _| seen.scenarios.contains_key(id));
+                want.scenarios
+                    .retain(|id, _| seen.scenarios.contains_key(id));
             }
             let mut diffs = want.diff(&seen);
             if let Some(again) = again.filter(|_| !diffs.is_empty()) {

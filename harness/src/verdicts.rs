@@ -134,7 +134,10 @@ impl VerdictBaseline {
             .ok_or("it has no `scenarios` list")?;
         let mut out = Self {
             target: report["target"].as_str().unwrap_or_default().to_owned(),
-            kit_version: report["kit_version"].as_str().unwrap_or_default().to_owned(),
+            kit_version: report["kit_version"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
             suite_digest: report["suite"]["digest"]
                 .as_str()
                 .unwrap_or_default()
@@ -434,8 +437,14 @@ mod tests {
             .insert("PROG-099 new".into(), Expected::One("pass".into()));
         now.scenarios.remove("bearer-x");
         let shown = render(&base.diff(&now));
-        assert!(shown.contains("PROG-099 new\n      (no such entry) → pass"), "{shown}");
-        assert!(shown.contains("bearer-x\n  (the scenario) in the baseline → not run"), "{shown}");
+        assert!(
+            shown.contains("PROG-099 new\n      (no such entry) → pass"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("bearer-x\n  (the scenario) in the baseline → not run"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -126,6 +126,8 @@ impl Progress {
         if crate::defect!("progress-not-monotonic") {
             progress = 1000.0 - progress;
         }
+        #[cfg(feature = "defects")]
+        let message = crate::defects::reworded(message);
         let mut param =
             ProgressNotificationParam::new(token.clone(), progress).with_message(message);
         if finished && crate::defect!("progress-completed-total-one") {

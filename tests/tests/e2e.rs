@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+#[path = "e2e/generic_wording.rs"]
+mod generic_wording;
 mod judge;
 
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -464,6 +466,7 @@ fn main() -> std::process::ExitCode {
     trials.extend(table_trials(&shared));
     trials.push(do_nothing_trial(&shared));
     trials.push(timeout_trial(&shared));
+    trials.extend(generic_wording::trials(&shared));
     trials.extend(defect_names.into_iter().map(|n| defect_trial(&shared, n)));
     trials.extend(files.into_iter().map(|f| scenario_trial(&shared, f)));
 

@@ -2,6 +2,18 @@
 
 pub(super) const KNOWN: &[(&str, &str)] = &[
     (
+        "progress-generic-wording",
+        "progress messages in a generic bridge's words (`Calling tool {tool} on {server}`, `Agent {agent} is thinking (turn N)`), not seed 000's",
+    ),
+    (
+        "progress-generic-failed-completed",
+        "generic wording, and a failed tool announced as `Tool call completed: {tool}`",
+    ),
+    (
+        "progress-generic-nameless",
+        "every progress message is `Agent working`: no tool or step named",
+    ),
+    (
         "progress-on-standalone-stream",
         "a call's progress notifications go over the session's standalone GET stream instead of the call's own SSE response",
     ),
