@@ -5,7 +5,9 @@
 #
 # VERSION is an exact release (e.g. 0.7.22) or `latest`. When
 # certify/fast-agent/requirements-VERSION.txt exists, the whole transitive set is installed
-# from it (reproducible CI); otherwise pip resolves the dependencies.
+# from it (reproducible CI); otherwise pip resolves the dependencies. `latest` is the newest
+# release certified (requirements-latest.txt); FAST_AGENT_NEWEST=1 installs the newest on PyPI
+# instead (then refreeze the lock with `pip freeze`).
 # Idempotent: when VENV_DIR already holds the requested version, nothing is installed.
 # Environment: PYTHON (interpreter to use; default: certify/python/find-python.sh).
 set -euo pipefail
@@ -47,7 +49,15 @@ check_python "$venv/bin/python"
 current=$(installed_version)
 pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check --ignore-requires-python)
 
-if [ "$version" = latest ]; then
+lock="$here/requirements-$version.txt"
+if [ "$version" = latest ] && [ -f "$lock" ] && [ -z "${FAST_AGENT_NEWEST:-}" ]; then
+  # `latest` is the newest release certified, pinned by its lock, so that CI re-makes the same
+  # verdicts whatever PyPI offers today; FAST_AGENT_NEWEST=1 moves to the newest on the index.
+  pinned=$(sed -n 's/^fast-agent-mcp==//p' "$lock")
+  if [ "$current" != "$pinned" ]; then
+    "${pip[@]}" --no-deps -r "$lock"
+  fi
+elif [ "$version" = latest ]; then
   # Skip when the installed version is already the newest one the index offers.
   newest=$("$venv/bin/python" -m pip index versions fast-agent-mcp --ignore-requires-python 2>/dev/null \
     | sed -n 's/^fast-agent-mcp (\([^)]*\)).*/\1/p' || true)
@@ -55,7 +65,6 @@ if [ "$version" = latest ]; then
     "${pip[@]}" --upgrade fast-agent-mcp
   fi
 elif [ "$current" != "$version" ]; then
-  lock="$here/requirements-$version.txt"
   if [ -f "$lock" ]; then
     "${pip[@]}" --no-deps -r "$lock"
   else

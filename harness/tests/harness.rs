@@ -4,6 +4,7 @@
 
 mod harness {
     mod capabilities;
+    mod certification;
     pub mod common;
     mod events;
     mod profiles;
