@@ -382,8 +382,8 @@ mod tests {
             "suite": {"source": "files", "digest": "abc"},
             "scenarios": [
                 {"id": "progress-failed-tool", "verdict": "warn", "checks": [
-                    {"id": "PROG-037", "title": "failed is never completed", "verdict": verdict, "reason": "x"},
-                    {"id": "PROG-037", "title": "failed is never completed", "verdict": "pass"},
+                    {"id": "PROG-099", "title": "failed is never completed", "verdict": verdict, "reason": "x"},
+                    {"id": "PROG-099", "title": "failed is never completed", "verdict": "pass"},
                     {"id": "PROG-008", "title": "seed wording", "verdict": "skip", "reason": "the target does not claim `pallas_progress`"}
                 ]},
                 {"id": "bearer-x", "verdict": "skip", "skipped": "the target does not claim `bearer`", "checks": []}
@@ -396,11 +396,11 @@ mod tests {
         let b = VerdictBaseline::from_report(&report("warn")).expect("a report");
         let s = &b.scenarios["progress-failed-tool"];
         assert_eq!(
-            s.verdicts["PROG-037 failed is never completed"],
+            s.verdicts["PROG-099 failed is never completed"],
             Expected::One("warn".into())
         );
         assert_eq!(
-            s.verdicts["PROG-037 failed is never completed #2"],
+            s.verdicts["PROG-099 failed is never completed #2"],
             Expected::One("pass".into())
         );
         assert_eq!(
@@ -422,7 +422,7 @@ mod tests {
         assert_eq!(diffs.len(), 1, "{diffs:?}");
         assert_eq!(
             render(&diffs),
-            "progress-failed-tool\n  PROG-037 failed is never completed\n      warn → pass\n"
+            "progress-failed-tool\n  PROG-099 failed is never completed\n      warn → pass\n"
         );
     }
 
@@ -453,7 +453,7 @@ mod tests {
         let b = VerdictBaseline::from_report(&report("pass")).expect("a report");
         let merged = a.clone().merge(b.clone()).expect("one target");
         assert_eq!(
-            merged.scenarios["progress-failed-tool"].verdicts["PROG-037 failed is never completed"],
+            merged.scenarios["progress-failed-tool"].verdicts["PROG-099 failed is never completed"],
             Expected::AnyOf(vec!["pass".into(), "warn".into()])
         );
         assert!(merged.diff(&a).is_empty() && merged.diff(&b).is_empty());

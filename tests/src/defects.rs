@@ -261,8 +261,10 @@ impl Defect {
         let mut reported: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for r in results {
             for c in &r.checks {
+                // A MAY not implemented is reported as `info`: for a MAY rule that is its finding.
                 let broken = c.verdict == Verdict::Fail
-                    || (c.verdict == Verdict::Warn && c.level != Level::Must);
+                    || (c.verdict == Verdict::Warn && c.level != Level::Must)
+                    || (c.verdict == Verdict::Info && c.level == Level::May);
                 // The finding cites the rule the defect breaks (a check's other rules are other
                 // clauses): a result without a cited rule (a scenario assertion) counts as is.
                 let cites = c.rule.is_none() || c.rule == self.expected_rule(&c.id);

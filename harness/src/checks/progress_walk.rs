@@ -46,8 +46,10 @@ pub(super) fn prog_no_token(c: &CheckSpec, o: &Observed) -> Outcome {
     }
 }
 
-/// Each `send` or `call` in scope that carried a progress token, judged by `judge` with its
-/// token and its progress notifications (the first failure decides).
+/// Each `send` or `call` in scope that carried a progress token and got notifications, judged by
+/// `judge` with its token and its progress notifications (the first failure decides). A call
+/// that got none has nothing to judge: when no call in scope got any, the verdict is
+/// inconclusive, never a pass.
 fn per_token_call(
     c: &CheckSpec,
     o: &Observed,
@@ -57,20 +59,28 @@ fn per_token_call(
     if steps.is_empty() {
         return na("send or call");
     }
-    let mut judged = false;
+    let (mut with_token, mut judged) = (Vec::new(), false);
     for s in steps {
         let Some(token) = &s.progress_token else {
             continue;
         };
+        with_token.push(s.name.as_str());
+        let notes = progress_of(s);
+        if notes.is_empty() {
+            continue;
+        }
         judged = true;
-        if let Some(stop) = judge(s, token, &progress_of(s)) {
+        if let Some(stop) = judge(s, token, &notes) {
             return stop;
         }
     }
-    if judged {
-        Outcome::Pass
-    } else {
-        no_call_judged()
+    match (judged, with_token.is_empty()) {
+        (true, _) => Outcome::Pass,
+        (false, true) => no_call_judged(),
+        (false, false) => Outcome::Inconclusive(format!(
+            "no progress notification arrived for the call(s) with a progress token ({}): nothing to judge",
+            with_token.join(", ")
+        )),
     }
 }
 

@@ -390,3 +390,41 @@ fn an_entry_rule_must_be_one_of_its_checks_rules() {
     )
     .expect("a rule of the check is accepted");
 }
+
+/// A scenario's own expectation (an assertion without `check:`) cites no rule, so it may not
+/// grade a finding above `info`: every such entry of the kit's suite is a premise (what the
+/// scenario must have exercised) or `level: MAY`; a finding that breaks a rule is reported under
+/// the catalog check that cites it.
+#[test]
+fn every_assertion_of_the_suite_cites_a_rule_or_is_a_premise_or_informational() {
+    let all =
+        scenario::load_paths(&[scenarios_dir()]).unwrap_or_else(|e| panic!("{}", e.render_plain()));
+    let graded: Vec<String> = all
+        .iter()
+        .flat_map(|s| s.spec.checks.iter().map(move |c| (s, c)))
+        .filter(|(_, c)| c.check.is_none() && !c.premise)
+        .filter(|(_, c)| {
+            matches!(
+                c.level,
+                Some(
+                    pallas_conformance::vocab::Level::Must
+                        | pallas_conformance::vocab::Level::Should
+                )
+            )
+        })
+        .map(|(s, c)| {
+            format!(
+                "{}: {:?} graded {:?} without a rule",
+                s.path.display(),
+                c.title.as_deref().unwrap_or_default(),
+                c.level
+            )
+        })
+        .collect();
+    assert!(
+        graded.is_empty(),
+        "assertions graded above `info` that cite no rule (use `check: ID` with `rule:`, \
+         `premise: true` or `level: MAY`):\n{}",
+        graded.join("\n")
+    );
+}

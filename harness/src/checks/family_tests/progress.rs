@@ -230,3 +230,36 @@ fn prog_012_failing_on_the_wording_alone_is_folded_into_prog_005() {
     ]);
     assert!(breach(p5.0) && breach(p12.0), "{p5:?} {p12:?}");
 }
+
+#[test]
+fn a_call_that_got_no_notification_is_never_a_pass_of_the_per_token_checks() {
+    // A token-carrying call answered without any notification: PROG-002 (token echoed) and
+    // PROG-003 (increasing) have nothing to judge.
+    let o = obs(vec![token_step(vec![])]);
+    for id in ["PROG-002", "PROG-003", "PROG-005"] {
+        let out = run(id, &CheckSpec::default(), &o);
+        assert!(
+            matches!(out, Outcome::Inconclusive(ref r) if r.contains("no progress notification arrived")),
+            "{id}: {out:?}"
+        );
+    }
+    // With one call that got notifications, that call is judged.
+    let t = json!("t");
+    let o = obs(vec![
+        token_step(vec![]),
+        token_step(vec![note(t, 0.0, None, "harper step 1 (llm)")]),
+    ]);
+    assert_eq!(run("PROG-002", &CheckSpec::default(), &o), Outcome::Pass);
+}
+
+#[test]
+fn a_step_message_names_the_agent_not_a_server_path() {
+    let t = json!("t");
+    let o = obs(vec![token_step(vec![note(
+        t,
+        0.0,
+        None,
+        "harper/agent_loop: step 1 (llm)",
+    )])]);
+    assert!(fails(&run("PROG-005", &CheckSpec::default(), &o)));
+}
