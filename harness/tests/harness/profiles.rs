@@ -251,7 +251,8 @@ fn verdict_counts(report: &Value) -> BTreeMap<(String, String, String), usize> {
 }
 
 /// What is wrong with `notes` as a review of `report`: a row whose verdict is not in the
-/// report (or not that many times), a fail or warn of the report no row reviews, or review
+/// report (or not that many times), a fail, warn, inconclusive or error of the report no row
+/// reviews, or review
 /// counts that do not match the rows.
 fn stale_notes(notes: &str, report: &Value) -> Vec<String> {
     let Some(rows) = reviewed_rows(notes) else {
@@ -269,7 +270,7 @@ fn stale_notes(notes: &str, report: &Value) -> Vec<String> {
         }
     }
     for ((verdict, check, scenario), n) in &counts {
-        if matches!(verdict.as_str(), "fail" | "warn")
+        if matches!(verdict.as_str(), "fail" | "warn" | "inconclusive" | "error")
             && !rows
                 .iter()
                 .any(|r| &r.0 == verdict && &r.1 == check && &r.2 == scenario)
@@ -316,6 +317,7 @@ fn reviewer_notes_match_the_verdicts_they_discuss() {
         "mastra",
         "fast-agent-0.7.22",
         "fast-agent-latest",
+        "pallas-fastagent",
     ] {
         assert!(
             names.iter().any(|n| n.contains(name)),
