@@ -295,7 +295,7 @@ pub const PARAMS: &[ParamsDef] = &[
     ),
     with!(
         "MCP-005",
-        "raw steps whose `Accept` lacks one of the two types get 406"
+        "raw steps whose `Accept` does not accept one of the two types get 406 (media ranges as RFC 9110 reads them: `*/*` or `application/*` accepts `application/json`, `q=0` refuses)"
     ),
     with!(
         "MCP-006",

@@ -286,3 +286,34 @@ fn mcp_009_judges_raw_requests_only_on_the_responses_they_got() {
     // No response at all (an HTTP error without a body): nothing to judge, not a pass.
     assert!(matches!(judge(raw(json!([]))), Outcome::NotApplicable(_)));
 }
+
+#[test]
+fn mcp_005_does_not_judge_an_accept_whose_media_ranges_cover_both_types() {
+    let raw = |status: u64, accept: &str| {
+        let mut s = step("raw", "raw", 0, 1, json!({"status": status}));
+        s.set_request(json!({"body": "{}", "headers": {"Accept": accept}, "with_session": true}));
+        s
+    };
+    let judge = |s| run("MCP-005", &CheckSpec::default(), &obs(vec![s]));
+    // RFC 9110 §12.5.1: `*/*` matches every media type, so the request accepts both: whatever
+    // the answer, there is nothing to judge.
+    for accept in [
+        "*/*",
+        "application/*, text/*",
+        "text/event-stream, application/*;q=0.5",
+        "application/json;q=0.9, */*;q=0.1",
+    ] {
+        assert!(skipped(&judge(raw(200, accept))), "{accept}");
+        assert!(skipped(&judge(raw(406, accept))), "{accept}");
+    }
+    // A range that leaves one type out, or a weight of 0 for it, is judged.
+    for accept in [
+        "application/json",
+        "text/*",
+        "application/json, text/event-stream;q=0",
+        "*/*, application/json;q=0",
+    ] {
+        assert_eq!(judge(raw(406, accept)), Outcome::Pass, "{accept}");
+        assert!(fails(&judge(raw(200, accept))), "{accept}");
+    }
+}
