@@ -232,7 +232,9 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
 }
 
 /// MCP-009's failure for a response whose id answers no request: "`step` {did} a response with
-/// id X, which matches no request {tail}".
+/// id X, which matches no request {tail}". An error response breaks the error-response rule
+/// (`mcp.error-response-same-id`), a result response the result-response rule (the check's
+/// first).
 fn stray_fail(
     s: &StepRecord,
     stray: JsonRef<'_>,
@@ -243,9 +245,15 @@ fn stray_fail(
     let id = stray
         .get("id")
         .map_or_else(|| "(none)".to_owned(), |i| i.to_string());
-    fail(
+    let (kind, rule) = if stray.get("error").is_some() {
+        ("an error response", "mcp.error-response-same-id")
+    } else {
+        ("a response", "mcp.response-same-id")
+    };
+    Outcome::breaks(
+        rule,
         format!(
-            "`{}` {did} a response with id {id}, which matches no request {tail}",
+            "`{}` {did} {kind} with id {id}, which matches no request {tail}",
             s.name
         ),
         vec![Evidence::new(&s.name, expected, excerpt(stray, 300))],

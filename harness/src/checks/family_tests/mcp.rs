@@ -317,3 +317,55 @@ fn mcp_005_does_not_judge_an_accept_whose_media_ranges_cover_both_types() {
         assert!(fails(&judge(raw(200, accept))), "{accept}");
     }
 }
+
+#[test]
+fn mcp_009_cites_the_error_response_rule_for_a_stray_error_and_the_result_rule_for_a_stray_result()
+{
+    // A raw request whose answer carries another id than the request's.
+    let raw = |response: Value| {
+        let mut s = step(
+            "raw",
+            "raw",
+            0,
+            1,
+            json!({"status": 200, "messages": [{"at_ms": 1.0, "message": response}]}),
+        );
+        s.set_request(json!({"body": r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#}));
+        s
+    };
+    let judge = |s| run("MCP-009", &CheckSpec::default(), &obs(vec![s]));
+    let error = judge(raw(
+        json!({"jsonrpc": "2.0", "id": 6, "error": {"code": -32600, "message": "bad"}}),
+    ));
+    assert!(breaks(&error, "mcp.error-response-same-id"), "{error:?}");
+    assert!(
+        error
+            .broken_reason()
+            .is_some_and(|r| r.contains("an error response with id 6")),
+        "{error:?}"
+    );
+    let result = judge(raw(
+        json!({"jsonrpc": "2.0", "id": 6, "result": {"tools": []}}),
+    ));
+    assert!(breaks(&result, "mcp.response-same-id"), "{result:?}");
+    // A step's own request answered under another id: the same split.
+    let sent = |response: Value| {
+        step(
+            "tools",
+            "list_tools",
+            0,
+            1,
+            json!({"status": 200, "messages": [{"at_ms": 1.0, "message": response}]}),
+        )
+    };
+    assert!(breaks(
+        &judge(sent(
+            json!({"jsonrpc": "2.0", "id": "x", "error": {"code": -32603, "message": "boom"}})
+        )),
+        "mcp.error-response-same-id"
+    ));
+    assert!(breaks(
+        &judge(sent(json!({"jsonrpc": "2.0", "id": "x", "result": {}}))),
+        "mcp.response-same-id"
+    ));
+}
