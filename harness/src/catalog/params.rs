@@ -310,7 +310,7 @@ pub const PARAMS: &[ParamsDef] = &[
     with!(
         "MCP-011",
         McpToolErrors,
-        "`call`/raw `tools/call` steps whose arguments the target's own listed `inputSchema` rejects get `isError` or -32602; a step named in `invalid_arguments` that the schema accepts is not judged"
+        "`call`/raw `tools/call` steps whose arguments the target's own listed `inputSchema` rejects get `isError` or -32602 with no model request at a mock LLM while they run (a model request then fails; no model request anywhere in the run, or another step running beside the call, is inconclusive); a step named in `invalid_arguments` that the schema accepts is not judged"
     ),
     with!(
         "MCP-008",

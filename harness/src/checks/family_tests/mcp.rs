@@ -103,7 +103,7 @@ fn mcp_007_classifies_calls_against_the_listed_tools() {
         &run("MCP-007", &CheckSpec::default(), &o),
         "mcp.unknown-tool-protocol-error"
     ));
-    let o = obs(vec![
+    let mut o = obs(vec![
         tools.clone(),
         call(
             "echo",
@@ -111,6 +111,10 @@ fn mcp_007_classifies_calls_against_the_listed_tools() {
             json!({"status": 200, "result": {"isError": true}}),
         ),
     ]);
+    // The run's model is observed (a later call reached the mock LLM), and it was not asked
+    // while the invalid call ran: refused without running.
+    o.llm_journals
+        .insert("openai".into(), vec![llm(at(9, 0), json!({}), 200)]);
     assert_eq!(run("MCP-011", &CheckSpec::default(), &o), Outcome::Pass);
     // An invalid call is no unknown tool: MCP-007 has nothing to judge.
     assert!(skipped(&run("MCP-007", &CheckSpec::default(), &o)));
@@ -285,6 +289,74 @@ fn mcp_009_judges_raw_requests_only_on_the_responses_they_got() {
     assert!(fails(&judge(raw(answer(json!("server-error"))))));
     // No response at all (an HTTP error without a body): nothing to judge, not a pass.
     assert!(matches!(judge(raw(json!([]))), Outcome::NotApplicable(_)));
+}
+
+#[test]
+fn mcp_011_counts_a_refusal_only_when_the_model_was_not_asked_during_the_call() {
+    let tools = step(
+        "tools",
+        "list_tools",
+        0,
+        1,
+        json!({"result": {"tools": [{"name": "send_message",
+        "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}}]}}),
+    );
+    let mut invalid = step(
+        "missing-message",
+        "call",
+        2,
+        5,
+        json!({"status": 200, "result": {"isError": true, "content": [{"type": "text", "text": "agent failed"}]}}),
+    );
+    invalid.set_request(json!({"tool": "send_message", "arguments": {}}));
+    let hello = step("hello", "send", 6, 7, json!({"status": 200, "text": "hi"}));
+    let judged = |journal: Vec<LlmJournalEntry>, steps: Vec<StepRecord>| {
+        let mut o = obs(steps);
+        if !journal.is_empty() {
+            o.llm_journals.insert("openai".into(), journal);
+        }
+        run("MCP-011", &CheckSpec::default(), &o)
+    };
+    let steps = vec![tools.clone(), invalid.clone(), hello.clone()];
+    // The model answered the valid call only: the invalid one was refused before running.
+    assert_eq!(
+        judged(vec![llm(at(6, 500_000), json!({}), 200)], steps.clone()),
+        Outcome::Pass
+    );
+    // The agent ran on the invalid input for seconds and then answered isError: the input was
+    // not validated, the MUST (the check's first rule) is broken.
+    let Outcome::Fail(why, evidence) = judged(
+        vec![
+            llm(at(3, 0), json!({"messages": []}), 200),
+            llm(at(6, 500_000), json!({}), 200),
+        ],
+        steps.clone(),
+    ) else {
+        panic!("a model request during the invalid call is no validation")
+    };
+    assert!(why.contains("model was asked 1 time"), "{why}");
+    assert!(
+        evidence[0]
+            .seen
+            .as_deref()
+            .is_some_and(|s| s.contains("mock LLM `openai`") && s.contains("agent failed")),
+        "{evidence:?}"
+    );
+    // No request reached any mock LLM in the whole run: whether the call ran is not observable.
+    let Outcome::Inconclusive(why) = judged(vec![], steps.clone()) else {
+        panic!("a refusal needs an observed model")
+    };
+    assert!(why.contains("not observable"), "{why}");
+    // A step running beside the invalid call may have caused the model request: undecided.
+    let mut beside = step("beside", "send", 3, 4, json!({"status": 200, "text": "x"}));
+    beside.agent = Some("other".into());
+    let Outcome::Inconclusive(why) = judged(
+        vec![llm(at(3, 500_000), json!({}), 200)],
+        vec![tools, invalid, beside, hello],
+    ) else {
+        panic!("a request that cannot be told apart decides nothing")
+    };
+    assert!(why.contains("`beside` ran beside it"), "{why}");
 }
 
 #[test]
