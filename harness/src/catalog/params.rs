@@ -316,6 +316,14 @@ pub const PARAMS: &[ParamsDef] = &[
         "MCP-008",
         "every message of an SSE response carries an event id; no non-JSON data"
     ),
+    with!(
+        "MCP-012",
+        "`listen` steps (a GET of the MCP endpoint, with the session when one was issued): `Content-Type: text/event-stream` with a 2xx status, or 405"
+    ),
+    with!(
+        "MCP-013",
+        "the `notifications/initialized` of `connect` steps, `request` steps with `notification: true`, raw steps POSTing a notification or a response: when answered 2xx, 202 with no body (an HTTP error status is not judged)"
+    ),
 ];
 
 /// The parameters definition of `id`, if it is listed.

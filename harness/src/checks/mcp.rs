@@ -22,6 +22,8 @@ pub(super) const CHECKS: &[Check] = &[
     Check::new("MCP-009", responses),
     Check::new("MCP-010", one_response),
     Check::new("MCP-011", super::mcp_tools::mcp_tool_inputs),
+    Check::new("MCP-012", super::mcp_http::mcp_get),
+    Check::new("MCP-013", super::mcp_http::mcp_accepted),
 ];
 
 /// The actions that send an MCP request and expect its response.

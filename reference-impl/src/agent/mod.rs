@@ -127,7 +127,8 @@ pub fn router(
     #[cfg(feature = "defects")]
     let router = router
         .layer(axum::middleware::from_fn(wire_defects))
-        .layer(axum::middleware::from_fn(crate::defects::watch_stream));
+        .layer(axum::middleware::from_fn(crate::defects::watch_stream))
+        .layer(axum::middleware::from_fn(crate::defects::transport_defects));
     router
 }
 

@@ -292,6 +292,125 @@ fn mcp_009_judges_raw_requests_only_on_the_responses_they_got() {
 }
 
 #[test]
+fn mcp_012_passes_an_sse_stream_or_405_and_fails_any_other_answer_to_a_get() {
+    let get = |out: Value| {
+        let mut s = step("listen", "listen", 0, 1, out);
+        s.set_request(json!({"for": "300ms"}));
+        s
+    };
+    let judge = |s| run("MCP-012", &CheckSpec::default(), &obs(vec![s]));
+    assert_eq!(
+        judge(get(
+            json!({"status": 200, "content_type": "text/event-stream; charset=utf-8"})
+        )),
+        Outcome::Pass
+    );
+    // A stateless server offers no stream: 405 is what the rule asks for.
+    assert_eq!(judge(get(json!({"status": 405}))), Outcome::Pass);
+    let Outcome::Fail(why, evidence) = judge(get(
+        json!({"status": 200, "content_type": "application/json", "body_bytes": 15}),
+    )) else {
+        panic!("a JSON answer to the GET breaks the rule")
+    };
+    assert!(why.contains("HTTP 200"), "{why}");
+    assert!(
+        evidence[0]
+            .seen
+            .as_deref()
+            .is_some_and(|s| s.contains("application/json")),
+        "{evidence:?}"
+    );
+    // 400 or 404 are not what the rule allows (the GET carries the session when one exists).
+    assert!(fails(&judge(get(json!({"status": 400})))));
+    // An SSE media type on an error status is no stream.
+    assert!(fails(&judge(get(
+        json!({"status": 500, "content_type": "text/event-stream"})
+    ))));
+    // No answer before the deadline: a timeout is never a failure.
+    assert!(matches!(
+        judge(get(json!({"status": 0, "timed_out": true}))),
+        Outcome::Error(_)
+    ));
+    // The GET could not be made at all: never a pass.
+    let mut failed = get(Value::Null);
+    failed.error = Some("connection refused".into());
+    assert!(matches!(judge(failed), Outcome::Error(_)));
+    assert!(skipped(&run(
+        "MCP-012",
+        &CheckSpec::default(),
+        &obs(vec![])
+    )));
+}
+
+#[test]
+fn mcp_013_wants_202_without_a_body_for_an_accepted_notification() {
+    let connect = |ack: Value| {
+        step(
+            "connect",
+            "connect",
+            0,
+            1,
+            json!({"status": 200, "protocol_version": "2025-11-25", "initialized": ack}),
+        )
+    };
+    let judge = |s| run("MCP-013", &CheckSpec::default(), &obs(vec![s]));
+    assert_eq!(judge(connect(json!({"status": 202}))), Outcome::Pass);
+    let Outcome::Fail(why, _) = judge(connect(json!({"status": 200}))) else {
+        panic!("200 for an accepted notification breaks the rule")
+    };
+    assert!(
+        why.contains("notifications/initialized") && why.contains("another 2xx"),
+        "{why}"
+    );
+    let Outcome::Fail(why, evidence) = judge(connect(
+        json!({"status": 202, "content_type": "application/json", "body_bytes": 2, "body_text": "{}"}),
+    )) else {
+        panic!("a body with the 202 breaks the rule")
+    };
+    assert!(why.contains("202 with a body"), "{why}");
+    assert!(
+        evidence[0]
+            .seen
+            .as_deref()
+            .is_some_and(|s| s.contains("{}")),
+        "{evidence:?}"
+    );
+    // A notification the server cannot accept gets an HTTP error status, as MCP asks: not
+    // judged, and with nothing accepted the rule was not exercised.
+    let notify = |status: u64, body: &str| {
+        let mut s = step("notify", "raw", 2, 3, json!({"status": status}));
+        s.set_request(json!({"body": body}));
+        s
+    };
+    let cancelled =
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
+    assert!(skipped(&judge(notify(400, cancelled))));
+    assert_eq!(judge(notify(202, cancelled)), Outcome::Pass);
+    // A POSTed JSON-RPC response is judged alike; a request is not.
+    let response = r#"{"jsonrpc":"2.0","id":"s-1","result":{}}"#;
+    assert!(fails(&judge(notify(200, response))));
+    let request = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#;
+    assert!(skipped(&judge(notify(200, request))));
+    // `request` steps sent as notifications.
+    let mut note = step("note", "request", 2, 3, json!({"status": 204}));
+    note.set_request(json!({"method": "notifications/initialized", "notification": true}));
+    assert!(fails(&judge(note)));
+    // A connect without the ack (the 2026-07-28 era has no `initialized`): nothing to judge.
+    assert!(skipped(&judge(step(
+        "connect",
+        "connect",
+        0,
+        1,
+        json!({"status": 200, "protocol_version": "2026-07-28"})
+    ))));
+    // No answer before the deadline: an error, never a failure.
+    assert!(matches!(
+        judge(connect(json!({"status": 0, "timed_out": true}))),
+        Outcome::Error(_)
+    ));
+}
+
+#[test]
 fn mcp_011_counts_a_refusal_only_when_the_model_was_not_asked_during_the_call() {
     let tools = step(
         "tools",
