@@ -11,6 +11,7 @@ mod own_agent_metrics;
 mod remembered;
 mod reworded;
 mod stream_gone;
+mod transport;
 pub use known::KNOWN;
 pub use own_agent_metrics::own_agent_metrics_only;
 pub use remembered::{
@@ -18,6 +19,7 @@ pub use remembered::{
 };
 pub use reworded::reworded;
 pub use stream_gone::{FatalWhenGone, fatal_when_gone, watch_stream};
+pub use transport::transport_defects;
 
 /// The environment variable holding the active defects, comma separated.
 pub const ENV_VAR: &str = "PALLAS_DEFECTS";

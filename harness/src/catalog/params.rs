@@ -295,7 +295,7 @@ pub const PARAMS: &[ParamsDef] = &[
     ),
     with!(
         "MCP-005",
-        "raw steps whose `Accept` lacks one of the two types get 406"
+        "raw steps whose `Accept` does not accept one of the two types get 406 (media ranges as RFC 9110 reads them: `*/*` or `application/*` accepts `application/json`, `q=0` refuses)"
     ),
     with!(
         "MCP-006",
@@ -310,11 +310,19 @@ pub const PARAMS: &[ParamsDef] = &[
     with!(
         "MCP-011",
         McpToolErrors,
-        "`call`/raw `tools/call` steps whose arguments the target's own listed `inputSchema` rejects get `isError` or -32602; a step named in `invalid_arguments` that the schema accepts is not judged"
+        "`call`/raw `tools/call` steps whose arguments the target's own listed `inputSchema` rejects get `isError` or -32602 with no model request at a mock LLM while they run (a model request then fails; no model request anywhere in the run, or another step running beside the call, is inconclusive); a step named in `invalid_arguments` that the schema accepts is not judged"
     ),
     with!(
         "MCP-008",
         "every message of an SSE response carries an event id; no non-JSON data"
+    ),
+    with!(
+        "MCP-012",
+        "`listen` steps (a GET of the MCP endpoint, with the session when one was issued): `Content-Type: text/event-stream` with a 2xx status, or 405"
+    ),
+    with!(
+        "MCP-013",
+        "the `notifications/initialized` of `connect` steps, `request` steps with `notification: true`, raw steps POSTing a notification or a response: when answered 2xx, 202 with no body (an HTTP error status is not judged)"
     ),
 ];
 

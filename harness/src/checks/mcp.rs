@@ -22,6 +22,8 @@ pub(super) const CHECKS: &[Check] = &[
     Check::new("MCP-009", responses),
     Check::new("MCP-010", one_response),
     Check::new("MCP-011", super::mcp_tools::mcp_tool_inputs),
+    Check::new("MCP-012", super::mcp_http::mcp_get),
+    Check::new("MCP-013", super::mcp_http::mcp_accepted),
 ];
 
 /// The actions that send an MCP request and expect its response.
@@ -232,7 +234,9 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
 }
 
 /// MCP-009's failure for a response whose id answers no request: "`step` {did} a response with
-/// id X, which matches no request {tail}".
+/// id X, which matches no request {tail}". An error response breaks the error-response rule
+/// (`mcp.error-response-same-id`), a result response the result-response rule (the check's
+/// first).
 fn stray_fail(
     s: &StepRecord,
     stray: JsonRef<'_>,
@@ -243,9 +247,15 @@ fn stray_fail(
     let id = stray
         .get("id")
         .map_or_else(|| "(none)".to_owned(), |i| i.to_string());
-    fail(
+    let (kind, rule) = if stray.get("error").is_some() {
+        ("an error response", "mcp.error-response-same-id")
+    } else {
+        ("a response", "mcp.response-same-id")
+    };
+    Outcome::breaks(
+        rule,
         format!(
-            "`{}` {did} a response with id {id}, which matches no request {tail}",
+            "`{}` {did} {kind} with id {id}, which matches no request {tail}",
             s.name
         ),
         vec![Evidence::new(&s.name, expected, excerpt(stray, 300))],
@@ -403,14 +413,48 @@ pub(super) fn mcp_delete(c: &CheckSpec, o: &Observed) -> Outcome {
     Outcome::Pass
 }
 
-/// MCP-005: a POST whose `Accept` lacks `application/json` or `text/event-stream` gets 406.
+/// Whether an `Accept` value accepts the media type `mime` (RFC 9110 §12.5.1): the most
+/// specific media range matching it (`type/subtype`, then `type/*`, then `*/*`) decides, and
+/// its weight `q=0` means "not acceptable". So `*/*` accepts every media type.
+fn accepts(accept: &str, mime: &str) -> bool {
+    let mime = mime.to_ascii_lowercase();
+    let any_subtype = mime
+        .split_once('/')
+        .map_or_else(String::new, |(t, _)| format!("{t}/*"));
+    let mut best: Option<(u8, f64)> = None;
+    for range in accept.split(',') {
+        let mut parts = range.split(';');
+        let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+        let specificity = if media == mime {
+            2
+        } else if media == any_subtype {
+            1
+        } else if media == "*/*" {
+            0
+        } else {
+            continue;
+        };
+        let q = parts
+            .filter_map(|p| p.split_once('='))
+            .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
+            .and_then(|(_, v)| v.trim().parse::<f64>().ok())
+            .unwrap_or(1.0);
+        if best.is_none_or(|(b, _)| specificity > b) {
+            best = Some((specificity, q));
+        }
+    }
+    best.is_some_and(|(_, q)| q > 0.0)
+}
+
+/// MCP-005: a POST whose `Accept` does not accept `application/json` or `text/event-stream`
+/// gets 406. Media ranges count as RFC 9110 defines them: `*/*` or `application/*` accepts
+/// `application/json`, so a request with `Accept: */*` accepts both and is not judged.
 pub(super) fn mcp_accept(c: &CheckSpec, o: &Observed) -> Outcome {
     let steps: Vec<&StepRecord> = steps_of(o, c, &[ActionKind::Raw])
         .into_iter()
         .filter(|s| {
             raw_header(s, "accept").is_some_and(|a| {
-                let a = a.to_ascii_lowercase();
-                !(a.contains("application/json") && a.contains("text/event-stream"))
+                !(accepts(a, "application/json") && accepts(a, "text/event-stream"))
             })
         })
         .collect();

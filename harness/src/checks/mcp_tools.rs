@@ -8,6 +8,7 @@ use super::common::*;
 use super::{Evidence, Observed, Outcome, StepRecord, excerpt};
 use crate::catalog::params;
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
+use pallas_mocks::LlmJournalEntry;
 
 /// `call`/raw `tools/call` steps classified against the tools their agent listed: calls of a
 /// tool not listed, calls whose arguments the listed `inputSchema` rejects, and calls a
@@ -128,10 +129,48 @@ pub(super) fn mcp_tool_errors(c: &CheckSpec, o: &Observed) -> Outcome {
     Outcome::Pass
 }
 
+/// The model requests (POSTs to a mock LLM) that arrived while step `s` ran, with the mock's
+/// name.
+fn model_requests_during<'a>(
+    o: &'a Observed,
+    s: &StepRecord,
+) -> Vec<(&'a str, &'a LlmJournalEntry)> {
+    o.llm_journals
+        .iter()
+        .flat_map(|(llm, j)| j.iter().map(move |e| (llm.as_str(), e)))
+        .filter(|(_, e)| e.method.eq_ignore_ascii_case("POST") && within(&e.time, s))
+        .collect()
+}
+
+/// A model request reached a mock LLM at some point of the run: the journal observes the
+/// target's model, so its silence during a call means the call did not ask the model.
+fn model_observed(o: &Observed) -> bool {
+    o.llm_journals
+        .values()
+        .flatten()
+        .any(|e| e.method.eq_ignore_ascii_case("POST"))
+}
+
+/// The answer a call got, for evidence.
+fn answer_of(s: &StepRecord) -> String {
+    s.error.clone().unwrap_or_else(|| {
+        excerpt(
+            s.observation
+                .exchange()
+                .and_then(|x| x.response.as_deref())
+                .map_or_else(JsonRef::null, JsonDoc::root),
+            240,
+        )
+    })
+}
+
 /// MCP-011: "Servers MUST validate all tool inputs": a call whose arguments the target's own
-/// listed `inputSchema` rejects gets an `isError` result or a -32602 error (`with:
-/// {invalid_arguments: [steps]}` names candidates; a named call the target's schema accepts is
-/// not judged).
+/// listed `inputSchema` rejects is refused — an `isError` result or a -32602 error — without
+/// running: no model request reaches the mock LLM while it runs (`with: {invalid_arguments:
+/// [steps]}` names candidates; a named call the target's schema accepts is not judged). A model
+/// request during the call means the tool ran on input it had not validated, whatever it
+/// answered; a refusal counts only when the run's model is observed (some request reached a mock
+/// LLM) and no other step ran beside the call.
 pub(super) fn mcp_tool_inputs(c: &CheckSpec, o: &Observed) -> Outcome {
     let calls = match tool_calls(c, o) {
         Ok(calls) => calls,
@@ -151,51 +190,89 @@ pub(super) fn mcp_tool_inputs(c: &CheckSpec, o: &Observed) -> Outcome {
         }
         return na("call with arguments its listed inputSchema rejects");
     }
+    let mut undecided: Vec<String> = Vec::new();
     for s in calls.invalid {
-        let code = jsonrpc_error(s)
-            .and_then(|e| e.get("code"))
-            .and_then(JsonRef::as_i64);
-        if !(is_error_result(s) || code == Some(-32602)) {
-            // Refused with another JSON-RPC error: validated, but not reported the way the
-            // tools page says input validation errors are (SHOULD). Executed: not validated.
-            if jsonrpc_error(s).is_some() {
-                return Outcome::breaks(
-                    "mcp.input-validation-tool-error",
-                    format!(
-                        "`{}` sent arguments its inputSchema rejects and got JSON-RPC error {} instead of an isError result or -32602",
-                        s.name,
-                        code.map_or_else(
-                            || "without an integer code".to_owned(),
-                            |c| c.to_string()
-                        )
-                    ),
-                    vec![Evidence::new(
-                        &s.name,
-                        "result.isError = true or error.code = -32602",
-                        excerpt(jsonrpc_error(s).unwrap_or_else(JsonRef::null), 240),
-                    )],
-                );
+        let asked = model_requests_during(o, s);
+        let beside = o
+            .steps
+            .iter()
+            .find(|x| !std::ptr::eq(*x, s) && overlap(x, s));
+        if let Some(&(llm, first)) = asked.first() {
+            if let Some(other) = beside {
+                undecided.push(format!(
+                    "a model request arrived while `{}` ran, but `{}` ran beside it: the request cannot be told apart",
+                    s.name, other.name
+                ));
+                continue;
             }
             return fail(
                 format!(
-                    "`{}` sent arguments its inputSchema rejects and got neither an isError result nor -32602",
+                    "`{}` sent arguments its inputSchema rejects, and the model was asked {} time(s) while it ran: the input was not validated before the tool ran",
+                    s.name,
+                    asked.len()
+                ),
+                vec![Evidence::new(
+                    &s.name,
+                    "refused without running: no model request, then an isError result or -32602",
+                    format!(
+                        "{} {} at mock LLM `{llm}` ({}), then {}",
+                        first.method,
+                        first.path,
+                        first.time,
+                        answer_of(s)
+                    ),
+                )],
+            );
+        }
+        let code = jsonrpc_error(s)
+            .and_then(|e| e.get("code"))
+            .and_then(JsonRef::as_i64);
+        if is_error_result(s) || code == Some(-32602) {
+            if !model_observed(o) {
+                undecided.push(format!(
+                    "`{}` was answered as refused, but no request reached a mock LLM in the whole run: whether it ran the agent is not observable",
                     s.name
+                ));
+            } else if let Some(other) = beside {
+                undecided.push(format!(
+                    "`{}` was answered as refused, but `{}` ran beside it: the model journal cannot show that it did not run",
+                    s.name, other.name
+                ));
+            }
+            continue;
+        }
+        // Refused with another JSON-RPC error: validated, but not reported the way the tools
+        // page says input validation errors are (SHOULD). Executed: not validated.
+        if jsonrpc_error(s).is_some() {
+            return Outcome::breaks(
+                "mcp.input-validation-tool-error",
+                format!(
+                    "`{}` sent arguments its inputSchema rejects and got JSON-RPC error {} instead of an isError result or -32602",
+                    s.name,
+                    code.map_or_else(|| "without an integer code".to_owned(), |c| c.to_string())
                 ),
                 vec![Evidence::new(
                     &s.name,
                     "result.isError = true or error.code = -32602",
-                    s.error.clone().unwrap_or_else(|| {
-                        excerpt(
-                            s.observation
-                                .exchange()
-                                .and_then(|x| x.response.as_deref())
-                                .map_or_else(JsonRef::null, JsonDoc::root),
-                            240,
-                        )
-                    }),
+                    excerpt(jsonrpc_error(s).unwrap_or_else(JsonRef::null), 240),
                 )],
             );
         }
+        return fail(
+            format!(
+                "`{}` sent arguments its inputSchema rejects and got neither an isError result nor -32602",
+                s.name
+            ),
+            vec![Evidence::new(
+                &s.name,
+                "result.isError = true or error.code = -32602",
+                answer_of(s),
+            )],
+        );
     }
-    Outcome::Pass
+    if undecided.is_empty() {
+        Outcome::Pass
+    } else {
+        Outcome::Inconclusive(undecided.join("; "))
+    }
 }

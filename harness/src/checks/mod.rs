@@ -15,6 +15,7 @@ mod common;
 mod family_tests;
 mod health;
 mod mcp;
+mod mcp_http;
 mod mcp_tools;
 mod messages;
 mod metrics;

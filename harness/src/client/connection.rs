@@ -3,8 +3,8 @@
 use crate::client::JsonRef;
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::*;
@@ -20,6 +20,8 @@ struct ConnectionInner {
     /// The handshake is done: send `MCP-Protocol-Version` on every request.
     handshaken: bool,
     next_id: AtomicU64,
+    /// The answer to the handshake's `notifications/initialized` (2025-11-25).
+    initialized: OnceLock<Exchange>,
 }
 
 /// One connection to one agent endpoint. Cloning shares it, so calls can run concurrently.
@@ -45,6 +47,7 @@ impl McpConnection {
             protocol_version: era.as_str().to_owned(),
             handshaken: era == Era::V2026_07_28,
             next_id: AtomicU64::new(0),
+            initialized: OnceLock::new(),
         }));
         let handshake_err = |exchange: &Exchange, detail: String| ClientError::Handshake {
             url: url.to_owned(),
@@ -80,6 +83,7 @@ impl McpConnection {
                     protocol_version: negotiated,
                     handshaken: true,
                     next_id: AtomicU64::new(provisional.0.next_id.load(Ordering::SeqCst)),
+                    initialized: OnceLock::new(),
                 }));
                 let ack = conn
                     .notify("notifications/initialized", json!({}), opts)
@@ -95,6 +99,7 @@ impl McpConnection {
                     );
                     return Err(handshake_err(&ack, detail));
                 }
+                let _ = conn.0.initialized.set(ack);
                 Ok((conn, init))
             }
             Era::V2026_07_28 => {
@@ -246,7 +251,10 @@ impl McpConnection {
                     sent: None,
                     response_id: None,
                     timeout: Some(duration),
-                    jsonrpc: true,
+                    // JSON-RPC messages come on the stream only: MCP answers this GET with an
+                    // SSE stream or 405, so any other body stays text (`body_text`), judged as
+                    // the answer it is (MCP-012), not as a message.
+                    jsonrpc: false,
                 },
                 None,
             )
@@ -292,6 +300,12 @@ impl McpConnection {
                 None,
             )
             .await
+    }
+
+    /// The answer to the handshake's `notifications/initialized` (2025-11-25; `None` in the
+    /// 2026-07-28 era, which has no such notification).
+    pub fn initialized_ack(&self) -> Option<&Exchange> {
+        self.0.initialized.get()
     }
 
     /// The session id the server assigned, if any.

@@ -221,6 +221,8 @@ pub struct Exchange {
     pub response: Option<SharedMessage>,
     /// A body that was neither SSE nor valid JSON.
     pub body_text: Option<String>,
+    /// Bytes of the body read (0: the answer had no body, or none was read before the deadline).
+    pub body_bytes: u64,
     /// The deadline passed before the response arrived.
     pub timed_out: bool,
     /// Why no usable response was read, when the cause is known: an unreadable body (not
@@ -239,6 +241,7 @@ impl Exchange {
             messages: Vec::new(),
             response: None,
             body_text: None,
+            body_bytes: 0,
             timed_out: true,
             problem: None,
         }

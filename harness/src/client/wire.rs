@@ -193,6 +193,7 @@ impl WireClient {
             messages: Vec::new(),
             response: None,
             body_text: None,
+            body_bytes: 0,
             timed_out: false,
             problem: None,
         };
@@ -343,6 +344,7 @@ impl WireClient {
         }
         let completed = ms_since(started);
         exchange.elapsed_ms = completed;
+        exchange.body_bytes = read;
         self.recorder
             .update_http(http_seq, |h| h.completed_ms = Some(completed));
         Ok(exchange)

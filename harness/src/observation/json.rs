@@ -361,6 +361,7 @@ mod tests {
                 .collect(),
             response: Some(JsonDoc::shared(&response)),
             body_text: None,
+            body_bytes: 0,
             timed_out: false,
             problem: None,
         }

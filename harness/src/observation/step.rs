@@ -49,6 +49,9 @@ pub struct Connected {
     pub protocol_version: String,
     /// The wire era the client spoke.
     pub era: &'static str,
+    /// The answer to the `notifications/initialized` the handshake POSTed (2025-11-25; `None`
+    /// in the 2026-07-28 era).
+    pub initialized: Option<Exchange>,
 }
 
 /// A `get_health` call.

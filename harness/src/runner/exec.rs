@@ -389,12 +389,23 @@ impl Exec {
             if let Some(i) = iter {
                 vars.insert("i".into(), i.to_string());
             }
-            let rendered: StepSpec = {
+            let mut rendered: StepSpec = {
                 let v = serde_json::to_value(step).map_err(|e| e.to_string())?;
                 let v =
                     render_json(&v, &vars).map_err(|e| format!("{source}: step `{name}`: {e}"))?;
                 serde_json::from_value(v).map_err(|e| format!("{source}: step `{name}`: {e}"))?
             };
+            // A call of the message tool carries the profile's fixed arguments (recorded as
+            // sent, so the checks judge what the target received).
+            if let Some(call) = rendered.call.as_mut() {
+                let agent = agent_of_alias(&self.0.session.lock().await.alias_agents, &call.agent)
+                    .to_owned();
+                call.arguments =
+                    self.0
+                        .cx
+                        .target
+                        .call_arguments(&agent, &call.tool, call.arguments.take());
+            }
             let timeout = rendered.timeout.unwrap_or(self.0.cx.step_timeout);
             let started_ms = self.0.cx.client.recorder().now_ms();
             let started_at = now_rfc3339();

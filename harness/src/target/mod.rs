@@ -224,6 +224,41 @@ impl Target {
         }
     }
 
+    /// The arguments of a `call` step of `tool` on `agent`, as sent: when `tool` is the
+    /// target's message tool, the profile's fixed `message_arguments` (the top-level keys whose
+    /// value holds no `{message}`, `{agent}` filled) are added to `arguments` (absent or `null`:
+    /// `{}`), except the keys the step sets itself. Any other tool, and arguments that are not
+    /// an object, are sent as written.
+    pub fn call_arguments(
+        &self,
+        agent: &str,
+        tool: &str,
+        arguments: Option<serde_json::Value>,
+    ) -> Option<serde_json::Value> {
+        use serde_json::Value;
+        let Some(template) = &self.spec.message_arguments else {
+            return arguments;
+        };
+        if tool != self.message_tool(agent) {
+            return arguments;
+        }
+        let fixed: Vec<(&String, &Value)> =
+            template.iter().filter(|(_, v)| !holds_message(v)).collect();
+        if fixed.is_empty() {
+            return arguments;
+        }
+        let mut args = match arguments {
+            None | Some(Value::Null) => serde_json::Map::new(),
+            Some(Value::Object(m)) => m,
+            Some(other) => return Some(other),
+        };
+        for (k, v) in fixed {
+            args.entry(k.clone())
+                .or_insert_with(|| fill_message_template(v, agent, ""));
+        }
+        Some(Value::Object(args))
+    }
+
     /// The message tool's argument that carries the message: the top-level key of
     /// `message_arguments` whose value is exactly `{message}` (default `message`).
     pub fn message_key(&self) -> String {

@@ -46,6 +46,53 @@ fn a_template_that_sends_no_message_is_refused_at_load() {
 }
 
 #[test]
+fn a_call_of_the_message_tool_carries_the_fixed_arguments_unless_the_step_sets_them() {
+    let t = profile(
+        "message_tool: run_agent\nmessage_arguments:\n  agent_id: \"{agent}\"\n  message: \"{message}\"\n  \
+         options: {stream: false}\n",
+    )
+    .unwrap();
+    // A probe with no arguments, or a wrong type for the message, still names the agent: it
+    // tests what it means to test, not the missing `agent_id`.
+    assert_eq!(
+        t.call_arguments("research", "run_agent", None),
+        Some(json!({"agent_id": "research", "options": {"stream": false}}))
+    );
+    assert_eq!(
+        t.call_arguments("research", "run_agent", Some(json!({"message": 42}))),
+        Some(json!({"agent_id": "research", "message": 42, "options": {"stream": false}}))
+    );
+    // The step's own value of a fixed key wins; the `{message}` key is never added.
+    assert_eq!(
+        t.call_arguments(
+            "research",
+            "run_agent",
+            Some(json!({"agent_id": "nobody", "options": null}))
+        ),
+        Some(json!({"agent_id": "nobody", "options": null}))
+    );
+    // Another tool, or arguments that are not an object, are sent as written.
+    assert_eq!(
+        t.call_arguments("research", "get_health", Some(json!({}))),
+        Some(json!({}))
+    );
+    assert_eq!(
+        t.call_arguments("research", "run_agent", Some(json!("not an object"))),
+        Some(json!("not an object"))
+    );
+    // Without a template (or with only `{message}`), a call is sent as written.
+    let plain = profile("").unwrap();
+    assert_eq!(plain.call_arguments("research", "send_message", None), None);
+    let only_message =
+        profile("message_tool: \"{agent}\"\nmessage_arguments: {message: \"{message}\"}\n")
+            .unwrap();
+    assert_eq!(
+        only_message.call_arguments("research", "research", Some(json!({}))),
+        Some(json!({}))
+    );
+}
+
+#[test]
 fn every_profile_in_scenarios_targets_loads_and_sends_the_message() {
     let dir = super::common::scenarios_dir().join("targets");
     let mut n = 0;

@@ -127,7 +127,8 @@ pub fn router(
     #[cfg(feature = "defects")]
     let router = router
         .layer(axum::middleware::from_fn(wire_defects))
-        .layer(axum::middleware::from_fn(crate::defects::watch_stream));
+        .layer(axum::middleware::from_fn(crate::defects::watch_stream))
+        .layer(axum::middleware::from_fn(crate::defects::transport_defects));
     router
 }
 
@@ -312,6 +313,26 @@ impl AgentServer {
         let settings = &self.core.settings;
         let args = match tools::parse_send_message(request.arguments.as_ref()) {
             Ok(args) => args,
+            Err(message) if crate::defect!("invalid-arguments-checked-after-model") => {
+                let text = request
+                    .arguments
+                    .as_ref()
+                    .map(|a| serde_json::Value::Object(a.clone()).to_string())
+                    .unwrap_or_default();
+                let messages = [ChatMessage::User(vec![Part::Text(text)])];
+                let turn = crate::llm::TurnRequest {
+                    model: &settings.model,
+                    provider: &settings.provider,
+                    params: &settings.request_params,
+                    capabilities: &settings.capabilities,
+                    instruction: &settings.instruction,
+                    messages: &messages,
+                    tools: &[],
+                    bearer: None,
+                };
+                let _ = crate::llm::complete(&self.core.deps.http, &turn).await;
+                return text_result(message, true);
+            }
             Err(message) => return text_result(message, true),
         };
         #[cfg(feature = "defects")]

@@ -7,17 +7,19 @@ mod metrics;
 mod progress;
 mod registry;
 mod runtime;
+mod transport;
 
 type Entry = (&'static str, &'static str);
 
 /// The areas' catalogues, in catalogue order.
-const AREAS: [&[Entry]; 6] = [
+const AREAS: [&[Entry]; 7] = [
     registry::KNOWN,
     health::KNOWN,
     progress::KNOWN,
     calls::KNOWN,
     metrics::KNOWN,
     runtime::KNOWN,
+    transport::KNOWN,
 ];
 
 /// Every known defect with what it breaks, area by area.

@@ -103,7 +103,7 @@ fn mcp_007_classifies_calls_against_the_listed_tools() {
         &run("MCP-007", &CheckSpec::default(), &o),
         "mcp.unknown-tool-protocol-error"
     ));
-    let o = obs(vec![
+    let mut o = obs(vec![
         tools.clone(),
         call(
             "echo",
@@ -111,6 +111,10 @@ fn mcp_007_classifies_calls_against_the_listed_tools() {
             json!({"status": 200, "result": {"isError": true}}),
         ),
     ]);
+    // The run's model is observed (a later call reached the mock LLM), and it was not asked
+    // while the invalid call ran: refused without running.
+    o.llm_journals
+        .insert("openai".into(), vec![llm(at(9, 0), json!({}), 200)]);
     assert_eq!(run("MCP-011", &CheckSpec::default(), &o), Outcome::Pass);
     // An invalid call is no unknown tool: MCP-007 has nothing to judge.
     assert!(skipped(&run("MCP-007", &CheckSpec::default(), &o)));
@@ -285,4 +289,274 @@ fn mcp_009_judges_raw_requests_only_on_the_responses_they_got() {
     assert!(fails(&judge(raw(answer(json!("server-error"))))));
     // No response at all (an HTTP error without a body): nothing to judge, not a pass.
     assert!(matches!(judge(raw(json!([]))), Outcome::NotApplicable(_)));
+}
+
+#[test]
+fn mcp_012_passes_an_sse_stream_or_405_and_fails_any_other_answer_to_a_get() {
+    let get = |out: Value| {
+        let mut s = step("listen", "listen", 0, 1, out);
+        s.set_request(json!({"for": "300ms"}));
+        s
+    };
+    let judge = |s| run("MCP-012", &CheckSpec::default(), &obs(vec![s]));
+    assert_eq!(
+        judge(get(
+            json!({"status": 200, "content_type": "text/event-stream; charset=utf-8"})
+        )),
+        Outcome::Pass
+    );
+    // A stateless server offers no stream: 405 is what the rule asks for.
+    assert_eq!(judge(get(json!({"status": 405}))), Outcome::Pass);
+    let Outcome::Fail(why, evidence) = judge(get(
+        json!({"status": 200, "content_type": "application/json", "body_bytes": 15}),
+    )) else {
+        panic!("a JSON answer to the GET breaks the rule")
+    };
+    assert!(why.contains("HTTP 200"), "{why}");
+    assert!(
+        evidence[0]
+            .seen
+            .as_deref()
+            .is_some_and(|s| s.contains("application/json")),
+        "{evidence:?}"
+    );
+    // 400 or 404 are not what the rule allows (the GET carries the session when one exists).
+    assert!(fails(&judge(get(json!({"status": 400})))));
+    // An SSE media type on an error status is no stream.
+    assert!(fails(&judge(get(
+        json!({"status": 500, "content_type": "text/event-stream"})
+    ))));
+    // No answer before the deadline: a timeout is never a failure.
+    assert!(matches!(
+        judge(get(json!({"status": 0, "timed_out": true}))),
+        Outcome::Error(_)
+    ));
+    // The GET could not be made at all: never a pass.
+    let mut failed = get(Value::Null);
+    failed.error = Some("connection refused".into());
+    assert!(matches!(judge(failed), Outcome::Error(_)));
+    assert!(skipped(&run(
+        "MCP-012",
+        &CheckSpec::default(),
+        &obs(vec![])
+    )));
+}
+
+#[test]
+fn mcp_013_wants_202_without_a_body_for_an_accepted_notification() {
+    let connect = |ack: Value| {
+        step(
+            "connect",
+            "connect",
+            0,
+            1,
+            json!({"status": 200, "protocol_version": "2025-11-25", "initialized": ack}),
+        )
+    };
+    let judge = |s| run("MCP-013", &CheckSpec::default(), &obs(vec![s]));
+    assert_eq!(judge(connect(json!({"status": 202}))), Outcome::Pass);
+    let Outcome::Fail(why, _) = judge(connect(json!({"status": 200}))) else {
+        panic!("200 for an accepted notification breaks the rule")
+    };
+    assert!(
+        why.contains("notifications/initialized") && why.contains("another 2xx"),
+        "{why}"
+    );
+    let Outcome::Fail(why, evidence) = judge(connect(
+        json!({"status": 202, "content_type": "application/json", "body_bytes": 2, "body_text": "{}"}),
+    )) else {
+        panic!("a body with the 202 breaks the rule")
+    };
+    assert!(why.contains("202 with a body"), "{why}");
+    assert!(
+        evidence[0]
+            .seen
+            .as_deref()
+            .is_some_and(|s| s.contains("{}")),
+        "{evidence:?}"
+    );
+    // A notification the server cannot accept gets an HTTP error status, as MCP asks: not
+    // judged, and with nothing accepted the rule was not exercised.
+    let notify = |status: u64, body: &str| {
+        let mut s = step("notify", "raw", 2, 3, json!({"status": status}));
+        s.set_request(json!({"body": body}));
+        s
+    };
+    let cancelled =
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
+    assert!(skipped(&judge(notify(400, cancelled))));
+    assert_eq!(judge(notify(202, cancelled)), Outcome::Pass);
+    // A POSTed JSON-RPC response is judged alike; a request is not.
+    let response = r#"{"jsonrpc":"2.0","id":"s-1","result":{}}"#;
+    assert!(fails(&judge(notify(200, response))));
+    let request = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#;
+    assert!(skipped(&judge(notify(200, request))));
+    // `request` steps sent as notifications.
+    let mut note = step("note", "request", 2, 3, json!({"status": 204}));
+    note.set_request(json!({"method": "notifications/initialized", "notification": true}));
+    assert!(fails(&judge(note)));
+    // A connect without the ack (the 2026-07-28 era has no `initialized`): nothing to judge.
+    assert!(skipped(&judge(step(
+        "connect",
+        "connect",
+        0,
+        1,
+        json!({"status": 200, "protocol_version": "2026-07-28"})
+    ))));
+    // No answer before the deadline: an error, never a failure.
+    assert!(matches!(
+        judge(connect(json!({"status": 0, "timed_out": true}))),
+        Outcome::Error(_)
+    ));
+}
+
+#[test]
+fn mcp_011_counts_a_refusal_only_when_the_model_was_not_asked_during_the_call() {
+    let tools = step(
+        "tools",
+        "list_tools",
+        0,
+        1,
+        json!({"result": {"tools": [{"name": "send_message",
+        "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}}]}}),
+    );
+    let mut invalid = step(
+        "missing-message",
+        "call",
+        2,
+        5,
+        json!({"status": 200, "result": {"isError": true, "content": [{"type": "text", "text": "agent failed"}]}}),
+    );
+    invalid.set_request(json!({"tool": "send_message", "arguments": {}}));
+    let hello = step("hello", "send", 6, 7, json!({"status": 200, "text": "hi"}));
+    let judged = |journal: Vec<LlmJournalEntry>, steps: Vec<StepRecord>| {
+        let mut o = obs(steps);
+        if !journal.is_empty() {
+            o.llm_journals.insert("openai".into(), journal);
+        }
+        run("MCP-011", &CheckSpec::default(), &o)
+    };
+    let steps = vec![tools.clone(), invalid.clone(), hello.clone()];
+    // The model answered the valid call only: the invalid one was refused before running.
+    assert_eq!(
+        judged(vec![llm(at(6, 500_000), json!({}), 200)], steps.clone()),
+        Outcome::Pass
+    );
+    // The agent ran on the invalid input for seconds and then answered isError: the input was
+    // not validated, the MUST (the check's first rule) is broken.
+    let Outcome::Fail(why, evidence) = judged(
+        vec![
+            llm(at(3, 0), json!({"messages": []}), 200),
+            llm(at(6, 500_000), json!({}), 200),
+        ],
+        steps.clone(),
+    ) else {
+        panic!("a model request during the invalid call is no validation")
+    };
+    assert!(why.contains("model was asked 1 time"), "{why}");
+    assert!(
+        evidence[0]
+            .seen
+            .as_deref()
+            .is_some_and(|s| s.contains("mock LLM `openai`") && s.contains("agent failed")),
+        "{evidence:?}"
+    );
+    // No request reached any mock LLM in the whole run: whether the call ran is not observable.
+    let Outcome::Inconclusive(why) = judged(vec![], steps.clone()) else {
+        panic!("a refusal needs an observed model")
+    };
+    assert!(why.contains("not observable"), "{why}");
+    // A step running beside the invalid call may have caused the model request: undecided.
+    let mut beside = step("beside", "send", 3, 4, json!({"status": 200, "text": "x"}));
+    beside.agent = Some("other".into());
+    let Outcome::Inconclusive(why) = judged(
+        vec![llm(at(3, 500_000), json!({}), 200)],
+        vec![tools, invalid, beside, hello],
+    ) else {
+        panic!("a request that cannot be told apart decides nothing")
+    };
+    assert!(why.contains("`beside` ran beside it"), "{why}");
+}
+
+#[test]
+fn mcp_005_does_not_judge_an_accept_whose_media_ranges_cover_both_types() {
+    let raw = |status: u64, accept: &str| {
+        let mut s = step("raw", "raw", 0, 1, json!({"status": status}));
+        s.set_request(json!({"body": "{}", "headers": {"Accept": accept}, "with_session": true}));
+        s
+    };
+    let judge = |s| run("MCP-005", &CheckSpec::default(), &obs(vec![s]));
+    // RFC 9110 §12.5.1: `*/*` matches every media type, so the request accepts both: whatever
+    // the answer, there is nothing to judge.
+    for accept in [
+        "*/*",
+        "application/*, text/*",
+        "text/event-stream, application/*;q=0.5",
+        "application/json;q=0.9, */*;q=0.1",
+    ] {
+        assert!(skipped(&judge(raw(200, accept))), "{accept}");
+        assert!(skipped(&judge(raw(406, accept))), "{accept}");
+    }
+    // A range that leaves one type out, or a weight of 0 for it, is judged.
+    for accept in [
+        "application/json",
+        "text/*",
+        "application/json, text/event-stream;q=0",
+        "*/*, application/json;q=0",
+    ] {
+        assert_eq!(judge(raw(406, accept)), Outcome::Pass, "{accept}");
+        assert!(fails(&judge(raw(200, accept))), "{accept}");
+    }
+}
+
+#[test]
+fn mcp_009_cites_the_error_response_rule_for_a_stray_error_and_the_result_rule_for_a_stray_result()
+{
+    // A raw request whose answer carries another id than the request's.
+    let raw = |response: Value| {
+        let mut s = step(
+            "raw",
+            "raw",
+            0,
+            1,
+            json!({"status": 200, "messages": [{"at_ms": 1.0, "message": response}]}),
+        );
+        s.set_request(json!({"body": r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#}));
+        s
+    };
+    let judge = |s| run("MCP-009", &CheckSpec::default(), &obs(vec![s]));
+    let error = judge(raw(
+        json!({"jsonrpc": "2.0", "id": 6, "error": {"code": -32600, "message": "bad"}}),
+    ));
+    assert!(breaks(&error, "mcp.error-response-same-id"), "{error:?}");
+    assert!(
+        error
+            .broken_reason()
+            .is_some_and(|r| r.contains("an error response with id 6")),
+        "{error:?}"
+    );
+    let result = judge(raw(
+        json!({"jsonrpc": "2.0", "id": 6, "result": {"tools": []}}),
+    ));
+    assert!(breaks(&result, "mcp.response-same-id"), "{result:?}");
+    // A step's own request answered under another id: the same split.
+    let sent = |response: Value| {
+        step(
+            "tools",
+            "list_tools",
+            0,
+            1,
+            json!({"status": 200, "messages": [{"at_ms": 1.0, "message": response}]}),
+        )
+    };
+    assert!(breaks(
+        &judge(sent(
+            json!({"jsonrpc": "2.0", "id": "x", "error": {"code": -32603, "message": "boom"}})
+        )),
+        "mcp.error-response-same-id"
+    ));
+    assert!(breaks(
+        &judge(sent(json!({"jsonrpc": "2.0", "id": "x", "result": {}}))),
+        "mcp.response-same-id"
+    ));
 }

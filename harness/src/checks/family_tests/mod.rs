@@ -66,6 +66,7 @@ impl Fixture for StepRecord {
             "raw" if request.get("body").is_none() => request["body"] = json!("{}"),
             "call" if request.get("tool").is_none() => request["tool"] = json!("t"),
             "request" if request.get("method").is_none() => request["method"] = json!("ping"),
+            "listen" if request.get("for").is_none() => request["for"] = json!("1s"),
             _ => {}
         }
         self.spec = serde_json::from_value(json!({ action.clone(): request.clone() }))
@@ -164,8 +165,15 @@ pub(super) fn typed(action: &str, out: &Value) -> Observation {
                 elapsed_ms: 0.0,
                 messages,
                 response: response.map(|r| JsonDoc::shared(&r)),
-                body_text: None,
-                timed_out: false,
+                body_text: out
+                    .get("body_text")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                body_bytes: out.get("body_bytes").and_then(Value::as_u64).unwrap_or(0),
+                timed_out: out
+                    .get("timed_out")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
                 problem: None,
             };
             let has_exchange = out.as_object().is_some_and(|m| {
@@ -204,6 +212,12 @@ pub(super) fn typed(action: &str, out: &Value) -> Observation {
                             .unwrap_or_default()
                             .to_owned(),
                         era: "2025-11-25",
+                        initialized: out.get("initialized").map(|ack| {
+                            match typed("request", ack) {
+                                Observation::Exchanged(x) => x,
+                                other => panic!("an initialized ack fixture: {other:?}"),
+                            }
+                        }),
                     }),
                     None => Observation::Nothing,
                 },

@@ -40,6 +40,7 @@ impl Exec {
                     session_id: conn.session_id().map(str::to_owned),
                     protocol_version: conn.protocol_version().to_owned(),
                     era: era.as_str(),
+                    initialized: conn.initialized_ack().cloned(),
                 };
                 let mut session = self.0.session.lock().await;
                 session

@@ -48,6 +48,10 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "a `send_message` call without `message` runs as an empty message instead of an `isError` result",
     ),
     (
+        "invalid-arguments-checked-after-model",
+        "a `send_message` call with invalid arguments is first sent to the agent's model (its arguments as the message), then answered with an `isError` result",
+    ),
+    (
         "bearer-to-llm",
         "the inbound bearer replaces the configured API key on OpenAI model requests",
     ),
