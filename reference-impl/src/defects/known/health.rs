@@ -39,7 +39,7 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "probe-with-bearer",
-        "health probes carry the inbound bearer",
+        "health probes carry the bearer of the last message call that had one, after that call ended",
     ),
     (
         "probe-any-reply-ok",
