@@ -273,10 +273,15 @@ fn assert_journal(j: &JournalAssert, o: &Observed) -> Outcome {
                 seen.is_none()
             };
             if bad {
+                // "no … header" rather than "authorization: absent", which the redaction of
+                // Authorization values would hide.
                 let expected = if j.header_absent {
-                    "absent".to_owned()
+                    format!("no `{h}` header")
                 } else {
-                    j.header_equals.clone().unwrap_or_else(|| "present".into())
+                    format!(
+                        "{h}: {}",
+                        j.header_equals.clone().unwrap_or_else(|| "present".into())
+                    )
                 };
                 return Outcome::Fail(
                     format!(
@@ -291,8 +296,13 @@ fn assert_journal(j: &JournalAssert, o: &Observed) -> Outcome {
                             e.tool.as_deref().unwrap_or(""),
                             e.time
                         ),
-                        expected: Some(format!("{h}: {expected}")),
-                        seen: Some(format!("{h}: {}", seen.map_or("absent", String::as_str))),
+                        expected: Some(expected),
+                        seen: Some(
+                            seen.map_or_else(
+                                || format!("no `{h}` header"),
+                                |v| format!("{h}: {v}"),
+                            ),
+                        ),
                         path: None,
                     }],
                 );
