@@ -1,5 +1,6 @@
-//! The words rules, scenarios and target profiles share: the level of a rule (RFC 2119) and the
-//! capabilities a target claims. A leaf module: it depends on nothing else in the crate.
+//! The words rules, scenarios and target profiles share: the level of a rule (RFC 2119), the
+//! capabilities a target claims and the instance scopes a deployment asks for. A leaf module: it
+//! depends on nothing else in the crate.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -171,6 +172,34 @@ impl Level {
             Self::Must => "MUST",
             Self::Should => "SHOULD",
             Self::May => "MAY",
+        }
+    }
+}
+
+/// How long an agent's conversation lives: the values of `instance_scope`, which seed 001 names
+/// ("For agents with `instance_scope != \"request\"`, a `{agent}_history` prompt is registered")
+/// without saying where a deployment sets it. A scenario states the scope it needs; the target
+/// profile says how to set it (`instance_scope:` of the profile).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum InstanceScope {
+    /// One conversation for every client of the agent.
+    Shared,
+    /// One conversation per MCP session.
+    Connection,
+    /// No stored conversation, and no `{agent}_history` prompt.
+    Request,
+}
+
+impl InstanceScope {
+    /// `shared`, `connection` or `request`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Shared => "shared",
+            Self::Connection => "connection",
+            Self::Request => "request",
         }
     }
 }

@@ -29,6 +29,11 @@ pub struct LlmJournalEntry {
     /// HTTP status answered (absent when the mock hung or disconnected before a status).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
+    /// When the client gave up a request the mock held unanswered (a `hang` fault) by closing
+    /// its connection (RFC 3339, UTC, microseconds): with `time`, how long the client waited,
+    /// e.g. its timeout. Absent for an answered request and for one still held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abandoned: Option<String>,
 }
 
 /// One HTTP request received by a mock MCP server.

@@ -130,7 +130,8 @@ pub fn first_bearer(inbound: Option<&Secret>) -> Option<Secret> {
     first.clone()
 }
 
-/// `probe-with-bearer`, `bearer-to-llm`: remembers the bearer of the request being answered.
+/// `bearer-to-llm`: remembers the bearer of the request being answered; `probe-with-bearer`:
+/// the bearer of the last message call that carried one.
 pub fn remember_inbound(inbound: Option<Secret>) {
     if let Ok(mut last) = LAST_INBOUND.lock() {
         *last = inbound;

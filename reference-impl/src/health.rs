@@ -4,7 +4,9 @@
 //! `Accept: application/json, text/event-stream`), then a `DELETE` of the session it returned; a
 //! server that refuses `initialize` but answers a 2026-07-28 `server/discover` is reachable too.
 //! The active provider's status comes from the shared [`LlmStatusCell`], re-probed when stale.
-//! A reachable server whose probe takes longer than [`SLOW_PROBE`] is a slow response: `degraded`.
+//! A server is unreachable when its probe fails or gets no answer within the probe timeout (seed
+//! 000: "On failure (HTTP error, timeout, connection refused), record the server as
+//! unreachable"); one that answers within it is reachable, however slowly.
 //! The LLM itself is never called and no progress is ever sent.
 
 use std::time::{Duration, Instant};
@@ -63,9 +65,9 @@ pub struct ProbeResult {
     pub elapsed: Duration,
 }
 
-/// A reachable server whose probe took longer than this is a slow response (seed 000 §2:
-/// `degraded` covers "slow responses"; the whole check "should complete in under 1 second").
-pub const SLOW_PROBE: Duration = Duration::from_secs(1);
+/// `health-slow-degraded`: a reachable server whose probe took longer than this counts as a slow
+/// response, `degraded` (a threshold no seed sets).
+const SLOW_PROBE: Duration = Duration::from_secs(1);
 
 const ACCEPT: &str = "application/json, text/event-stream";
 
@@ -79,6 +81,7 @@ pub async fn probe(
     let deadline = Instant::now() + timeout;
     match tokio::time::timeout(timeout, probe_inner(http, server, deadline)).await {
         Ok(result) => result,
+        Err(_) if crate::defect!("probe-timeout-reachable") => Ok(()),
         Err(_) => Err(format!(
             "no answer within {}",
             humantime::format_duration(timeout)
@@ -351,7 +354,7 @@ pub fn summarize(probes: &[ProbeResult], provider: &ProviderStatus, serving: boo
     let slow: Vec<String> = probes
         .iter()
         .filter(|probe| probe.problem.is_none() && probe.elapsed > SLOW_PROBE)
-        .filter(|_| !crate::defect!("health-slow-ok"))
+        .filter(|_| crate::defect!("health-slow-degraded"))
         .map(|probe| format!("{} ({:.1} s)", probe.server, probe.elapsed.as_secs_f64()))
         .collect();
     let mut parts = Vec::new();
@@ -434,12 +437,13 @@ mod tests {
         assert!(json.get("message").is_none());
         assert!(json["timestamp"].as_str().unwrap().ends_with('Z'));
         assert_eq!(summarize(&[], &healthy, false).status, HealthStatus::Error);
+        // Reachable, however slowly: seed 000 maps only a failed or timed-out probe to
+        // unreachable.
         let slow = ProbeResult {
-            elapsed: Duration::from_millis(1500),
+            elapsed: Duration::from_millis(2900),
             ..probes[0].clone()
         };
         let report = summarize(&[slow], &healthy, true);
-        assert_eq!(report.status, HealthStatus::Degraded);
-        assert_eq!(report.message.as_deref(), Some("Slow: argos (1.5 s)"));
+        assert_eq!(report.status, HealthStatus::Ok);
     }
 }

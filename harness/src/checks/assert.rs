@@ -4,10 +4,12 @@
 use serde_json::{Value, json};
 use serde_json_path::JsonPath;
 
+use pallas_mocks::LlmJournalEntry;
+
 use super::{Evidence, Observed, Outcome, excerpt, select_steps};
 use crate::scenario::{
     AssertSpec, JournalAssert, LlmJournalAssert, LogsAssert, PathAssert, SessionsAssert,
-    TimingAssert,
+    TimingAssert, WindowSpec,
 };
 
 /// Evaluates a predicate on a value; `Err` says why it does not hold.
@@ -271,10 +273,15 @@ fn assert_journal(j: &JournalAssert, o: &Observed) -> Outcome {
                 seen.is_none()
             };
             if bad {
+                // "no … header" rather than "authorization: absent", which the redaction of
+                // Authorization values would hide.
                 let expected = if j.header_absent {
-                    "absent".to_owned()
+                    format!("no `{h}` header")
                 } else {
-                    j.header_equals.clone().unwrap_or_else(|| "present".into())
+                    format!(
+                        "{h}: {}",
+                        j.header_equals.clone().unwrap_or_else(|| "present".into())
+                    )
                 };
                 return Outcome::Fail(
                     format!(
@@ -289,8 +296,13 @@ fn assert_journal(j: &JournalAssert, o: &Observed) -> Outcome {
                             e.tool.as_deref().unwrap_or(""),
                             e.time
                         ),
-                        expected: Some(format!("{h}: {expected}")),
-                        seen: Some(format!("{h}: {}", seen.map_or("absent", String::as_str))),
+                        expected: Some(expected),
+                        seen: Some(
+                            seen.map_or_else(
+                                || format!("no `{h}` header"),
+                                |v| format!("{h}: {v}"),
+                            ),
+                        ),
                         path: None,
                     }],
                 );
@@ -326,7 +338,10 @@ fn assert_llm_journal(j: &LlmJournalAssert, o: &Observed) -> Outcome {
         .filter(|e| j.status.is_none_or(|s| e.status == Some(s)))
         .count();
     if j.count.holds(n as u64) {
-        return Outcome::Pass;
+        return match &j.given_up_after {
+            Some(window) => given_up_after(&j.llm, window, &selected),
+            None => Outcome::Pass,
+        };
     }
     let mut evidence = vec![Evidence::new(
         format!("journal of `{}`", j.llm),
@@ -355,6 +370,56 @@ fn assert_llm_journal(j: &LlmJournalAssert, o: &Observed) -> Outcome {
         format!("{n} request(s) reached mock LLM `{}`", j.llm),
         evidence,
     )
+}
+
+/// `llm_journal: {given_up_after}`: how long the client waited on each request the mock held
+/// unanswered before it closed the connection.
+fn given_up_after(llm: &str, window: &WindowSpec, selected: &[&LlmJournalEntry]) -> Outcome {
+    let held: Vec<&&LlmJournalEntry> = selected.iter().filter(|e| e.status.is_none()).collect();
+    if held.is_empty() {
+        return Outcome::Inconclusive(format!(
+            "no selected request to mock LLM `{llm}` was held unanswered: nothing was given up"
+        ));
+    }
+    let at = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+    for e in held {
+        let what = format!("{} {} to `{llm}` at {}", e.method, e.path, e.time);
+        let Some(abandoned) = e.abandoned.as_deref() else {
+            return Outcome::Fail(
+                format!("the client never gave up {what} while the run lasted"),
+                vec![Evidence::new(
+                    what,
+                    format!("given up {}", window_words(window)),
+                    "still held when the journal was read",
+                )],
+            );
+        };
+        let waited = at(abandoned)
+            .zip(at(&e.time))
+            .and_then(|(end, start)| (end - start).to_std().ok())
+            .unwrap_or_default();
+        if let Some(expected) = window.broken_by(waited) {
+            return Outcome::Fail(
+                format!("the client gave up {what} after {} ms", waited.as_millis()),
+                vec![Evidence::new(
+                    what,
+                    expected,
+                    format!("given up after {} ms", waited.as_millis()),
+                )],
+            );
+        }
+    }
+    Outcome::Pass
+}
+
+/// A window in words: `after 4500 to 7000 ms`, `within 7000 ms`…
+fn window_words(w: &WindowSpec) -> String {
+    match (w.min, w.max) {
+        (Some(a), Some(b)) => format!("after {} to {} ms", a.as_millis(), b.as_millis()),
+        (Some(a), None) => format!("after at least {} ms", a.as_millis()),
+        (None, Some(b)) => format!("within {} ms", b.as_millis()),
+        (None, None) => "at some point".to_owned(),
+    }
 }
 
 /// `sessions:` a mock MCP server's session accounting.
@@ -432,7 +497,6 @@ fn assert_logs(l: &LogsAssert, o: &Observed) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pallas_mocks::LlmJournalEntry;
     use serde_json::json;
 
     #[test]
@@ -457,6 +521,7 @@ mod tests {
             model: None,
             matched_turn: None,
             status: Some(status),
+            abandoned: None,
         };
         let mut o = Observed::default();
         o.llm_journals
@@ -475,5 +540,57 @@ mod tests {
             .unwrap()
             .push(entry(200));
         assert!(matches!(assert_llm_journal(&j, &o), Outcome::Pass));
+    }
+
+    #[test]
+    fn given_up_after_measures_a_held_request_from_its_arrival_to_its_abandonment() {
+        let entry = |time: &str, status: Option<u16>, abandoned: Option<&str>| LlmJournalEntry {
+            time: time.to_owned(),
+            method: "GET".to_owned(),
+            path: "/v1/models".to_owned(),
+            headers: Default::default(),
+            body: None,
+            model: None,
+            matched_turn: None,
+            status,
+            abandoned: abandoned.map(str::to_owned),
+        };
+        let j: LlmJournalAssert = serde_json::from_value(json!({
+            "llm": "openai", "count": {"min": 1},
+            "given_up_after": {"min": "4500ms", "max": "7s"}
+        }))
+        .unwrap();
+        let mut o = Observed::default();
+        // Answered requests only: nothing was held, nothing to judge.
+        o.llm_journals.insert(
+            "openai".to_owned(),
+            vec![entry("2026-01-01T00:00:04Z", Some(200), None)],
+        );
+        assert!(matches!(
+            assert_llm_journal(&j, &o),
+            Outcome::Inconclusive(_)
+        ));
+        // Held from 4 s (however late the process made the call) and given up at 9.1 s.
+        let journal = o.llm_journals.get_mut("openai").unwrap();
+        journal.insert(
+            0,
+            entry(
+                "2026-01-01T00:00:04Z",
+                None,
+                Some("2026-01-01T00:00:09.100000Z"),
+            ),
+        );
+        assert!(matches!(assert_llm_journal(&j, &o), Outcome::Pass));
+        // Given up after 10 s: too late.
+        o.llm_journals.get_mut("openai").unwrap()[0].abandoned =
+            Some("2026-01-01T00:00:14Z".to_owned());
+        let Outcome::Fail(_, evidence) = assert_llm_journal(&j, &o) else {
+            panic!("10 s is over the window");
+        };
+        assert_eq!(evidence[0].expected.as_deref(), Some("<= 7000 ms"));
+        assert_eq!(evidence[0].seen.as_deref(), Some("given up after 10000 ms"));
+        // Never given up while the run lasted.
+        o.llm_journals.get_mut("openai").unwrap()[0].abandoned = None;
+        assert!(matches!(assert_llm_journal(&j, &o), Outcome::Fail(..)));
     }
 }

@@ -146,22 +146,46 @@ pub(super) fn bearer_leak<'a>(
     })
 }
 
+/// AUTH-006: a health probe carries no bearer of another request. Seed 001's forwarding reads a
+/// request's bearer "with the ContextVar as a fallback for non-persistent probe paths", so a probe
+/// made for a `get_health` call that carries a bearer may carry that call's own bearer, and one
+/// made while a bearer-carrying call runs may carry that call's: neither is judged. A bearer of a
+/// request that had ended before the health call began (or began after it ended) is none of the
+/// auth headers the probe is made with, and is a finding.
 pub(super) fn auth_probes(c: &CheckSpec, o: &Observed) -> Outcome {
     let steps = steps_of(o, c, &[ActionKind::Health]);
     if steps.is_empty() {
         return na("health");
     }
-    let tokens = bearers(o);
-    for (server, entries) in &o.mcp_journals {
-        let during_health = entries
+    let mut judged = 0;
+    for h in &steps {
+        let others: Vec<String> = o
+            .steps
             .iter()
-            .filter(|e| steps.iter().any(|s| within(&e.time, s)));
-        if let Some(evidence) = bearer_leak(server, during_health, &tokens, "no inbound bearer") {
-            return fail(
-                format!("a health probe to `{server}` carried an inbound bearer"),
-                vec![evidence],
-            );
+            .filter(|x| x.bearer.is_some() && x.bearer != h.bearer && !overlap(x, h))
+            .filter_map(|x| x.bearer.clone())
+            .collect();
+        if others.is_empty() {
+            continue;
         }
+        judged += 1;
+        for (server, entries) in &o.mcp_journals {
+            let during = entries.iter().filter(|e| within(&e.time, h));
+            if let Some(evidence) = bearer_leak(server, during, &others, "no inbound bearer") {
+                return fail(
+                    format!(
+                        "a health probe to `{server}` during `{}` carried the bearer of another request, which was not running",
+                        h.name
+                    ),
+                    vec![evidence],
+                );
+            }
+        }
+    }
+    if judged == 0 {
+        return Outcome::NotApplicable(
+            "no request carried a bearer before or after a health step (the bearer of the health call itself, or of a call running with it, may ride its probes: seed 001's ContextVar fallback for probe paths)".into(),
+        );
     }
     Outcome::Pass
 }

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::common::*;
 use super::{Check, Evidence, Observed, Outcome, StepRecord, excerpt, premise};
 use crate::catalog::params;
-use crate::scenario::{ActionKind, CheckSpec, StepAction};
+use crate::scenario::{ActionKind, CheckSpec, InstanceScope, StepAction};
 
 /// The checks of this family: evaluator and premise.
 pub(super) const CHECKS: &[Check] = &[
@@ -354,18 +354,18 @@ pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
                 .to_owned(),
         )
     };
-    let scope_of = |agent: &Option<String>| -> Option<String> {
+    let scope_of = |agent: &Option<String>| -> Option<InstanceScope> {
         o.deployment
             .as_ref()
             .zip(agent.as_ref())
             .and_then(|(d, a)| d.agents.get(a))
-            .and_then(|a| a.instance_scope.clone())
+            .and_then(|a| a.instance_scope)
     };
     let mut judged = 0;
     for h in steps {
         let h_agent = agent_of(&h.agent);
         let scope = scope_of(&h_agent);
-        if scope.as_deref() == Some("request") {
+        if scope == Some(InstanceScope::Request) {
             // Seed 001: no history prompt for request-scoped agents, so nothing is stored.
             judged += 1;
             let messages = h
@@ -405,7 +405,7 @@ pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
             );
         }
         let history = result_text(h);
-        let scoped = scope.as_deref().is_some_and(|sc| sc != "shared");
+        let scoped = scope.is_some_and(|sc| sc != InstanceScope::Shared);
         for s in o.steps.iter().filter(|s| {
             matches!(s.action(), Some(StepAction::Send(_)))
                 && (if scoped {

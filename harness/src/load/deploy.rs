@@ -85,6 +85,10 @@ pub fn deployment(opts: &DeployOptions) -> Result<DeploymentSpec, LoadError> {
 /// Starts the mock model and the target; returns once the agent answers MCP `initialize` and
 /// every readiness probe of the profile passes.
 pub async fn deploy(target: &Target, opts: &DeployOptions) -> Result<Deployed, LoadError> {
+    let d = deployment(opts)?;
+    if let Some(why) = target.scope_unavailable(&d) {
+        return Err(LoadError::Setup(why));
+    }
     target.build().map_err(LoadError::Setup)?;
     let spec = LlmMockSpec {
         dialect: Dialect::Openai,
@@ -104,7 +108,6 @@ pub async fn deploy(target: &Target, opts: &DeployOptions) -> Result<Deployed, L
     let mocks: BTreeMap<String, String> = [("llm".to_owned(), llm.url())].into();
     let run_dir = RunDir::create(opts.keep.as_deref(), "pallas-load-")
         .map_err(|e| LoadError::Setup(e.message))?;
-    let d = deployment(opts)?;
     let mut redactor = Redactor::new();
     let mut deployment = Deployment::render(target, &d, &mocks, run_dir, &mut redactor)
         .map_err(|e| LoadError::Setup(e.message))?;
@@ -183,7 +186,10 @@ mod tests {
         })
         .unwrap();
         assert_eq!(d.agents.len(), 1);
-        assert_eq!(d.agents[AGENT].instance_scope.as_deref(), Some("request"));
+        assert_eq!(
+            d.agents[AGENT].instance_scope,
+            Some(crate::scenario::InstanceScope::Request)
+        );
         assert_eq!(d.providers["openai"].mock.as_deref(), Some("llm"));
         assert!(d.servers.is_empty());
     }

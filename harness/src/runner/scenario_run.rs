@@ -96,7 +96,10 @@ fn skip_reason(s: &Scenario, target: &Target, opts: &RunOptions) -> Option<Strin
     if opts.registry_url.is_none() && s.spec.deployment.is_none() {
         return Some("declares no deployment; run it in attach mode (--registry-url)".into());
     }
-    None
+    s.spec
+        .deployment
+        .as_ref()
+        .and_then(|d| target.scope_unavailable(d))
 }
 
 /// The scenario deadline and the step timeout, with the target's documented retry back-off:

@@ -254,6 +254,48 @@ pub struct LlmJournalAssert {
     pub during: Vec<String>,
     /// How many requests select.
     pub count: CountSpec,
+    /// How long the client waited on each selected request the mock held unanswered (a `hang`
+    /// fault) before giving it up by closing the connection: e.g. a provider call's timeout,
+    /// measured from the call itself, whatever the process did before it. A held request the
+    /// client had not given up when the run ended fails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub given_up_after: Option<WindowSpec>,
+}
+
+/// A window of durations. Every bound present must hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WindowSpec {
+    /// At least this long.
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<String>")]
+    pub min: Option<Duration>,
+    /// At most this long.
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<String>")]
+    pub max: Option<Duration>,
+}
+
+impl WindowSpec {
+    /// The bound `d` breaks, in words (`>= 4500 ms`, `<= 7000 ms`), if it breaks one.
+    pub fn broken_by(&self, d: Duration) -> Option<String> {
+        if let Some(min) = self.min
+            && d < min
+        {
+            return Some(format!(">= {} ms", min.as_millis()));
+        }
+        self.max
+            .filter(|max| d > *max)
+            .map(|max| format!("<= {} ms", max.as_millis()))
+    }
 }
 
 /// `sessions:` assertion.

@@ -17,7 +17,7 @@ use serde::de::IgnoredAny;
 use serde_saphyr::Spanned;
 
 pub use crate::diag::{SpecError, did_you_mean, from_yaml};
-pub use crate::vocab::{Capability, Level};
+pub use crate::vocab::{Capability, InstanceScope, Level};
 pub use action::{ActionKind, StepAction};
 pub use asserts::*;
 pub use http::HttpStep;

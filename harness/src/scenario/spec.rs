@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::vocab::Capability;
+use crate::vocab::{Capability, InstanceScope};
 
 use super::{CheckSpec, StepSpec};
 
@@ -290,9 +290,12 @@ pub struct AgentSpec {
     /// `request_params` of the agent card.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_params: Option<Value>,
-    /// `instance_scope` (`shared`, `connection`, `request`).
+    /// The instance scope the scenario needs (`shared`, `connection`, `request`): seed 001 names
+    /// `instance_scope` without saying where a deployment sets it, so the target profile's
+    /// `instance_scope` says how; on a profile that cannot set it, a scenario asking for another
+    /// scope than the profile's `default` is skipped. Absent: the implementation's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub instance_scope: Option<String>,
+    pub instance_scope: Option<InstanceScope>,
 }
 
 /// One downstream MCP server of the deployment.

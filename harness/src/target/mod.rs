@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 pub use render::{Rendered, render_deployment};
 
 use crate::log_format::LogFormat;
-use crate::scenario::{Capability, InvalidFiles, from_yaml};
+use crate::scenario::{Capability, DeploymentSpec, InstanceScope, InvalidFiles, from_yaml};
 
 /// A target profile file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -69,6 +69,10 @@ pub struct TargetSpec {
     /// Capabilities the target claims.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capabilities: Vec<Capability>,
+    /// How the implementation is told an agent's instance scope, and the scope it runs at when
+    /// told none. Absent: no scope can be set and the default is unknown.
+    #[serde(default, skip_serializing_if = "ScopeSpec::is_unset")]
+    pub instance_scope: ScopeSpec,
     /// Log files the implementation writes (templated), read by log checks with stdout/stderr.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log_files: Vec<String>,
@@ -122,6 +126,40 @@ fn default_message_tool() -> String {
 
 fn default_health_tool() -> String {
     "get_health".to_owned()
+}
+
+/// Where a target sets the instance scope a scenario's agent asks for (seed 001 names
+/// `instance_scope` for the history prompt without saying where a deployment sets it: each
+/// implementation has its own place).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScopeSpec {
+    /// The file that carries it: `agents_yaml` (`agents.<name>.instance_scope` of the
+    /// `agents_yaml` file) or `agent_card` (`instance_scope` in the front matter of the
+    /// `agent_card` file). Absent: the target cannot be told a scope.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set: Option<ScopeSetting>,
+    /// The scope the implementation runs at when the deployment sets none. A scenario asking for
+    /// a scope that cannot be set runs when this is the scope it asks for, and is skipped
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<InstanceScope>,
+}
+
+impl ScopeSpec {
+    fn is_unset(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// The file a target's instance scope is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ScopeSetting {
+    /// `agents.<name>.instance_scope` in the `agents_yaml` file.
+    AgentsYaml,
+    /// `instance_scope` in the front matter of the agent's `agent_card` file.
+    AgentCard,
 }
 
 /// How the implementation picks up a changed deployment.
@@ -276,6 +314,29 @@ impl Target {
     /// Whether the target claims a capability.
     pub fn claims(&self, cap: Capability) -> bool {
         self.spec.capabilities.contains(&cap)
+    }
+
+    /// Why `deployment` cannot be deployed as it asks, if it cannot: an agent asks for an
+    /// instance scope the profile has no way to set, other than the scope the implementation
+    /// runs at by default.
+    pub fn scope_unavailable(&self, deployment: &DeploymentSpec) -> Option<String> {
+        let profile = &self.spec.instance_scope;
+        if profile.set.is_some() {
+            return None;
+        }
+        let (agent, scope) = deployment
+            .agents
+            .iter()
+            .filter_map(|(name, a)| a.instance_scope.map(|s| (name, s)))
+            .find(|(_, s)| profile.default != Some(*s))?;
+        let default = match profile.default {
+            Some(d) => format!("runs at `{}` by default", d.as_str()),
+            None => "declares no default scope".to_owned(),
+        };
+        Some(format!(
+            "agent `{agent}` needs `instance_scope: {}`: the target profile has no place to set it (`instance_scope.set`; seed 001 names the scope, not where a deployment sets it) and the target {default}",
+            scope.as_str()
+        ))
     }
 
     /// Runs the `build` command once, in the workspace; returns its output on failure.

@@ -7,11 +7,11 @@ use serde_json::{Map, Value, json};
 
 use super::agent_module::{AgentRef, agent_module, agent_ref};
 use super::launch::{launch_spec, readiness_probes};
-use super::{Generator, Target};
+use super::{Generator, ScopeSetting, Target};
 use crate::process::{LaunchSpec, ReadinessProbe, free_port};
 use crate::redact::Redactor;
 use crate::scenario::template::{Vars, render};
-use crate::scenario::{DEFAULT_REGISTRY_PORT, DeploymentSpec};
+use crate::scenario::{AgentSpec, DEFAULT_REGISTRY_PORT, DeploymentSpec, InstanceScope};
 
 /// What rendering produced: where to reach things, how to launch, what is secret.
 #[derive(Debug, Clone)]
@@ -286,6 +286,14 @@ fn add_secrets(deployment: &DeploymentSpec, redactor: &mut Redactor) {
     }
 }
 
+/// The instance scope `a` asks for, when the target's profile sets it in the file `setting`
+/// names.
+fn scope_in(target: &Target, setting: ScopeSetting, a: &AgentSpec) -> Option<InstanceScope> {
+    (target.spec.instance_scope.set == Some(setting))
+        .then_some(a.instance_scope)
+        .flatten()
+}
+
 fn yaml(value: &Value) -> String {
     serde_saphyr::to_string(value)
         .unwrap_or_else(|_| serde_json::to_string_pretty(value).unwrap_or_default())
@@ -329,14 +337,13 @@ fn generate(
                 match agent_ref(target, name) {
                     AgentRef::Module(m) => {
                         e.insert("module".into(), json!(m));
-                        // No decorator keyword holds it: the module form keeps it here.
-                        if let Some(s) = &a.instance_scope {
-                            e.insert("instance_scope".into(), json!(s));
-                        }
                     }
                     AgentRef::Card(c) => {
                         e.insert("card".into(), json!(c));
                     }
+                }
+                if let Some(s) = scope_in(target, ScopeSetting::AgentsYaml, a) {
+                    e.insert("instance_scope".into(), json!(s.as_str()));
                 }
                 e.insert("port".into(), json!(agent_ports.get(name)));
                 if let Some(t) = &a.title {
@@ -428,8 +435,8 @@ fn generate(
             if let Some(r) = &a.request_params {
                 fm.insert("request_params".into(), r.clone());
             }
-            if let Some(s) = &a.instance_scope {
-                fm.insert("instance_scope".into(), json!(s));
+            if let Some(s) = scope_in(target, ScopeSetting::AgentCard, &a) {
+                fm.insert("instance_scope".into(), json!(s.as_str()));
             }
             format!(
                 "---\n{}---\n{}\n",

@@ -1,4 +1,4 @@
-//! Target profiles: the message tool's argument template.
+//! Target profiles: the message tool's argument template, where the instance scope is written.
 
 use pallas_conformance::target::{self, Target};
 use serde_json::json;
@@ -419,4 +419,61 @@ fn the_message_key_is_the_template_key_that_carries_the_message() {
     assert_eq!(profile("").unwrap().message_key(), "message");
     let t = profile("message_arguments: {agent_id: \"{agent}\", input: \"{message}\"}\n").unwrap();
     assert_eq!(t.message_key(), "input");
+}
+
+/// Renders a one-agent deployment asking for `instance_scope: request` with `t`; the text of
+/// `agents.yaml` and of the agent's card, where the profile writes them.
+fn rendered_scope_files(t: &Target) -> (String, String) {
+    let d: pallas_conformance::scenario::DeploymentSpec =
+        serde_json::from_value(json!({"agents": {"research": {"instance_scope": "request"}}}))
+            .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut ports = Default::default();
+    let mut redactor = pallas_conformance::redact::Redactor::new();
+    target::render_deployment(
+        t,
+        &d,
+        &Default::default(),
+        dir.path(),
+        &mut ports,
+        &mut redactor,
+    )
+    .unwrap();
+    let read = |f: &str| std::fs::read_to_string(dir.path().join(f)).unwrap_or_default();
+    (read("agents.yaml"), read("agents/research.md"))
+}
+
+#[test]
+fn the_instance_scope_is_written_where_the_profile_sets_it_and_nowhere_else() {
+    let files = "files:\n  - {path: agents.yaml, generate: agents_yaml}\n  - {path: \"agents/{agent}.md\", generate: agent_card}\n";
+    let (agents, card) = rendered_scope_files(
+        &profile(&format!("{files}instance_scope: {{set: agents_yaml}}")).unwrap(),
+    );
+    assert!(agents.contains("instance_scope: request"), "{agents}");
+    assert!(!card.contains("instance_scope"), "{card}");
+    let (agents, card) = rendered_scope_files(
+        &profile(&format!("{files}instance_scope: {{set: agent_card}}")).unwrap(),
+    );
+    assert!(!agents.contains("instance_scope"), "{agents}");
+    assert!(card.contains("instance_scope: request"), "{card}");
+    // No setting: the key is written in no file (an implementation that reads none would be run
+    // as if it had been told, or refuse a key it does not know).
+    let (agents, card) = rendered_scope_files(
+        &profile(&format!("{files}instance_scope: {{default: shared}}")).unwrap(),
+    );
+    assert!(!agents.contains("instance_scope"), "{agents}");
+    assert!(!card.contains("instance_scope"), "{card}");
+}
+
+#[test]
+fn the_pallas_profiles_set_the_scope_in_agents_yaml() {
+    let profiles = profiles_by_name();
+    for name in ["reference", "pallas-fastagent"] {
+        let t = &profiles[name];
+        assert_eq!(
+            t.spec.instance_scope.set,
+            Some(target::ScopeSetting::AgentsYaml),
+            "{name}"
+        );
+    }
 }

@@ -300,6 +300,37 @@ async fn a_scenario_needing_an_unclaimed_capability_is_skipped_with_the_reason()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scope_the_profile_cannot_set_skips_the_scenario_unless_it_is_the_default() {
+    let scenario = |scope: &str| {
+        one(&format!(
+            "id: scoped\ntitle: t\ndeployment:\n  agents:\n    research: {{instance_scope: {scope}}}\nsteps:\n  - name: t\n    list_tools: {{agent: research}}\nchecks:\n  - check: MSG-001\n"
+        ))
+    };
+    // The mock-agent profile has no `instance_scope`: no scope can be set, no default is known.
+    let run = runner::run(&scenario("connection"), &mock_agent(), &opts()).await;
+    let r = &run.scenarios[0];
+    assert_eq!(r.verdict, Verdict::Skip);
+    let reason = r.skipped.as_deref().unwrap_or_default();
+    assert!(
+        reason.contains("`instance_scope: connection`") && reason.contains("no default scope"),
+        "{reason}"
+    );
+    assert_eq!(r.checks[0].verdict, Verdict::Skip);
+    // A profile declaring the scope its target runs at by default runs a scenario asking for it.
+    let mut t = mock_agent();
+    t.spec.instance_scope.default = Some(scenario::InstanceScope::Connection);
+    let run = runner::run(&scenario("connection"), &t, &opts()).await;
+    assert_eq!(run.scenarios[0].verdict, Verdict::Pass);
+    let run = runner::run(&scenario("request"), &t, &opts()).await;
+    let reason = run.scenarios[0].skipped.as_deref().unwrap_or_default();
+    assert!(
+        reason.contains("`instance_scope: request`")
+            && reason.contains("runs at `connection` by default"),
+        "{reason}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_check_whose_capability_is_unclaimed_is_skipped_not_dropped() {
     let s = one(&format!(
         "id: mixed\ntitle: t\n{AGENT}steps:\n  - name: t\n    list_tools: {{agent: research}}\nchecks:\n  - check: MSG-001\n  - check: MET-001\n"

@@ -280,6 +280,7 @@ async fn api_handler(
         model,
         matched_turn: None,
         status: None,
+        abandoned: None,
     });
 
     let mut effects = Effects::default();
@@ -476,6 +477,23 @@ fn check_auth(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
     }
 }
 
+/// A request held unanswered (`hang`): dropped before the mock shuts down, the client gave it up.
+struct Held<'a> {
+    shared: &'a Shared,
+    ticket: Ticket,
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        if !self.shared.ct.is_cancelled() {
+            let at = now_rfc3339();
+            self.shared
+                .journal
+                .update(self.ticket, |e| e.abandoned = Some(at));
+        }
+    }
+}
+
 /// Hang, injected status or malformed body.
 async fn apply_terminal(
     shared: &Shared,
@@ -487,6 +505,9 @@ async fn apply_terminal(
         sleep_or_stop(&shared.ct, l).await;
     }
     if effects.hang {
+        // The server drops this future when the client closes the connection: the guard records
+        // when, unless the mock itself is shutting down.
+        let _held = Held { shared, ticket };
         shared.ct.cancelled().await;
         return StatusCode::SERVICE_UNAVAILABLE.into_response();
     }

@@ -336,7 +336,7 @@ async fn turn_fault_500_then_reset_restarts_the_script() {
 }
 
 #[tokio::test]
-async fn hang_never_answers_and_is_journaled_without_status() {
+async fn hang_never_answers_and_journals_when_the_client_gave_up() {
     let m = llm("dialect: openai\nfault: {hang: true}\n").await;
     let r = client()
         .post(format!("{}/chat/completions", m.url()))
@@ -345,9 +345,24 @@ async fn hang_never_answers_and_is_journaled_without_status() {
         .send()
         .await;
     assert!(r.unwrap_err().is_timeout());
+    // The client's timeout closed the connection: the mock notes when, soon after.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while m.journal()[0].abandoned.is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the abandonment was never journaled"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let j = m.journal();
     assert_eq!(j.len(), 1);
     assert_eq!(j[0].status, None);
+    let at = |t: &str| chrono::DateTime::parse_from_rfc3339(t).unwrap();
+    let held = at(j[0].abandoned.as_deref().unwrap()) - at(&j[0].time);
+    assert!(
+        held >= chrono::Duration::milliseconds(250) && held < chrono::Duration::seconds(3),
+        "held {held}"
+    );
 }
 
 #[tokio::test]

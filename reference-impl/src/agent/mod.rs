@@ -339,6 +339,12 @@ impl AgentServer {
         if crate::defect!("bearer-to-llm") {
             crate::defects::remember_inbound(inbound_bearer(ctx));
         }
+        #[cfg(feature = "defects")]
+        if crate::defect!("probe-with-bearer")
+            && let Some(bearer) = inbound_bearer(ctx)
+        {
+            crate::defects::remember_inbound(Some(bearer));
+        }
         if let Some(bearer) = inbound_bearer(ctx).filter(|_| crate::defect!("log-bearer")) {
             tracing::info!(target: "pallas::agent", agent = %settings.name, token = bearer.expose(), "send_message received");
         }
@@ -491,10 +497,6 @@ impl ServerHandler for AgentServer {
                         true,
                     )
                     .into());
-                }
-                #[cfg(feature = "defects")]
-                if crate::defect!("probe-with-bearer") {
-                    crate::defects::remember_inbound(inbound_bearer(&ctx));
                 }
                 if let Some(token) = ctx
                     .meta

@@ -77,3 +77,50 @@ fn auth_005_wants_no_authorization_on_a_bearer_less_call() {
     o.mcp_journals.clear();
     assert!(skipped(&run("AUTH-005", &c, &o)));
 }
+
+/// A `get_health` step from `from` to `to` (seconds), carrying `bearer`.
+fn health_step(name: &str, from: u32, to: u32, bearer: Option<&str>) -> StepRecord {
+    let mut s = step(
+        name,
+        "health",
+        from,
+        to,
+        json!({"status": 200, "health": {"status": "ok"}}),
+    );
+    s.bearer = bearer.map(str::to_owned);
+    s
+}
+
+#[test]
+fn auth_006_judges_only_bearers_of_requests_not_running_with_the_health_call() {
+    let probe = |sec, auth| mcp(at(sec, 500000), "initialize", None, auth);
+    // A call with a bearer, then a bearer-less health call whose probe carries none: a pass.
+    let mut o = obs(vec![
+        bearer_step("call", 0, 1, Some("tok-call")),
+        health_step("health", 2, 3, None),
+    ]);
+    o.mcp_journals.insert("m".into(), vec![probe(2, None)]);
+    assert_eq!(run("AUTH-006", &CheckSpec::default(), &o), Outcome::Pass);
+    // The probe carries the bearer of the call that had ended: a finding.
+    o.mcp_journals
+        .insert("m".into(), vec![probe(2, Some("Bearer tok-call"))]);
+    assert!(fails(&run("AUTH-006", &CheckSpec::default(), &o)));
+    // A health call carrying its own bearer: its probe may carry that one (seed 001's ContextVar
+    // fallback for probe paths), never the ended call's.
+    o.steps[1] = health_step("health", 2, 3, Some("tok-health"));
+    o.mcp_journals
+        .insert("m".into(), vec![probe(2, Some("Bearer tok-health"))]);
+    assert_eq!(run("AUTH-006", &CheckSpec::default(), &o), Outcome::Pass);
+    o.mcp_journals
+        .insert("m".into(), vec![probe(2, Some("Bearer tok-call"))]);
+    assert!(fails(&run("AUTH-006", &CheckSpec::default(), &o)));
+    // A bearer-carrying call running with the health call may lend its bearer: not judged, and
+    // with no other bearer nothing is judged at all.
+    let mut o = obs(vec![
+        bearer_step("call", 0, 4, Some("tok-call")),
+        health_step("health", 2, 3, None),
+    ]);
+    o.mcp_journals
+        .insert("m".into(), vec![probe(2, Some("Bearer tok-call"))]);
+    assert!(skipped(&run("AUTH-006", &CheckSpec::default(), &o)));
+}

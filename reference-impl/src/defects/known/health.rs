@@ -39,7 +39,7 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "probe-with-bearer",
-        "health probes carry the inbound bearer",
+        "health probes carry the bearer of the last message call that had one, after that call ended",
     ),
     (
         "probe-any-reply-ok",
@@ -66,8 +66,12 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "the probe's `DELETE` is sent without the `Mcp-Session-Id` it was given",
     ),
     (
-        "health-slow-ok",
-        "a reachable downstream that answers its probe slowly leaves `get_health` ok",
+        "health-slow-degraded",
+        "a reachable downstream whose probe takes over 1 s makes `get_health` `degraded` (a slowness threshold no seed sets)",
+    ),
+    (
+        "probe-timeout-reachable",
+        "a downstream that gives no answer within the probe timeout counts as reachable",
     ),
     (
         "health-ok-when-some-down",
