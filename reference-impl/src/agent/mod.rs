@@ -288,6 +288,25 @@ fn text_result(text: String, is_error: bool) -> CallToolResult {
     }
 }
 
+/// One model turn of one user text with the agent's settings, its answer dropped: what the defects
+/// that call the model where the reference does not (`invalid-arguments-checked-after-model`,
+/// `health-llm-summary`) do.
+async fn ask_model_once(core: &AgentCore, text: String) {
+    let settings = &core.settings;
+    let messages = [ChatMessage::User(vec![Part::Text(text)])];
+    let turn = crate::llm::TurnRequest {
+        model: &settings.model,
+        provider: &settings.provider,
+        params: &settings.request_params,
+        capabilities: &settings.capabilities,
+        instruction: &settings.instruction,
+        messages: &messages,
+        tools: &[],
+        bearer: None,
+    };
+    let _ = crate::llm::complete(&core.deps.http, &turn).await;
+}
+
 impl AgentServer {
     async fn send_message(
         &self,
@@ -319,18 +338,7 @@ impl AgentServer {
                     .as_ref()
                     .map(|a| serde_json::Value::Object(a.clone()).to_string())
                     .unwrap_or_default();
-                let messages = [ChatMessage::User(vec![Part::Text(text)])];
-                let turn = crate::llm::TurnRequest {
-                    model: &settings.model,
-                    provider: &settings.provider,
-                    params: &settings.request_params,
-                    capabilities: &settings.capabilities,
-                    instruction: &settings.instruction,
-                    messages: &messages,
-                    tools: &[],
-                    bearer: None,
-                };
-                let _ = crate::llm::complete(&self.core.deps.http, &turn).await;
+                ask_model_once(&self.core, text).await;
                 return text_result(message, true);
             }
             Err(message) => return text_result(message, true),
@@ -539,20 +547,8 @@ impl ServerHandler for AgentServer {
                 .await;
                 if report.status != health::HealthStatus::Ok && crate::defect!("health-llm-summary")
                 {
-                    let settings = &self.core.settings;
                     let ask = format!("Summarise for an operator: {:?}", report.message);
-                    let messages = [ChatMessage::User(vec![Part::Text(ask)])];
-                    let turn = crate::llm::TurnRequest {
-                        model: &settings.model,
-                        provider: &settings.provider,
-                        params: &settings.request_params,
-                        capabilities: &settings.capabilities,
-                        instruction: &settings.instruction,
-                        messages: &messages,
-                        tools: &[],
-                        bearer: None,
-                    };
-                    let _ = crate::llm::complete(&self.core.deps.http, &turn).await;
+                    ask_model_once(&self.core, ask).await;
                 }
                 let mut text = serde_json::to_string(&report).unwrap_or_default();
                 if crate::defect!("health-status-renamed") {
