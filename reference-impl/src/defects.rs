@@ -9,7 +9,6 @@ use crate::settings::Secret;
 mod known;
 mod own_agent_metrics;
 mod remembered;
-mod reworded;
 mod stream_gone;
 mod transport;
 pub use known::KNOWN;
@@ -17,7 +16,6 @@ pub use own_agent_metrics::own_agent_metrics_only;
 pub use remembered::{
     first_progress_token, previous_bearer, tool_seconds_since_last_send, without_dotenv_key,
 };
-pub use reworded::reworded;
 pub use stream_gone::{FatalWhenGone, fatal_when_gone, watch_stream};
 pub use transport::transport_defects;
 
