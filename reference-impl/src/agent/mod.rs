@@ -289,8 +289,8 @@ fn text_result(text: String, is_error: bool) -> CallToolResult {
 }
 
 /// One model turn of one user text with the agent's settings, its answer dropped: what the defects
-/// that call the model where the reference does not (`invalid-arguments-checked-after-model`,
-/// `health-llm-summary`) do.
+/// that call the model where the reference does not (`health-calls-llm`, `health-llm-ping`,
+/// `health-routed-through-llm`, `health-llm-summary`, `invalid-arguments-checked-after-model`) do.
 async fn ask_model_once(core: &AgentCore, text: String) {
     let settings = &core.settings;
     let messages = [ChatMessage::User(vec![Part::Text(text)])];
@@ -518,24 +518,12 @@ impl ServerHandler for AgentServer {
                 let ping = crate::defect!("health-llm-ping");
                 let routed = crate::defect!("health-routed-through-llm");
                 if crate::defect!("health-calls-llm") || ping || routed {
-                    let settings = &self.core.settings;
                     let text = match (ping, routed) {
                         (true, _) => "ping",
                         (_, true) => "The user called the tool `get_health`.",
                         _ => "health check",
                     };
-                    let messages = [ChatMessage::User(vec![Part::Text(text.into())])];
-                    let turn = crate::llm::TurnRequest {
-                        model: &settings.model,
-                        provider: &settings.provider,
-                        params: &settings.request_params,
-                        capabilities: &settings.capabilities,
-                        instruction: &settings.instruction,
-                        messages: &messages,
-                        tools: &[],
-                        bearer: None,
-                    };
-                    let _ = crate::llm::complete(&self.core.deps.http, &turn).await;
+                    ask_model_once(&self.core, text.into()).await;
                 }
                 let report = health::check(
                     &self.core.settings,
