@@ -94,11 +94,11 @@ async fn reuse_first_bearer_forwards_an_earlier_callers_bearer() {
 }
 
 #[tokio::test]
-async fn probe_with_bearer_sends_the_inbound_bearer_on_health_probes() {
+async fn probe_with_bearer_sends_an_ended_calls_bearer_on_health_probes() {
     let d = Defects::take().await;
     for (defects, expected) in [
         (&[][..], None),
-        (&["probe-with-bearer"][..], Some("Bearer tok-H")),
+        (&["probe-with-bearer"][..], Some("Bearer tok-M")),
     ] {
         d.set(defects);
         let llm = MockOpenAi::start().await;
@@ -107,14 +107,26 @@ async fn probe_with_bearer_sends_the_inbound_bearer_on_health_probes() {
         s.servers = vec![DownstreamSettings::new("argos", &argos.url)];
         let agent = start_agent(s).await;
         let mut client = RawClient::connect(&agent.url).await.unwrap();
+        // A message call with a bearer, ended before the health call, which carries none.
+        let sent = client
+            .call(
+                "send_message",
+                json!({"message": "hello"}),
+                None,
+                Some("tok-M"),
+            )
+            .await
+            .unwrap();
+        assert!(!sent.is_error(), "{:?}", sent.messages);
         let reply = client
-            .call("get_health", json!({}), None, Some("tok-H"))
+            .call("get_health", json!({}), None, None)
             .await
             .unwrap();
         assert!(!reply.is_error());
         let records = argos.journal.records();
         let init = records
             .iter()
+            .rev()
             .find(|r| r.rpc_method.as_deref() == Some("initialize"))
             .unwrap();
         assert_eq!(init.authorization.as_deref(), expected, "{defects:?}");
