@@ -29,7 +29,7 @@ KINDS = [
 
 
 def table(link_prefix):
-    rows = ["| implementation | version | passed | warned | failed | informational (MAY) | inconclusive | skipped | kit (commit, suite) | report |",
+    rows = ["| implementation | version | passed | warned | failed | informational | inconclusive | skipped | kit (commit, suite) | report |",
             "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for pattern, label, version_re in KINDS:
         for path in sorted(folder.glob(pattern)):

@@ -163,15 +163,20 @@ pub enum Level {
     Should,
     /// Optional behaviour.
     May,
+    /// Described by its source without a normative keyword and not part of the interface the
+    /// source defines (an example, a diagram, diagnostic advice): a difference is information,
+    /// never a warning or a failure, and is not called an unimplemented MAY.
+    Info,
 }
 
 impl Level {
-    /// `MUST`, `SHOULD` or `MAY`.
+    /// `MUST`, `SHOULD`, `MAY` or `INFO`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Must => "MUST",
             Self::Should => "SHOULD",
             Self::May => "MAY",
+            Self::Info => "INFO",
         }
     }
 }

@@ -261,10 +261,11 @@ impl Defect {
         let mut reported: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for r in results {
             for c in &r.checks {
-                // A MAY not implemented is reported as `info`: for a MAY rule that is its finding.
+                // A MAY not implemented, or a difference from a keywordless description, is
+                // reported as `info`: for a rule of those levels that is its finding.
                 let broken = c.verdict == Verdict::Fail
                     || (c.verdict == Verdict::Warn && c.level != Level::Must)
-                    || (c.verdict == Verdict::Info && c.level == Level::May);
+                    || (c.verdict == Verdict::Info && matches!(c.level, Level::May | Level::Info));
                 // The finding cites the rule the defect breaks (a check's other rules are other
                 // clauses): a result without a cited rule (a scenario assertion) counts as is.
                 let cites = c.rule.is_none() || c.rule == self.expected_rule(&c.id);

@@ -216,7 +216,16 @@ fn listed_entry(
         {
             builtin_note = Some(r.to_owned());
         }
+        let unmet_given = c
+            .given
+            .as_ref()
+            .and_then(|g| assert::run(g, observed).broken_reason().map(str::to_owned));
         let outcome = match (&c.assert, &c.check) {
+            // What the entry judges was not observed: no verdict is earned.
+            _ if unmet_given.is_some() => Outcome::Inconclusive(format!(
+                "the entry's `given:` does not hold: {}",
+                unmet_given.as_deref().unwrap_or_default()
+            )),
             // The author's assertion is the stated rule for this entry; the built-in
             // evaluator still reports its own verdict beside it.
             (Some(a), _) => assert::run(a, observed),

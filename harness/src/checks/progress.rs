@@ -23,8 +23,6 @@ pub(super) const CHECKS: &[Check] = &[
     Check::new("PROG-008", prog_coverage).premise(premise::downstream_call),
     Check::new("PROG-009", prog_totals).premise(premise::progress_seen),
     Check::new("PROG-010", prog_cancel).premise(premise::cancelled_after_progress),
-    Check::new("PROG-025", walk::prog_increases).premise(premise::progress_twice),
-    Check::new("PROG-026", walk::prog_increases).premise(premise::progress_twice),
 ];
 
 // ---------------------------------------------------------------- progress

@@ -328,6 +328,9 @@ impl CheckResult {
         };
         let reason = match (verdict, &subject.premise) {
             (Verdict::Inconclusive, Some(p)) => format!("premise not observed ({p}): {reason}"),
+            (Verdict::Info, _) if subject.level == Level::Info => {
+                format!("informational (no normative keyword requires it): {reason}")
+            }
             (Verdict::Info, _) => format!("not implemented (MAY): {reason}"),
             _ => reason,
         };
@@ -396,7 +399,7 @@ fn grade(level: Level, outcome: Outcome, g: Grading) -> (Verdict, String, Vec<Ev
         Level::Must => Verdict::Fail,
         Level::Should if g.strict => Verdict::Fail,
         Level::Should => Verdict::Warn,
-        Level::May => Verdict::Info,
+        Level::May | Level::Info => Verdict::Info,
     };
     match outcome {
         Outcome::Pass => (Verdict::Pass, String::new(), Vec::new()),
@@ -511,6 +514,18 @@ mod tests {
             Outcome::breaks("two", "broken", vec![]),
         );
         assert_eq!(may.verdict, Verdict::Info, "a MAY rule never warns");
+        assert!(may.reason.starts_with("not implemented (MAY)"), "{}", may.reason);
+        let info = judge(
+            two_rule_subject(Level::Must, Level::Info),
+            Outcome::breaks("two", "broken", vec![]),
+        );
+        assert_eq!(info.verdict, Verdict::Info, "an INFO rule never warns");
+        assert!(
+            info.reason.starts_with("informational (no normative keyword requires it)")
+                && !info.reason.contains("MAY"),
+            "a keywordless rule is not called a MAY: {}",
+            info.reason
+        );
         let pass = judge(two_rule_subject(Level::Must, Level::Should), Outcome::Pass);
         assert_eq!((pass.verdict, pass.level), (Verdict::Pass, Level::Must));
         assert_eq!(pass.rule, None);

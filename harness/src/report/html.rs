@@ -338,7 +338,7 @@ pub fn html(run: &RunResult) -> String {
         );
     }
     let _ = write!(out, "</fieldset>\n<fieldset><legend>level</legend>");
-    for l in ["MUST", "SHOULD", "MAY"] {
+    for l in ["MUST", "SHOULD", "MAY", "INFO"] {
         let _ = write!(
             out,
             "<label><input type=\"checkbox\" data-filter=\"level\" value=\"{l}\" checked> {l}</label>"

@@ -44,7 +44,7 @@ pub fn markdown(run: &RunResult) -> String {
     let _ = writeln!(out, "Judged by {}.\n", super::run_kit_line(run));
     let _ = writeln!(
         out,
-        "{} scenario(s); checks: {} pass, {} fail, {} warn, {} informational (MAY), {} inconclusive, {} skip, {} error, {} expected failure(s).\n",
+        "{} scenario(s); checks: {} pass, {} fail, {} warn, {} informational, {} inconclusive, {} skip, {} error, {} expected failure(s).\n",
         run.scenarios.len(),
         c.pass,
         c.fail,

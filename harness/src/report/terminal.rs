@@ -230,7 +230,7 @@ pub fn summary(run: &RunResult) -> String {
     };
     let _ = writeln!(
         out,
-        "\n{} scenario(s){setup_text}, {} check(s): {} passed, {} failed, {} warned, {} informational (MAY), {} inconclusive, {} skipped, {} errors, {} expected failures; {:.2}s",
+        "\n{} scenario(s){setup_text}, {} check(s): {} passed, {} failed, {} warned, {} informational, {} inconclusive, {} skipped, {} errors, {} expected failures; {:.2}s",
         run.scenarios.len(),
         c.pass + c.fail + c.warn + c.info + c.inconclusive + c.skip + c.error + c.baselined,
         c.pass,

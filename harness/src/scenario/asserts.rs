@@ -42,6 +42,12 @@ pub struct CheckSpec {
     /// and so are the scenario's other entries that would have passed or failed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub premise: bool,
+    /// What this entry needs to have been observed, as an assertion: when it does not hold the
+    /// entry alone is `inconclusive` (its own premise, not the scenario's), e.g. "the call this
+    /// entry reads the metrics of did fail" or "the downstream call was received before the
+    /// cancel".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub given: Option<AssertSpec>,
     /// Expand the entry once per value of a variable (`{{i}}` in every string of it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub for_each: Option<ForEachSpec>,

@@ -285,6 +285,17 @@ fn check_entries(
         if let Some(a) = &check.assert {
             check_assert(cx, a, line, names, captures, in_loop.as_deref(), spec);
         }
+        if let Some(g) = &check.given {
+            if check.premise {
+                cx.err(
+                    line,
+                    1,
+                    "`given:` on a `premise: true` entry: a premise is judged unconditionally".into(),
+                    Some("drop `given:`, or make the entry a check or an expectation".into()),
+                );
+            }
+            check_assert(cx, g, line, names, captures, in_loop.as_deref(), spec);
+        }
     }
 }
 
