@@ -258,7 +258,7 @@ fn check_entries(
                 line,
                 1,
                 "a scenario assertion without `check:` needs its level".into(),
-                Some("add `level: MUST|SHOULD|MAY` (the strength of what it expects), or `premise: true` when it only confirms the scenario exercised what the other checks judge".into()),
+                Some("add `level: MUST|SHOULD|INFO` (the strength of what it expects), or `premise: true` when it only confirms the scenario exercised what the other checks judge".into()),
             );
         } else if check.assert.is_none() {
             cx.err(

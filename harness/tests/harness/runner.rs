@@ -198,6 +198,42 @@ async fn an_unmet_premise_makes_the_other_entries_inconclusive() {
     );
 }
 
+/// An entry's own `given:` gates that entry alone: unmet, it is inconclusive and names why, while
+/// the scenario's other entries still judge; met, the entry judges.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unmet_given_makes_only_its_entry_inconclusive() {
+    let text = |given_status: &str| {
+        format!(
+            "id: given\ntitle: t\nrequires: [health]\n{AGENT}steps:\n  - name: h\n    health: {{agent: research}}\nchecks:\n  - title: answered degraded\n    level: SHOULD\n    given:\n      output: {{step: h, path: \"$.health.status\", equals: {given_status}}}\n    assert:\n      output: {{step: h, path: \"$.health.status\", equals: degraded}}\n  - title: answered ok\n    level: SHOULD\n    assert:\n      output: {{step: h, path: \"$.health.status\", equals: ok}}\n"
+        )
+    };
+    let verdicts = |run: &runner::RunResult| -> Vec<Verdict> {
+        run.scenarios[0]
+            .checks
+            .iter()
+            .filter(|c| !c.location.is_empty())
+            .map(|c| c.verdict)
+            .collect()
+    };
+    let unmet = runner::run(&one(&text("error")), &mock_agent(), &strict()).await;
+    assert_eq!(
+        verdicts(&unmet),
+        vec![Verdict::Inconclusive, Verdict::Pass],
+        "{}",
+        report::summary(&unmet)
+    );
+    let gated = &unmet.scenarios[0].checks.iter().find(|c| c.title == "answered degraded");
+    let reason = gated.map(|c| c.reason.as_str()).unwrap_or_default();
+    assert!(reason.contains("`given:` does not hold"), "{reason}");
+    let met = runner::run(&one(&text("ok")), &mock_agent(), &strict()).await;
+    assert_eq!(
+        verdicts(&met),
+        vec![Verdict::Fail, Verdict::Pass],
+        "{}",
+        report::summary(&met)
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_implementation_gives_an_error_verdict_within_the_step_timeout() {
     // The "implementation" accepts TCP on the agent port and never answers.
