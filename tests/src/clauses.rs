@@ -422,7 +422,9 @@ pub fn verify(
                 &c.id == check
                     && (suffix.is_empty() || c.location.ends_with(suffix.as_str()))
                     && (c.verdict == Verdict::Fail
-                        || (c.verdict == Verdict::Warn && c.level != Level::Must))
+                        || (c.verdict == Verdict::Warn && c.level != Level::Must)
+                        || (c.verdict == Verdict::Info
+                            && matches!(c.level, Level::May | Level::Info)))
                     && (own.is_none() || c.rule.is_none() || c.rule.as_deref() == Some(rule))
             })
         });
