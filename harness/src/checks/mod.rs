@@ -182,8 +182,13 @@ fn listed_entry(
     let subject = match def {
         Some(def) => Subject::check(def, check.title.clone(), location),
         None => Subject::assertion(
-            // Validation refuses an unattributed assertion without a level.
-            check.level.unwrap_or(Level::Should),
+            // Validation refuses an unattributed assertion without a level, unless it is a
+            // premise: what the scenario must have exercised, which judges no rule.
+            check.level.unwrap_or(if check.premise {
+                Level::Info
+            } else {
+                Level::Should
+            }),
             scenario.spec.refs.clone(),
             check
                 .title

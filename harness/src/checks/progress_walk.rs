@@ -11,7 +11,7 @@ use crate::scenario::{ActionKind, CheckSpec};
 /// PROG-003's reason when progress falls back at a sub-task's own note — to 0 at a tool's
 /// `started`, or to a finished sub-task's `1/1`: seed versus MCP. One text for both, so the
 /// reports group every such fall as one finding.
-pub(super) const SEED_PRESCRIBED_RESET: &str = "progress fell back at a downstream tool's own note (to 0 at `{server}/{tool}: started`, or to `progress: 1, total: 1` at its `completed`): seed 000 prescribes this sequence — its example (seed 000 §4 \"How It Works\", lines 237-245) sends progress 0 (`started`), 1 and 2 (loop steps), then `progress: 1, total: 1` for each `completed`; its guarantee is \"`on_tool_start` (progress 0) and `on_tool_complete` (progress 1/1) … for every downstream tool invocation\", so any tool after a loop step starts again at 0 — but MCP's rule binds: `progress` MUST increase with each notification. The seed's example breaks MCP here; the verdict follows MCP";
+pub(super) const SEED_PRESCRIBED_RESET: &str = "progress fell back at a sub-task's own note (to 0 at a `…: started`, or to `progress: 1, total: 1` at a `…: completed`): the sequence seed 000's example shows for a Pallas (0 at each tool's start, 1/1 at its end), but MCP binds every bridge: `progress` MUST increase with each notification";
 
 /// What a walk over the calls concludes when no call of the right kind was in scope.
 fn no_call_judged() -> Outcome {

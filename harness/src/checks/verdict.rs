@@ -514,14 +514,19 @@ mod tests {
             Outcome::breaks("two", "broken", vec![]),
         );
         assert_eq!(may.verdict, Verdict::Info, "a MAY rule never warns");
-        assert!(may.reason.starts_with("not implemented (MAY)"), "{}", may.reason);
+        assert!(
+            may.reason.starts_with("not implemented (MAY)"),
+            "{}",
+            may.reason
+        );
         let info = judge(
             two_rule_subject(Level::Must, Level::Info),
             Outcome::breaks("two", "broken", vec![]),
         );
         assert_eq!(info.verdict, Verdict::Info, "an INFO rule never warns");
         assert!(
-            info.reason.starts_with("informational (no normative keyword requires it)")
+            info.reason
+                .starts_with("informational (no normative keyword requires it)")
                 && !info.reason.contains("MAY"),
             "a keywordless rule is not called a MAY: {}",
             info.reason

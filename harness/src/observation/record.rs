@@ -59,6 +59,37 @@ pub struct StepRecord {
 }
 
 impl StepRecord {
+    /// What the step's MCP exchange observed, in one line for reports (so a reader can see what
+    /// a pass judged): the HTTP status and content type, the messages received and how many of
+    /// them were progress notifications, and whether the response was a result, an `isError`
+    /// result or an error. `None` for a step without an MCP exchange.
+    pub fn observed_summary(&self) -> Option<String> {
+        let x = self.observation.exchange()?;
+        let progress = x
+            .messages
+            .iter()
+            .filter(|m| m.method() == Some("notifications/progress"))
+            .count();
+        let response = match &x.response {
+            None => "no response",
+            Some(r) if r.get("error").is_some() => "a JSON-RPC error",
+            Some(r) => match r.get("result").and_then(|v| v.get("isError")) {
+                Some(e) if e.as_bool() == Some(true) => "an isError result",
+                _ => "a result",
+            },
+        };
+        let content_type = x
+            .content_type
+            .as_deref()
+            .map(|c| format!(" {}", c.split(';').next().unwrap_or(c).trim()))
+            .unwrap_or_default();
+        Some(format!(
+            "HTTP {}{content_type}; {} message(s) received, {progress} progress notification(s); {response}",
+            x.status,
+            x.messages.len()
+        ))
+    }
+
     /// The step's action, typed.
     pub fn action(&self) -> Option<StepAction<'_>> {
         self.spec.action()

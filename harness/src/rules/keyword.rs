@@ -1,5 +1,7 @@
 //! The level a sentence gives by its normative keyword (RFC 2119 / RFC 8174 words, whatever
-//! their case or markup).
+//! their markup; whatever their case in a document that uses no capitals for them, the seeds;
+//! in capitals only where the document says so, MCP: "when, and only when, they appear in all
+//! capitals").
 
 use std::sync::LazyLock;
 
@@ -34,14 +36,26 @@ fn level_of(word: &str) -> Level {
     }
 }
 
-/// The keywords of `sentence` and the level they give.
+/// The keywords of `sentence`, in any case, and the level they give.
 pub fn keyword_level(sentence: &str) -> Keyword {
+    keywords(sentence, false)
+}
+
+/// The keywords of `sentence` written in capitals (`SHOULD`, not `should`), and the level they
+/// give: how a document that adopts BCP 14 "when, and only when, they appear in all capitals"
+/// (the MCP specification and its schema) is read.
+pub fn keyword_level_in_capitals(sentence: &str) -> Keyword {
+    keywords(sentence, true)
+}
+
+fn keywords(sentence: &str, capitals_only: bool) -> Keyword {
     let Some(re) = KEYWORD.as_ref() else {
         return Keyword::None;
     };
     let words: Vec<String> = re
         .find_iter(sentence)
         .map(|m| m.as_str().split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|w| !capitals_only || !w.chars().any(|c| c.is_lowercase()))
         .collect();
     let Some(first) = words.first() else {
         return Keyword::None;
@@ -57,6 +71,24 @@ pub fn keyword_level(sentence: &str) -> Keyword {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bcp14_document_counts_capitals_only() {
+        let schema = "However, any errors in _finding_ the tool … should be reported as an MCP error response.";
+        assert!(matches!(
+            keyword_level(schema),
+            Keyword::Level(Level::Should, _)
+        ));
+        assert_eq!(keyword_level_in_capitals(schema), Keyword::None);
+        assert!(matches!(
+            keyword_level_in_capitals("Any errors that originate from the tool SHOULD be reported"),
+            Keyword::Level(Level::Should, _)
+        ));
+        assert!(matches!(
+            keyword_level_in_capitals("Servers **MAY** attach an `id`; clients may ignore it"),
+            Keyword::Level(Level::May, _)
+        ));
+    }
 
     #[test]
     fn keywords_give_levels_whatever_their_markup() {

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-pub use keyword::{Keyword, keyword_level};
+pub use keyword::{Keyword, keyword_level, keyword_level_in_capitals};
 
 use crate::diag::{SpecError, from_yaml};
 use crate::vocab::{Capability, Level};
@@ -151,6 +151,18 @@ impl Rule {
         format!("{} {}", self.doc.title(), self.section)
     }
 
+    /// The normative keywords of the quote as its document defines them: MCP's pages and
+    /// schemas adopt BCP 14 "when, and only when, they appear in all capitals"; the seeds and the
+    /// registry schema use no capitals for them, so any case counts there.
+    pub fn keyword(&self) -> Keyword {
+        match self.doc {
+            Doc::Mcp20251125 | Doc::McpSchema20251125 | Doc::McpSchema20260728 => {
+                keyword_level_in_capitals(&self.quote)
+            }
+            _ => keyword_level(&self.quote),
+        }
+    }
+
     /// The level the quote gives by itself: its keyword, a `Required` column, or (without
     /// either) the most the basis allows.
     pub fn derived_level(&self) -> Result<Level, String> {
@@ -161,7 +173,7 @@ impl Rule {
         {
             return Ok(Level::Must);
         }
-        match keyword_level(&self.quote) {
+        match self.keyword() {
             Keyword::Level(level, _) => Ok(level),
             Keyword::Ambiguous(words) => Err(format!(
                 "the quote mixes keywords of different levels ({}); quote one sentence",
@@ -384,8 +396,7 @@ impl RuleBook {
 
 /// Why a rule's declared level does not follow from its quote, if it does not.
 fn level_problem(rule: &Rule, derived: Level) -> Option<String> {
-    let stated =
-        rule.table_column.is_some() || matches!(keyword_level(&rule.quote), Keyword::Level(..));
+    let stated = rule.table_column.is_some() || matches!(rule.keyword(), Keyword::Level(..));
     if rule.doc == Doc::Kit {
         if rule.basis.is_none() {
             return Some("the kit's own statement needs a `basis:`".into());

@@ -36,6 +36,7 @@ pub const SEED_FILES: &[(&str, &str)] = &[
 ];
 
 const MCP_PAGES: &[&str] = &[
+    include_str!("../../rules/sources/mcp-2025-11-25/index.mdx"),
     include_str!("../../rules/sources/mcp-2025-11-25/basic_index.mdx"),
     include_str!("../../rules/sources/mcp-2025-11-25/basic_lifecycle.mdx"),
     include_str!("../../rules/sources/mcp-2025-11-25/basic_transports.mdx"),

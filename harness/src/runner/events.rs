@@ -123,6 +123,9 @@ pub struct StepDone {
     /// It hit its timeout.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub timed_out: bool,
+    /// What its MCP exchange observed: status, messages, progress notifications, response kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed: Option<String>,
 }
 
 /// `verdict`.
@@ -284,6 +287,7 @@ pub fn scenario_events(
             elapsed_ms: s.elapsed_ms,
             error: s.error.clone(),
             timed_out: s.timed_out,
+            observed: s.observed.clone(),
         }));
     }
     out.extend(finished_events(index, done, total, r));
@@ -402,6 +406,7 @@ impl RunResult {
                         elapsed_ms: s.elapsed_ms,
                         error: s.error.clone(),
                         timed_out: s.timed_out,
+                        observed: s.observed.clone(),
                     })
                 }
                 RunEvent::Verdict(v) => parts

@@ -477,6 +477,7 @@ impl Exec {
                     elapsed_ms: record.elapsed_ms,
                     error: step_error(redactor, &record),
                     timed_out: record.timed_out,
+                    observed: record.observed_summary(),
                 }));
             }
             session.records.push(record);

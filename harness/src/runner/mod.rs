@@ -148,6 +148,9 @@ pub struct StepSummary {
     /// It hit its timeout.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub timed_out: bool,
+    /// What its MCP exchange observed ([`crate::observation::StepRecord::observed_summary`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observed: Option<String>,
 }
 
 /// A baselined failure that now passes.
@@ -322,6 +325,7 @@ impl<F: FnMut(&RunEvent)> Emitter<F> {
                 elapsed_ms: s.elapsed_ms,
                 error: s.error.clone(),
                 timed_out: s.timed_out,
+                observed: s.observed.clone(),
             });
         }
         self.emit(e);

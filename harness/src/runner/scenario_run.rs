@@ -527,6 +527,7 @@ fn step_summaries(observed: &Observed, redactor: &Redactor) -> Vec<StepSummary> 
             elapsed_ms: r.elapsed_ms,
             error: super::exec::step_error(redactor, r),
             timed_out: r.timed_out,
+            observed: r.observed_summary(),
         })
         .collect()
 }

@@ -290,7 +290,8 @@ fn check_entries(
                 cx.err(
                     line,
                     1,
-                    "`given:` on a `premise: true` entry: a premise is judged unconditionally".into(),
+                    "`given:` on a `premise: true` entry: a premise is judged unconditionally"
+                        .into(),
                     Some("drop `given:`, or make the entry a check or an expectation".into()),
                 );
             }

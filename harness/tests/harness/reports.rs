@@ -80,6 +80,10 @@ fn sample_result() -> RunResult {
                     elapsed_ms: 12.3,
                     error: None,
                     timed_out: false,
+                    observed: Some(
+                        "HTTP 200 application/json; 1 message(s) received, 0 progress notification(s); a result"
+                            .into(),
+                    ),
                 }],
             },
             ScenarioResult {

@@ -154,6 +154,17 @@ async fn a_step_error_points_at_the_steps_file_line() {
     assert_eq!(done, error, "the live event says the same");
 }
 
+/// The verdicts of the first scenario's own entries (automatic checks, judged on any exchange,
+/// have no location).
+fn verdicts(run: &runner::RunResult) -> Vec<Verdict> {
+    run.scenarios[0]
+        .checks
+        .iter()
+        .filter(|c| !c.location.is_empty())
+        .map(|c| c.verdict)
+        .collect()
+}
+
 /// A scenario whose premise does not hold earns neither a pass nor a failure: every entry that
 /// would have passed or failed is inconclusive; with the premise holding, the same entries judge.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -162,15 +173,6 @@ async fn an_unmet_premise_makes_the_other_entries_inconclusive() {
         format!(
             "id: premise\ntitle: t\nrequires: [health]\n{AGENT}steps:\n  - name: h\n    health: {{agent: research}}\nchecks:\n  - check: HEALTH-004\n    with: {{status: degraded, mentions: [argos]}}\n  - title: answered ok\n    level: SHOULD\n    assert:\n      output: {{step: h, path: \"$.health.status\", equals: ok}}\n  - title: the health answer is {premise_status}\n    premise: true\n    assert:\n      output: {{step: h, path: \"$.health.status\", equals: {premise_status}}}\n"
         )
-    };
-    let verdicts = |run: &runner::RunResult| -> Vec<Verdict> {
-        // The scenario's own entries (automatic checks, judged on any exchange, have no location).
-        run.scenarios[0]
-            .checks
-            .iter()
-            .filter(|c| !c.location.is_empty())
-            .map(|c| c.verdict)
-            .collect()
     };
     let unmet = runner::run(&one(&text("error")), &mock_agent(), &strict()).await;
     assert_eq!(
@@ -207,14 +209,6 @@ async fn an_unmet_given_makes_only_its_entry_inconclusive() {
             "id: given\ntitle: t\nrequires: [health]\n{AGENT}steps:\n  - name: h\n    health: {{agent: research}}\nchecks:\n  - title: answered degraded\n    level: SHOULD\n    given:\n      output: {{step: h, path: \"$.health.status\", equals: {given_status}}}\n    assert:\n      output: {{step: h, path: \"$.health.status\", equals: degraded}}\n  - title: answered ok\n    level: SHOULD\n    assert:\n      output: {{step: h, path: \"$.health.status\", equals: ok}}\n"
         )
     };
-    let verdicts = |run: &runner::RunResult| -> Vec<Verdict> {
-        run.scenarios[0]
-            .checks
-            .iter()
-            .filter(|c| !c.location.is_empty())
-            .map(|c| c.verdict)
-            .collect()
-    };
     let unmet = runner::run(&one(&text("error")), &mock_agent(), &strict()).await;
     assert_eq!(
         verdicts(&unmet),
@@ -222,7 +216,10 @@ async fn an_unmet_given_makes_only_its_entry_inconclusive() {
         "{}",
         report::summary(&unmet)
     );
-    let gated = &unmet.scenarios[0].checks.iter().find(|c| c.title == "answered degraded");
+    let gated = &unmet.scenarios[0]
+        .checks
+        .iter()
+        .find(|c| c.title == "answered degraded");
     let reason = gated.map(|c| c.reason.as_str()).unwrap_or_default();
     assert!(reason.contains("`given:` does not hold"), "{reason}");
     let met = runner::run(&one(&text("ok")), &mock_agent(), &strict()).await;

@@ -147,10 +147,10 @@ fn prog_003_says_when_the_seed_itself_prescribes_the_sequence() {
         panic!("MCP's MUST binds")
     };
     assert!(
-        reason.contains("seed 000 prescribes this sequence"),
+        reason.contains("the sequence seed 000's example shows for a Pallas"),
         "{reason}"
     );
-    assert!(reason.contains("lines 237-245"), "{reason}");
+    assert!(reason.contains("MCP binds every bridge"), "{reason}");
     assert!(!evidence.is_empty());
     // A second tool starting at 0 after loop steps: the guarantee "`on_tool_start` (progress 0)
     // … for every downstream tool invocation" — the same cause, the same reason.
