@@ -277,3 +277,30 @@ fn a_timestamp_that_is_not_iso_8601_fails_health_011_and_none_at_all_is_inconclu
         Outcome::Inconclusive(..)
     ));
 }
+
+/// A report's step line says what the exchange observed: status, content type, messages,
+/// progress notifications and the kind of response; a step without an exchange says nothing.
+#[test]
+fn a_step_says_what_its_exchange_observed() {
+    let notes = vec![
+        note(json!("t"), 0.0, None, "argos/search: started"),
+        note(json!("t"), 1.0, Some(1.0), "argos/search: completed"),
+    ];
+    let mut s = super::token_step(notes);
+    s.set_output(json!({
+        "status": 200,
+        "content_type": "text/event-stream; charset=utf-8",
+        "progress": s.output["progress"].clone(),
+        "result": {"content": [{"type": "text", "text": "no"}], "isError": true},
+    }));
+    let line = s.observed_summary().unwrap_or_default();
+    assert!(line.starts_with("HTTP 200 text/event-stream;"), "{line}");
+    assert!(line.contains("2 progress notification(s)"), "{line}");
+    assert!(line.ends_with("an isError result"), "{line}");
+    let scrape = super::scrape("m", 0, json!([]));
+    assert_eq!(
+        scrape.observed_summary(),
+        None,
+        "a metrics scrape has no MCP exchange"
+    );
+}
