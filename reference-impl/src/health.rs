@@ -324,7 +324,14 @@ pub async fn check(
     } else if crate::defect!("llm-gauge-up-after-health") {
         metrics.set_llm_provider_up(provider_status.provider.as_str(), true);
     }
-    let report = summarize(&probes, &provider_status, serving);
+    let mut report = summarize(&probes, &provider_status, serving);
+    if probes.is_empty()
+        && report.status == HealthStatus::Ok
+        && crate::defect!("cm-health-degraded-without-servers")
+    {
+        report.status = HealthStatus::Degraded;
+        report.message = Some("no downstream servers".to_owned());
+    }
     metrics.set_agent_health(&settings.name, report.status.as_str());
     report
 }

@@ -330,10 +330,15 @@ impl Metrics {
         {
             return;
         }
+        let label = if crate::defect!("cm-send-metric-label-slug") {
+            agent.replace('_', "-")
+        } else {
+            agent.to_owned()
+        };
         let counter = self
             .0
             .send_message_total
-            .with_label_values(&[agent, outcome(ok)]);
+            .with_label_values(&[label.as_str(), outcome(ok)]);
         counter.inc();
         if ok && crate::defect!("metrics-send-counted-twice") {
             counter.inc();
@@ -410,7 +415,12 @@ impl Metrics {
         };
         self.0
             .tool_calls_total
-            .with_label_values(&[agent, server, operation, outcome(ok)])
+            .with_label_values(&[
+                agent,
+                server,
+                operation,
+                outcome(ok || crate::defect!("cm-tool-error-counted-ok")),
+            ])
             .inc();
         let seconds = if crate::defect!("metrics-tool-duration-zero") {
             0.0
@@ -451,9 +461,14 @@ impl Metrics {
             "degraded" if !crate::defect!("metrics-degraded-as-zero") => 0.5,
             _ => 0.0,
         };
+        let label = if crate::defect!("cm-health-gauge-label-lowercased") {
+            agent.to_lowercase()
+        } else {
+            agent.to_owned()
+        };
         self.0
             .agent_health_status
-            .with_label_values(&[agent])
+            .with_label_values(&[label.as_str()])
             .set(value);
     }
 }

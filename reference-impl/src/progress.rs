@@ -77,6 +77,10 @@ impl Progress {
 
     /// A reporter for `token`, sending through `sink`; disabled without a token.
     pub fn new(token: Option<ProgressToken>, sink: impl ProgressSink) -> Self {
+        let token = token.filter(|t| {
+            !(crate::defect!("cm-progress-token-zero-absent")
+                && t.0 == rmcp::model::NumberOrString::Number(0))
+        });
         match token {
             None => Self::disabled(),
             Some(token) => Self {

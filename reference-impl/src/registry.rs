@@ -64,6 +64,8 @@ impl PublishedAgent {
             json!({
                 "model": if crate::defect!("capabilities-model-with-prefix") {
                     format!("{}.{}", s.model.provider, s.model.model)
+                } else if crate::defect!("cm-capabilities-model-after-last-dot") {
+                    s.model.model.rsplit('.').next().unwrap_or_default().to_owned()
                 } else {
                     s.model.model.clone()
                 },
@@ -168,6 +170,19 @@ impl PublishedAgent {
 pub fn registry_name(namespace: &str, agent: &str) -> String {
     if crate::defect!("registry-name-keeps-underscores") {
         return format!("{namespace}/{agent}");
+    }
+    if crate::defect!("cm-slug-first-underscore") {
+        return format!("{namespace}/{}", agent.replacen('_', "-", 1));
+    }
+    if crate::defect!("cm-slug-lowercased") {
+        return format!("{namespace}/{}", agent.replace('_', "-").to_lowercase());
+    }
+    if crate::defect!("cm-slug-collapses-underscores") {
+        let mut slug = agent.replace('_', "-");
+        while slug.contains("--") {
+            slug = slug.replace("--", "-");
+        }
+        return format!("{namespace}/{slug}");
     }
     format!("{namespace}/{}", agent.replace('_', "-"))
 }

@@ -10,4 +10,6 @@
 pub mod clauses;
 pub mod coverage;
 pub mod defects;
+pub mod generated;
+pub mod mutants;
 pub mod suite;

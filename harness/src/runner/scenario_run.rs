@@ -279,7 +279,6 @@ pub async fn run_one(
         vars.insert(format!("agents.{n}.message_tool"), target.message_tool(n));
         vars.insert(format!("agents.{n}.message_key"), target.message_key());
     }
-    let agent_urls = reach.agent_urls.clone();
     let cx = ScenarioContext {
         client,
         registry_url: reach.registry_url,
@@ -292,14 +291,13 @@ pub async fn run_one(
     let start = Start {
         vars,
         redactor,
-        agent_urls: agent_urls.clone(),
+        agent_urls: reach.agent_urls.clone(),
     };
     let shared = Arc::new(Shared::new(Arc::new(cx), start, reach.deployment));
     let steps_started = Instant::now();
     let harness_error = run_steps(&shared, deadline).await;
     let logs_max = limits.logs_bytes();
-    let (observed, redactor, tail) =
-        observe(s, &shared, &eco, &recorder, agent_urls, logs_max).await;
+    let (observed, redactor, tail) = observe(s, &shared, &eco, &recorder, logs_max).await;
     drop(reach._attach_dir);
     eco_shutdown(eco).await;
     // Judging counts against the scenario deadline too (at least JUDGE_FLOOR, so a scenario
@@ -341,11 +339,12 @@ async fn observe(
     shared: &Shared,
     eco: &Ecosystem,
     recorder: &Recorder,
-    agent_urls: BTreeMap<String, String>,
     logs_max: usize,
 ) -> (Observed, Redactor, Option<String>) {
     let target = &shared.cx.target;
     let mut deployment = shared.deployment.lock().await.take();
+    // The endpoints as the last reload left them, beside the deployment as it stands.
+    let agent_urls = shared.session.lock().await.agent_urls.clone();
     let mut observed = Observed {
         // Moved, not copied: a huge answer is held once.
         steps: std::mem::take(&mut shared.session.lock().await.records),

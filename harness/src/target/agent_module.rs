@@ -26,7 +26,7 @@ pub(super) fn agent_ref(target: &Target, agent: &str) -> AgentRef {
             .files
             .iter()
             .find(|f| f.generate == Some(g) && f.path.contains("{agent}"))
-            .map(|f| f.path.replace("{agent}", agent))
+            .map(|f| per_agent_path(&f.path, f.generate, agent))
     };
     if let Some(p) = file(Generator::AgentModule)
         && let Some(stem) = p.strip_suffix(".py")
@@ -37,7 +37,24 @@ pub(super) fn agent_ref(target: &Target, agent: &str) -> AgentRef {
     if let Some(p) = file(Generator::AgentCard) {
         return AgentRef::Card(p);
     }
-    AgentRef::Module(format!("agents.{agent}"))
+    AgentRef::Module(format!("agents.{}", module_name(agent)))
+}
+
+/// A per-agent file's path for `agent`: an agent module's `{agent}` is the agent's module name
+/// ([`module_name`]), any other file's the key itself.
+pub(super) fn per_agent_path(path: &str, generate: Option<Generator>, agent: &str) -> String {
+    if generate == Some(Generator::AgentModule) {
+        path.replace("{agent}", &module_name(agent))
+    } else {
+        path.replace("{agent}", agent)
+    }
+}
+
+/// The Python module name of an agent: its key with hyphens written as underscores (an agent key
+/// may hold a hyphen, a module name may not; two keys differing only there would also share a
+/// registry slug).
+fn module_name(agent: &str) -> String {
+    agent.replace('-', "_")
 }
 
 /// A Python literal for a JSON value (strings in JSON's escaping, which Python reads alike).

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::agent_module::{AgentRef, agent_module, agent_ref};
+use super::agent_module::{AgentRef, agent_module, agent_ref, per_agent_path};
 use super::launch::{launch_spec, readiness_probes};
 use super::{Generator, ScopeSetting, Target};
 use crate::process::{LaunchSpec, ReadinessProbe, free_port};
@@ -209,7 +209,7 @@ fn write_files(
         };
         for agent in agents {
             let rel = match agent {
-                Some(a) => f.path.replace("{agent}", a),
+                Some(a) => per_agent_path(&f.path, f.generate, a),
                 None => f.path.clone(),
             };
             let text = match (&f.generate, &f.template) {

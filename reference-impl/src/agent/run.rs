@@ -134,9 +134,8 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
         collected = collect_tools(core, bearer.as_ref()) => collected,
         () = cancel.cancelled() => return LoopOutcome { added: Vec::new(), result: Err(LoopError::Cancelled) },
     };
-    let step = AtomicU32::new(0);
-    let first = u32::from(!crate::defect!("progress-steps-from-zero"));
-    let next_step = || step.fetch_add(1, Ordering::Relaxed) + first;
+    let steps = StepCounter(AtomicU32::new(0));
+    let next_step = || steps.next();
     let mut running = TokenUsage::default();
     let mut result = Err(LoopError::IterationCap(
         settings.request_params.max_iterations,
@@ -148,7 +147,7 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
             } else if crate::defect!("progress-llm-step-as-turn") {
                 format!("{} step {} (turn)", settings.name, next_step())
             } else {
-                format!("{} step {} (llm)", settings.name, next_step())
+                format!("{} step {} (llm)", step_prefix(&settings.name), next_step())
             })
             .await;
         let turn = TurnRequest {
@@ -207,7 +206,11 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
             } else if crate::defect!("progress-tool-step-as-llm") {
                 format!("{} step {} (llm)", settings.name, next_step())
             } else {
-                format!("{} step {} (tool)", settings.name, next_step())
+                format!(
+                    "{} step {} (tool)",
+                    step_prefix(&settings.name),
+                    next_step()
+                )
             })
             .await;
         // Each call watches `cancel` itself, so that a cancelled call tells its server.
@@ -345,3 +348,27 @@ fn result_text(result: &CallToolResult) -> String {
     }
     parts.join("\n")
 }
+
+/// The agent name that leads a loop step's progress message.
+fn step_prefix(name: &str) -> String {
+    if crate::defect!("cm-step-prefix-slug") {
+        return name.replace('_', "-");
+    }
+    name.to_owned()
+}
+
+/// The loop steps of one call, numbered from 1 (seed 000: "`{agent} step N`").
+struct StepCounter(AtomicU32);
+
+impl StepCounter {
+    fn next(&self) -> u32 {
+        let first = u32::from(!crate::defect!("progress-steps-from-zero"));
+        if crate::defect!("cm-step-counter-per-process") {
+            return PROCESS_STEPS.fetch_add(1, Ordering::Relaxed) + first;
+        }
+        self.0.fetch_add(1, Ordering::Relaxed) + first
+    }
+}
+
+/// The step counter of the `cm-step-counter-per-process` defect: one for the whole process.
+static PROCESS_STEPS: AtomicU32 = AtomicU32::new(0);

@@ -86,6 +86,12 @@ pub fn get_health_tool() -> Tool {
 
 /// Name of the history prompt of `agent`.
 pub fn history_prompt_name(agent: &str) -> String {
+    if crate::defect!("cm-history-prompt-from-slug") {
+        return format!("{}_history", agent.replace('_', "-"));
+    }
+    if crate::defect!("cm-history-prompt-lowercased") {
+        return format!("{}_history", agent.to_lowercase());
+    }
     format!("{agent}_history")
 }
 
@@ -151,6 +157,11 @@ pub fn parse_send_message(arguments: Option<&JsonObject>) -> Result<SendMessageA
                         "invalid arguments: images[{index}].data is not valid base64"
                     ));
                 }
+                let mime_type = if crate::defect!("cm-image-mime-always-png") {
+                    "image/png"
+                } else {
+                    mime_type
+                };
                 images.push(Part::Image {
                     data: data.trim().to_owned(),
                     mime_type: mime_type.to_owned(),
@@ -162,6 +173,12 @@ pub fn parse_send_message(arguments: Option<&JsonObject>) -> Result<SendMessageA
                 "invalid arguments: `images` must be a list of {data, mime_type}".to_owned(),
             );
         }
+    }
+    if crate::defect!("cm-image-first-only") {
+        images.truncate(1);
+    }
+    if crate::defect!("cm-images-reversed") {
+        images.reverse();
     }
     Ok(SendMessageArgs { message, images })
 }

@@ -186,6 +186,12 @@ impl<'a> Merged<'a> {
         }
         let mut out_headers = Vec::with_capacity(headers.len());
         for (k, (v, vsrc)) in &headers {
+            if crate::defect!("cm-header-placeholder-authorization-only")
+                && !k.eq_ignore_ascii_case("authorization")
+            {
+                out_headers.push((k.clone(), Secret::new(v.value.clone())));
+                continue;
+            }
             if let Some(value) = self.expand_opt(vsrc, v, false)? {
                 out_headers.push((k.clone(), Secret::new(value)));
             }
@@ -287,7 +293,11 @@ pub(super) fn parse_model(
     text: &str,
 ) -> Result<ModelRef, ConfigError> {
     let text = text.trim();
-    let (prefix, model) = text.split_once('.').unwrap_or(("", text));
+    let (prefix, model) = if crate::defect!("cm-provider-from-last-dot") {
+        text.rsplit_once('.').unwrap_or(("", text))
+    } else {
+        text.split_once('.').unwrap_or(("", text))
+    };
     // fast-agent accepts query options after the model (`openai.gpt-4.1?reasoning=high`).
     let model = model.split('?').next().unwrap_or(model);
     let provider = match prefix {

@@ -506,6 +506,37 @@ pub fn default_namespace(project: &str) -> String {
 
 /// Python's `str.title()`: the first letter of every run of letters upper-case, the rest lower.
 pub fn python_title(s: &str) -> String {
+    if crate::defect!("cm-title-underscores-as-spaces") {
+        return python_title_exact(&s.replace('_', " "));
+    }
+    if crate::defect!("cm-title-first-letter-only") {
+        let mut c = s.chars();
+        return c
+            .next()
+            .map_or_else(String::new, |f| f.to_uppercase().chain(c).collect());
+    }
+    if crate::defect!("cm-title-no-capital-after-digit") {
+        let mut out = String::with_capacity(s.len());
+        let mut prev_cased = false;
+        for c in s.chars() {
+            if c.is_alphabetic() {
+                out.extend(if prev_cased {
+                    c.to_lowercase().collect::<Vec<_>>()
+                } else {
+                    c.to_uppercase().collect()
+                });
+                prev_cased = true;
+            } else {
+                out.push(c);
+                prev_cased = prev_cased && c.is_ascii_digit();
+            }
+        }
+        return out;
+    }
+    python_title_exact(s)
+}
+
+fn python_title_exact(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut prev_cased = false;
     for c in s.chars() {

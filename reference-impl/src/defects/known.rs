@@ -4,6 +4,7 @@
 mod calls;
 mod health;
 mod metrics;
+mod mutants;
 mod progress;
 mod registry;
 mod runtime;
@@ -12,7 +13,7 @@ mod transport;
 type Entry = (&'static str, &'static str);
 
 /// The areas' catalogues, in catalogue order.
-const AREAS: [&[Entry]; 7] = [
+const AREAS: [&[Entry]; 8] = [
     registry::KNOWN,
     health::KNOWN,
     progress::KNOWN,
@@ -20,6 +21,7 @@ const AREAS: [&[Entry]; 7] = [
     metrics::KNOWN,
     runtime::KNOWN,
     transport::KNOWN,
+    mutants::KNOWN,
 ];
 
 /// Every known defect with what it breaks, area by area.

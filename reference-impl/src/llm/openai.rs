@@ -248,6 +248,11 @@ pub(super) async fn preflight(
     };
     // A provider that is not active: the listing answered, the key is good.
     let model = model?;
+    let model = if crate::defect!("cm-preflight-model-first-segment") {
+        model.split('.').next().unwrap_or(model)
+    } else {
+        model
+    };
     let listed = listing
         .get("data")
         .and_then(Value::as_array)

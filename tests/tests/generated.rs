@@ -1,0 +1,280 @@
+//! Generated deployments against the reference: every case must meet the clean-run standard, and
+//! a defect that only other inputs reach is found, shrunk and written out as a scenario file that
+//! reproduces it.
+//!
+//! `PALLAS_GENERATED_CASES` (default 24) and `PALLAS_GENERATED_SEED` (default 38) set the budget;
+//! `PALLAS_GENERATED_CASES=500 cargo test -p pallas-e2e --test generated` is the long local mode.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use pallas_conformance::runner::{self, RunOptions};
+use pallas_conformance::scenario;
+use pallas_e2e::generated::{self, Budget, Case, Found};
+use pallas_e2e::suite::{self, AllowedWarnings};
+
+const REFERENCE_BIN: &str = env!("CARGO_BIN_EXE_pallas-e2e-reference");
+/// Cases run at once.
+const BATCH: usize = 6;
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn budget() -> Budget {
+    Budget {
+        cases: usize::try_from(env_number("PALLAS_GENERATED_CASES", 24)).unwrap_or(24),
+        seed: env_number("PALLAS_GENERATED_SEED", 38),
+        shrink_runs: 48,
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+/// Runs scenario files' worth of cases against the reference with `defects`, one result each.
+fn run_cases(
+    rt: &tokio::runtime::Runtime,
+    defects: &[&str],
+    cases: &[Case],
+) -> Vec<Result<(), String>> {
+    let texts: Vec<(String, String)> = cases
+        .iter()
+        .map(|c| (format!("{}.yaml", c.id()), c.scenario_yaml()))
+        .collect();
+    run_texts(rt, defects, &texts)
+}
+
+fn run_texts(
+    rt: &tokio::runtime::Runtime,
+    defects: &[&str],
+    texts: &[(String, String)],
+) -> Vec<Result<(), String>> {
+    let mut scenarios = Vec::new();
+    let mut out: Vec<Option<Result<(), String>>> = Vec::new();
+    for (file, text) in texts {
+        match scenario::parse_str(file, text) {
+            Ok(s) => {
+                scenarios.push(s);
+                out.push(None);
+            }
+            Err(e) => out.push(Some(Err(format!(
+                "{file} does not load:\n{}",
+                e.render_plain()
+            )))),
+        }
+    }
+    let root = suite::workspace_root();
+    let target = match suite::reference_target(&root, Path::new(REFERENCE_BIN), defects) {
+        Ok(t) => t,
+        Err(e) => return texts.iter().map(|_| Err(e.to_string())).collect(),
+    };
+    let opts = RunOptions {
+        jobs: scenarios.len().max(1),
+        step_timeout: Duration::from_secs(10),
+        scenario_deadline: Duration::from_secs(60),
+        ..RunOptions::default()
+    };
+    let bound = opts.scenario_deadline + Duration::from_secs(30);
+    let run = rt.block_on(async {
+        tokio::time::timeout(bound, runner::run(&scenarios, &target, &opts)).await
+    });
+    let mut results = match run {
+        Ok(r) => r.scenarios.into_iter(),
+        Err(_) => {
+            return texts
+                .iter()
+                .map(|_| Err("the harness did not return".into()))
+                .collect();
+        }
+    };
+    let allowed = AllowedWarnings::new();
+    out.into_iter()
+        .map(|o| match o {
+            Some(r) => r,
+            None => match results.next() {
+                Some(r) if suite::port_collision(&r) => Ok(()),
+                Some(r) => suite::judge(&r, &allowed).map(|_| ()),
+                None => Err("no result".into()),
+            },
+        })
+        .collect()
+}
+
+/// Writes a found case as a scenario file under `target/tmp/generated/` and returns its path.
+fn write_out(found: &Found) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("generated");
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join(format!("{}.yaml", found.case.id()));
+    let _ = std::fs::write(&path, found.case.scenario_yaml());
+    path
+}
+
+#[test]
+fn generated_deployments_meet_the_clean_standard_on_the_reference() {
+    let rt = runtime();
+    let budget = budget();
+    match generated::search(budget, BATCH, |cases| run_cases(&rt, &[], cases)) {
+        Ok(n) => {
+            assert_eq!(n, budget.cases, "every generated case ran");
+            println!("{n} generated cases pass (seed {})", budget.seed);
+        }
+        Err(found) => {
+            let path = write_out(&found);
+            panic!(
+                "a generated case fails (shrunk in {} runs); reproduce it with\n  \
+                 pallas-conformance run {} --target scenarios/targets/reference.yaml --strict\n{}",
+                found.shrink_runs,
+                path.display(),
+                found.problems
+            );
+        }
+    }
+}
+
+#[test]
+fn a_break_only_other_inputs_reach_is_found_shrunk_and_written_as_a_reproducing_scenario() {
+    let rt = runtime();
+    // The slug lower-cased: every suite scenario uses lower-case keys, so only a generated key
+    // with a capital shows it.
+    let defect = ["cm-slug-lowercased"];
+    let budget = Budget {
+        shrink_runs: 64,
+        ..budget()
+    };
+    let found = match generated::search(budget, BATCH, |cases| run_cases(&rt, &defect, cases)) {
+        Ok(n) => panic!("{n} generated cases all passed against {defect:?}"),
+        Err(found) => found,
+    };
+    assert!(
+        found.problems.contains("REG-003"),
+        "the finding is REG-003's: {}",
+        found.problems
+    );
+    assert_eq!(
+        found.case.agents.len(),
+        1,
+        "shrunk to one agent: {:?}",
+        found.case
+    );
+    assert!(
+        found.case.agents[0]
+            .key
+            .chars()
+            .any(|c| c.is_ascii_uppercase()),
+        "the agent left has a capital: {:?}",
+        found.case
+    );
+    // The file written out is an ordinary scenario: it loads, fails against the defect and
+    // passes against the clean reference.
+    let path = write_out(&found);
+    let loaded = scenario::load_file(&path);
+    assert!(loaded.is_ok(), "{} loads", path.display());
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let name = path.display().to_string();
+    let against = |d: &[&str]| run_texts(&rt, d, &[(name.clone(), text.clone())]).pop();
+    assert!(
+        matches!(against(&defect), Some(Err(_))),
+        "the file reproduces the failure"
+    );
+    assert_eq!(
+        against(&[]),
+        Some(Ok(())),
+        "the file passes on the clean reference"
+    );
+}
+
+/// Every contract mutant of `tests/mutants.yaml` is caught by what its row names, and every
+/// survivor still survives the generated cases.
+#[test]
+fn contract_mutants_are_caught() {
+    use pallas_e2e::mutants::{self, CaughtBy};
+    let rt = runtime();
+    let root = suite::workspace_root();
+    let file = match mutants::load(&root) {
+        Ok(f) => f,
+        Err(e) => panic!("{e}"),
+    };
+    let suite_scenarios: Vec<(String, String)> = suite::scenario_files(&root)
+        .into_iter()
+        .filter_map(|p| {
+            let text = std::fs::read_to_string(&p).ok()?;
+            let id = suite::load_scenario(&p).ok()?.spec.id;
+            Some((id, format!("{}\n{text}", p.display())))
+        })
+        .collect();
+    let budget = Budget {
+        shrink_runs: 0,
+        ..budget()
+    };
+    let mut problems: Vec<String> = pallas_reference::defects::KNOWN
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|name| name.starts_with(mutants::PREFIX))
+        .filter(|name| !file.mutants.iter().any(|m| m.defect == *name))
+        .map(|name| {
+            format!(
+                "the reference's contract mutant `{name}` has no row in {}",
+                mutants::FILE
+            )
+        })
+        .collect();
+    let mut caught = 0;
+    for m in &file.mutants {
+        let defect = [m.defect.as_str()];
+        let generated_catch =
+            || generated::search(budget, BATCH, |cases| run_cases(&rt, &defect, cases)).is_err();
+        match (m.caught_by, &m.survives) {
+            (Some(CaughtBy::Generated), _) if !generated_catch() => {
+                problems.push(format!(
+                    "{} ({}): no generated case caught it",
+                    m.id, m.defect
+                ));
+            }
+            (Some(CaughtBy::Scenarios), _) => {
+                let texts: Vec<(String, String)> = suite_scenarios
+                    .iter()
+                    .filter(|(id, _)| m.scenarios.contains(id))
+                    .map(|(_, t)| {
+                        let (path, body) = t.split_once('\n').unwrap_or(("", t));
+                        (path.to_owned(), body.to_owned())
+                    })
+                    .collect();
+                if texts.len() != m.scenarios.len() {
+                    problems.push(format!(
+                        "{}: a scenario of {:?} is not in the suite",
+                        m.id, m.scenarios
+                    ));
+                } else if run_texts(&rt, &defect, &texts).iter().all(Result::is_ok) {
+                    problems.push(format!(
+                        "{} ({}): {:?} did not catch it",
+                        m.id, m.defect, m.scenarios
+                    ));
+                }
+            }
+            (None, Some(_)) if generated_catch() => {
+                problems.push(format!(
+                    "{}: listed as a survivor, but the generated cases catch it",
+                    m.id
+                ));
+            }
+            _ => {}
+        }
+        if m.caught_by.is_some() {
+            caught += 1;
+        }
+    }
+    println!(
+        "{} contract mutants: {caught} caught, {} survive",
+        file.mutants.len(),
+        file.mutants.len() - caught
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
