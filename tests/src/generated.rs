@@ -201,7 +201,7 @@ fn header() -> impl Strategy<Value = Header> {
 }
 
 fn image() -> impl Strategy<Value = Vec<u8>> {
-    vec(any::<u8>(), 8..40)
+    vec(any::<u8>(), 3)
 }
 
 impl Case {
@@ -345,13 +345,17 @@ impl Case {
                     "path": format!("{families}'pallas_agent_info'].samples[?@.labels.agent == '{k}']"),
                     "count": {"equals": 1}}},
             }));
-            checks.push(json!({
+            // A call whose downstream tool failed still answers; the seeds do not say which
+            // outcome that is, so only calls without a failing tool are counted.
+            if matches!(a.tool, Tool::None | Tool::Echo) {
+                checks.push(json!({
                 "check": "MET-005",
                 "title": format!("`pallas_send_message_total{{agent=\"{k}\",outcome=\"ok\"}}` counts its {} call(s)", self.turns),
                 "assert": {"output": {"step": "metrics",
                     "path": format!("{families}'pallas_send_message_total'].samples[?@.labels.agent == '{k}' && @.labels.outcome == 'ok'].value"),
                     "equals": f64::from(self.turns)}},
             }));
+            }
             // A result is `ok`, a JSON-RPC error `error` (seed 001: "Failures still surface in
             // the counter as `outcome=\"error\"`"); an `isError` result is left unjudged.
             let outcome = match a.tool {
@@ -362,9 +366,9 @@ impl Case {
             if let Some(outcome) = outcome {
                 checks.push(json!({
                     "check": "MET-005",
-                    "title": format!("`pallas_tool_calls_total{{outcome=\"{outcome}\"}}` counts `{k}`'s {} tool call(s) on `{DOWNSTREAM}`", self.turns),
+                    "title": format!("`pallas_tool_calls_total{{operation=\"tool\",outcome=\"{outcome}\"}}` counts `{k}`'s {} tool call(s) on `{DOWNSTREAM}`", self.turns),
                     "assert": {"output": {"step": "metrics",
-                        "path": format!("{families}'pallas_tool_calls_total'].samples[?@.labels.agent == '{k}' && @.labels.server == '{DOWNSTREAM}' && @.labels.outcome == '{outcome}'].value"),
+                        "path": format!("{families}'pallas_tool_calls_total'].samples[?@.labels.agent == '{k}' && @.labels.server == '{DOWNSTREAM}' && @.labels.operation == 'tool' && @.labels.outcome == '{outcome}'].value"),
                         "equals": f64::from(self.turns)}},
                 }));
             }
@@ -509,8 +513,9 @@ impl Case {
             if progress {
                 checks.push(json!({
                     "check": "PROG-012",
-                    "title": format!("turn {turn} of `{k}` reports its first loop step as `{k} step 1 (llm)`"),
-                    "assert": {"output": {"step": name, "path": format!("$.progress[?@.params.message == '{k} step 1 (llm)']"), "count": {"equals": 1}}},
+                    "title": format!("turn {turn} of `{k}` numbers its first loop step `{k} step 1`"),
+                    "given": {"output": {"step": name, "path": "$.progress[*]", "count": {"min": 1}}},
+                    "assert": {"output": {"step": name, "path": format!("$.progress[?match(@.params.message, '{k} step 1 [(](llm|tool)[)]')]"), "count": {"equals": 1}}},
                 }));
             }
             // The mock model echoes the message, or, after a tool call, the tool's result.
@@ -564,7 +569,7 @@ impl Case {
         }));
     }
 
-    /// Every image of the first message is in the history with its own type, the first first.
+    /// Every image of the first message is in the history with its own type.
     fn history_image_checks(&self, history: &str, checks: &mut Vec<Value>) {
         let images: Vec<Value> = self.images.iter().enumerate().map(image_json).collect();
         for (i, img) in images.iter().enumerate() {
@@ -578,15 +583,6 @@ impl Case {
                 "assert": {"output": {"step": history,
                     "path": format!("$.result.messages[?@.content.type == 'image' && @.content.data == '{data}'].content.mimeType"),
                     "equals": mime}},
-            }));
-        }
-        if images.len() > 1 {
-            checks.push(json!({
-                "check": "MSG-005",
-                "title": "the history keeps the images in the order they were sent",
-                "assert": {"output": {"step": history,
-                    "path": "$.result.messages[?@.content.type == 'image'].content.data",
-                    "first": 1, "equals": images[0]["data"]}},
             }));
         }
     }
@@ -643,6 +639,9 @@ impl Case {
         let mut agents = self.agents.clone();
         let first = agents.first().map(|a| a.key.clone()).unwrap_or_default();
         let name_of = |k: &str| format!("{}/{}", self.namespace, slug(k));
+        // Seed 000 binds the set of agents ("If an agent is added or removed from Pallas,
+        // subsequent requests must reflect the change"); no sentence says when a changed title
+        // or description must show, so that is information only.
         let (until, check) = match change {
             Change::Title(t) => {
                 if let Some(a) = agents.first_mut() {
@@ -652,7 +651,7 @@ impl Case {
                     "$.body.servers[?@.server.name == '{}'].server.title",
                     name_of(&first)
                 );
-                (json!({"path": path, "equals": t}), "REG-006")
+                (json!({"path": path, "equals": t}), None)
             }
             Change::Description(t) => {
                 if let Some(a) = agents.first_mut() {
@@ -662,30 +661,52 @@ impl Case {
                     "$.body.servers[?@.server.name == '{}'].server.description",
                     name_of(&first)
                 );
-                (json!({"path": path, "equals": t}), "REG-006")
+                (json!({"path": path, "equals": t}), None)
             }
             Change::Add(a) => {
                 agents.push(a.clone());
                 let path = format!("$.body.servers[?@.server.name == '{}']", name_of(&a.key));
-                (json!({"path": path, "count": {"equals": 1}}), "REG-019")
+                (
+                    json!({"path": path, "count": {"equals": 1}}),
+                    Some("REG-019"),
+                )
             }
             Change::Remove => {
                 let gone = agents.pop().map(|a| a.key).unwrap_or_default();
                 let path = format!("$.body.servers[?@.server.name == '{}']", name_of(&gone));
-                (json!({"path": path, "count": {"equals": 0}}), "REG-005")
+                (
+                    json!({"path": path, "count": {"equals": 0}}),
+                    Some("REG-005"),
+                )
             }
         };
         steps
             .push(json!({"name": "reload", "reload": {"deployment": self.deployment_of(&agents)}}));
-        steps.push(json!({"name": "after", "registry": {}, "until": {"within": "8s", "that": until.clone()}}));
-        checks.push(json!({
-            "check": check,
-            "title": "after the reload the registry shows the changed field",
-            "assert": {"output": merge(json!({"step": "after"}), &until)},
-        }));
-        for c in [
-            "REG-001", "REG-003", "REG-004", "REG-005", "REG-006", "REG-007",
-        ] {
+        let assert = json!({"output": merge(json!({"step": "after"}), &until)});
+        let mut builtins = vec!["REG-001", "REG-003", "REG-004", "REG-005", "REG-007"];
+        if let Some(check) = check {
+            steps.push(
+                json!({"name": "after", "registry": {}, "until": {"within": "8s", "that": until}}),
+            );
+            checks.push(json!({
+                "check": check,
+                "title": "after the reload the registry reflects the added or removed agent",
+                "assert": assert,
+            }));
+            builtins.push("REG-006");
+        } else {
+            // The changed agent may be restarted, leaving the registry for a moment.
+            let all = json!({"path": "$.body.servers[*]", "count": {"equals": agents.len()}});
+            steps.push(
+                json!({"name": "after", "registry": {}, "until": {"within": "8s", "that": all}}),
+            );
+            checks.push(json!({
+                "title": "after the reload the registry shows the changed field",
+                "level": "INFO",
+                "assert": assert,
+            }));
+        }
+        for c in builtins {
             checks.push(json!({"check": c, "steps": ["after"]}));
         }
     }
@@ -726,16 +747,99 @@ fn agents_map(agents: &[Agent]) -> Value {
     Value::Object(m)
 }
 
-const MIME: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
-
+/// Image `i` of a message: a real PNG (even `i`, `i + 1` pixels wide, coloured from `bytes`) or
+/// JPEG (odd `i`, its density set to `i`), the two types every vision model takes; every image's
+/// data differs from its first bytes on.
 fn image_json((i, bytes): (usize, &Vec<u8>)) -> Value {
-    // A leading index byte makes every image's data differ from its first characters on.
-    let mut data = vec![u8::try_from(i).unwrap_or(0)];
-    data.extend_from_slice(bytes);
+    let n = u16::try_from(i + 1).unwrap_or(1);
+    let rgb = [0, 1, 2].map(|k| bytes.get(k).copied().unwrap_or(0));
+    let (data, mime) = if i % 2 == 0 {
+        (png(n, rgb), "image/png")
+    } else {
+        (jpeg(n), "image/jpeg")
+    };
     json!({
         "data": base64::engine::general_purpose::STANDARD.encode(&data),
-        "mime_type": MIME[i % MIME.len()],
+        "mime_type": mime,
     })
+}
+
+/// A 1×1 baseline JPEG (JFIF, quality 50).
+const TINY_JPEG: &str = concat!(
+    "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDABALDA4MChAODQ4SERATGCgaGBYWGDEjJR0oOjM9PDkzODdASFxOQERXRTc4UG1R",
+    "V19iZ2hnPk1xeXBkeFxlZ2P/2wBDARESEhgVGC8aGi9jQjhCY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2Nj",
+    "Y2NjY2NjY2NjY2NjY2P/wAARCAABAAEDASIAAhEBAxEB/8QAHwAAAQUBAQEBAQEAAAAAAAAAAAECAwQFBgcICQoL/8QAtRAA",
+    "AgEDAwIEAwUFBAQAAAF9AQIDAAQRBRIhMUEGE1FhByJxFDKBkaEII0KxwRVS0fAkM2JyggkKFhcYGRolJicoKSo0NTY3ODk6",
+    "Q0RFRkdISUpTVFVWV1hZWmNkZWZnaGlqc3R1dnd4eXqDhIWGh4iJipKTlJWWl5iZmqKjpKWmp6ipqrKztLW2t7i5usLDxMXG",
+    "x8jJytLT1NXW19jZ2uHi4+Tl5ufo6erx8vP09fb3+Pn6/8QAHwEAAwEBAQEBAQEBAQAAAAAAAAECAwQFBgcICQoL/8QAtREA",
+    "AgECBAQDBAcFBAQAAQJ3AAECAxEEBSExBhJBUQdhcRMiMoEIFEKRobHBCSMzUvAVYnLRChYkNOEl8RcYGRomJygpKjU2Nzg5",
+    "OkNERUZHSElKU1RVVldYWVpjZGVmZ2hpanN0dXZ3eHl6goOEhYaHiImKkpOUlZaXmJmaoqOkpaanqKmqsrO0tba3uLm6wsPE",
+    "xcbHyMnK0tPU1dbX2Nna4uPk5ebn6Onq8vP09fb3+Pn6/9oADAMBAAIRAxEAPwDIooorkPqD/9k=",
+);
+
+/// [`TINY_JPEG`] with its horizontal density (JFIF bytes 14–15) set to `density`.
+fn jpeg(density: u16) -> Vec<u8> {
+    let mut out = base64::engine::general_purpose::STANDARD
+        .decode(TINY_JPEG)
+        .unwrap_or_default();
+    if let Some(d) = out.get_mut(14..16) {
+        d.copy_from_slice(&density.to_be_bytes());
+    }
+    out
+}
+
+/// A `width`×1 RGB PNG of one colour (zlib stored block, no compression).
+fn png(width: u16, rgb: [u8; 3]) -> Vec<u8> {
+    fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+        out.extend_from_slice(&u32::try_from(data.len()).unwrap_or(0).to_be_bytes());
+        let start = out.len();
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        let crc = crc32(&out[start..]);
+        out.extend_from_slice(&crc.to_be_bytes());
+    }
+    let mut raw = vec![0u8];
+    for _ in 0..width {
+        raw.extend_from_slice(&rgb);
+    }
+    let len = u16::try_from(raw.len()).unwrap_or(0);
+    let mut z = vec![0x78, 0x01, 0x01];
+    z.extend_from_slice(&len.to_le_bytes());
+    z.extend_from_slice(&(!len).to_le_bytes());
+    z.extend_from_slice(&raw);
+    z.extend_from_slice(&adler32(&raw).to_be_bytes());
+    let mut ihdr = u32::from(width).to_be_bytes().to_vec();
+    ihdr.extend_from_slice(&1u32.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    chunk(&mut out, b"IHDR", &ihdr);
+    chunk(&mut out, b"IDAT", &z);
+    chunk(&mut out, b"IEND", &[]);
+    out
+}
+
+fn crc32(data: &[u8]) -> u32 {
+    let mut crc = 0xFFFF_FFFFu32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+fn adler32(data: &[u8]) -> u32 {
+    let (mut a, mut b) = (1u32, 0u32);
+    for &x in data {
+        a = (a + u32::from(x)) % 65521;
+        b = (b + a) % 65521;
+    }
+    (b << 16) | a
 }
 
 fn merge(mut a: Value, b: &Value) -> Value {

@@ -152,4 +152,25 @@ mod tests {
         );
         assert!(text.contains("async def _tech_research():"), "{text}");
     }
+
+    #[test]
+    fn a_key_with_a_hyphen_gets_a_module_a_python_can_import() {
+        assert_eq!(
+            per_agent_path(
+                "agents/{agent}.py",
+                Some(Generator::AgentModule),
+                "tech-writer"
+            ),
+            "agents/tech_writer.py"
+        );
+        assert_eq!(
+            per_agent_path(
+                "agents/{agent}.md",
+                Some(Generator::AgentCard),
+                "tech-writer"
+            ),
+            "agents/tech-writer.md"
+        );
+        assert_eq!(module_name("Data_Agent-2"), "Data_Agent_2");
+    }
 }

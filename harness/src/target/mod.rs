@@ -177,7 +177,8 @@ pub enum ReloadMode {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FileSpec {
-    /// Path relative to the run directory; `{agent}` makes one file per agent.
+    /// Path relative to the run directory; `{agent}` makes one file per agent (in an
+    /// `agent_module` file, the agent's module name: its key with hyphens as underscores).
     pub path: String,
     /// Built-in generator: `agents_yaml`, `fastagent_config`, `fastagent_secrets`,
     /// `agent_card`, `agent_module`, `dotenv`, `mock_agents_ecosystem`.
