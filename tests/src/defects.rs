@@ -95,6 +95,11 @@ pub enum TableError {
 
 /// Reads and parses the table.
 pub fn load(path: &Path) -> Result<DefectTable, TableError> {
+    read_yaml(path)
+}
+
+/// Reads and parses one of the test crate's YAML tables.
+pub fn read_yaml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, TableError> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| TableError::Read {
         path: name.clone(),
@@ -103,8 +108,8 @@ pub fn load(path: &Path) -> Result<DefectTable, TableError> {
     parse(&name, &text)
 }
 
-/// Parses the table from text; `file` names it in errors.
-pub fn parse(file: &str, text: &str) -> Result<DefectTable, TableError> {
+/// Parses a table from text; `file` names it in errors.
+pub fn parse<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<T, TableError> {
     serde_saphyr::from_str(text).map_err(|e| TableError::Parse {
         path: file.to_owned(),
         message: e.to_string(),

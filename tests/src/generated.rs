@@ -871,6 +871,17 @@ pub struct Budget {
     pub shrink_runs: usize,
 }
 
+/// A deterministic proptest runner: the same seed generates the same cases.
+pub fn runner(seed: u64) -> proptest::test_runner::TestRunner {
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &bytes),
+    )
+}
+
 /// Generates `budget.cases` cases and runs them with `run` (a batch at a time; one result per
 /// case, `Err` with the problems when a case fails). The first failing case is shrunk, one run
 /// per candidate, to a case that still fails but whose every simpler form passes.
@@ -880,13 +891,7 @@ pub fn search(
     mut run: impl FnMut(&[Case]) -> Vec<Result<(), String>>,
 ) -> Result<usize, Box<Found>> {
     use proptest::strategy::ValueTree as _;
-    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
-    let mut seed = [0u8; 32];
-    seed[..8].copy_from_slice(&budget.seed.to_le_bytes());
-    let mut runner = TestRunner::new_with_rng(
-        Config::default(),
-        TestRng::from_seed(RngAlgorithm::ChaCha, &seed),
-    );
+    let mut runner = runner(budget.seed);
     let strategy = Case::strategy();
     let mut done = 0;
     while done < budget.cases {

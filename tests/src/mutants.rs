@@ -58,22 +58,9 @@ pub enum CaughtBy {
 /// Why `tests/mutants.yaml` is not usable.
 #[derive(Debug, thiserror::Error)]
 pub enum MutantsError {
-    /// The file could not be read.
-    #[error("{path}: {source}")]
-    Read {
-        /// The file.
-        path: String,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// The file is not a mutant table.
-    #[error("{path}: {message}")]
-    Parse {
-        /// The file.
-        path: String,
-        /// The parser's message (with line and column).
-        message: String,
-    },
+    /// The file could not be read or parsed.
+    #[error(transparent)]
+    File(#[from] crate::defects::TableError),
     /// A row names neither a catcher nor a reason, or both.
     #[error("{path}: mutant `{id}` needs exactly one of `caught_by` and `survives`")]
     Row {
@@ -88,14 +75,7 @@ pub enum MutantsError {
 pub fn load(root: &Path) -> Result<MutantFile, MutantsError> {
     let path = root.join(FILE);
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(&path).map_err(|source| MutantsError::Read {
-        path: shown.clone(),
-        source,
-    })?;
-    let file: MutantFile = serde_saphyr::from_str(&text).map_err(|e| MutantsError::Parse {
-        path: shown.clone(),
-        message: e.to_string(),
-    })?;
+    let file: MutantFile = crate::defects::read_yaml(&path)?;
     for m in &file.mutants {
         let scenarios_ok = (m.caught_by == Some(CaughtBy::Scenarios)) != m.scenarios.is_empty();
         if m.caught_by.is_some() == m.survives.is_some() || !scenarios_ok {
@@ -106,4 +86,49 @@ pub fn load(root: &Path) -> Result<MutantFile, MutantsError> {
         }
     }
     Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_text(text: &str) -> Result<MutantFile, MutantsError> {
+        let dir = tempfile::tempdir().map_err(|source| {
+            MutantsError::File(crate::defects::TableError::Read {
+                path: "tempdir".into(),
+                source,
+            })
+        })?;
+        let tests = dir.path().join("tests");
+        let _ = std::fs::create_dir_all(&tests);
+        let _ = std::fs::write(tests.join("mutants.yaml"), text);
+        load(dir.path())
+    }
+
+    const ROW: &str = "mutants:\n  - id: cm-01\n    seed: \"001\"\n    sentence: s\n    misreading: m\n    defect: cm-x\n";
+
+    #[test]
+    fn a_row_needs_exactly_one_catcher_or_reason() {
+        assert!(load_text(&format!("{ROW}    caught_by: generated\n")).is_ok());
+        let none = load_text(ROW).map(|_| ()).map_err(|e| e.to_string());
+        assert!(
+            none.as_ref()
+                .is_err_and(|e| e.contains("`cm-01` needs exactly one")),
+            "{none:?}"
+        );
+        let both = load_text(&format!("{ROW}    caught_by: generated\n    survives: r\n"));
+        assert!(matches!(both, Err(MutantsError::Row { .. })));
+        let scenarios_missing = load_text(&format!("{ROW}    caught_by: scenarios\n"));
+        assert!(matches!(scenarios_missing, Err(MutantsError::Row { .. })));
+    }
+
+    #[test]
+    fn a_misspelt_key_is_named_with_its_place() {
+        let e = load_text(&format!("{ROW}    caugth_by: generated\n")).map(|_| ());
+        let text = e.map_err(|e| e.to_string()).err().unwrap_or_default();
+        assert!(
+            text.contains("caugth_by") && text.contains("mutants.yaml"),
+            "{text}"
+        );
+    }
 }

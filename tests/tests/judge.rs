@@ -196,7 +196,7 @@ fn defect_judge_needs_every_named_check_to_report() -> Result<(), Failed> {
 }
 
 fn defect_table_rejects_unknown_names_and_unexplained_checks() -> Result<(), Failed> {
-    let table = defects::parse(
+    let table: defects::DefectTable = defects::parse(
         "t.yaml",
         "defects:\n  - name: a\n    summary: s\n    scenarios: [nothing-*]\n    catches: [NOPE-001]\nuncaught: {}\n",
     )
@@ -214,7 +214,8 @@ fn defect_table_rejects_unknown_names_and_unexplained_checks() -> Result<(), Fai
             &format!("problems name: {want}\n{problems}"),
         )?;
     }
-    let bad = defects::parse("t.yaml", "defects:\n  - name: a\n    sumary: s\n");
+    let bad =
+        defects::parse::<defects::DefectTable>("t.yaml", "defects:\n  - name: a\n    sumary: s\n");
     let text = bad.err().map(|e| e.to_string()).unwrap_or_default();
     expect(
         text.contains("t.yaml") && text.contains("sumary"),

@@ -5,9 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use pallas_e2e::generated::Case;
+use pallas_e2e::generated::{self, Case};
 use proptest::strategy::{Strategy as _, ValueTree as _};
-use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 /// Write N generated deployments as scenario files.
 #[derive(Parser)]
@@ -29,12 +28,7 @@ fn main() -> ExitCode {
         eprintln!("error: cannot create {}: {e}", cli.out.display());
         return ExitCode::FAILURE;
     }
-    let mut seed = [0u8; 32];
-    seed[..8].copy_from_slice(&cli.seed.to_le_bytes());
-    let mut runner = TestRunner::new_with_rng(
-        Config::default(),
-        TestRng::from_seed(RngAlgorithm::ChaCha, &seed),
-    );
+    let mut runner = generated::runner(cli.seed);
     let strategy = Case::strategy();
     for _ in 0..cli.cases {
         let case = match strategy.new_tree(&mut runner) {
