@@ -233,9 +233,15 @@ pub struct RunArgs {
     /// each scenario exactly once; merge their event streams with `report --from`.
     #[arg(long, value_name = "K/N")]
     pub partition: Option<runner::Partition>,
-    /// Scenarios at once (default: number of cores).
+    /// Scenarios at once. Default: one per core always, and more (up to six per core) while the
+    /// CPU stays mostly idle — scenarios mostly wait.
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// Neither read nor write the scenario durations remembered from earlier runs against this
+    /// target (`~/.cache/pallas-conformance/durations/<target>.json`), with which the longest
+    /// scenarios start first.
+    #[arg(long)]
+    pub forget_durations: bool,
     /// A broken SHOULD fails instead of warning.
     #[arg(long)]
     pub strict: bool,
@@ -463,8 +469,12 @@ async fn run_command(args: RunArgs, out: &mut impl Write, err: &mut impl Write) 
         },
         ..RunOptions::default()
     };
-    if let Some(j) = args.jobs {
-        opts.jobs = j.max(1);
+    match args.jobs {
+        Some(j) => opts.jobs = j.max(1),
+        None => opts.adaptive_jobs = true,
+    }
+    if !args.forget_durations {
+        opts.durations = runner::schedule::durations_file(&tgt.spec.name);
     }
     let jsonl = args.format == RunFormat::Jsonl;
     let mut events_file = match &args.events {

@@ -11,6 +11,7 @@ mod judge;
 mod merge;
 mod partition;
 mod scenario_run;
+pub mod schedule;
 mod serial;
 
 use std::collections::BTreeMap;
@@ -39,6 +40,11 @@ use crate::target::Target;
 pub struct RunOptions {
     /// Scenarios at once (default: number of cores).
     pub jobs: usize,
+    /// Ignore `jobs`: one scenario per core always, more (up to six per core) while the CPU is
+    /// mostly idle (what the command line does without `--jobs`; [`schedule`]).
+    pub adaptive_jobs: bool,
+    /// Where scenario durations are remembered between runs, so the longest start first.
+    pub durations: Option<PathBuf>,
     /// Verdict grading (`--strict`, `--lenient`).
     pub grading: Grading,
     /// Only scenarios whose id, file or tag matches one of these globs.
@@ -65,6 +71,8 @@ impl Default for RunOptions {
     fn default() -> Self {
         Self {
             jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            adaptive_jobs: false,
+            durations: None,
             grading: Grading::default(),
             filters: Vec::new(),
             registry_url: None,
@@ -402,64 +410,62 @@ pub async fn run_with_events(
         return replayed(&out.events, result);
     }
     let target = Arc::new(target.clone());
-    let opts_arc = Arc::new(opts.clone());
-    let semaphore = Arc::new(tokio::sync::Semaphore::new(opts.jobs.max(1)));
+    let mut remembered = opts
+        .durations
+        .as_deref()
+        .map(schedule::Durations::load)
+        .unwrap_or_default();
+    let work = Arc::new(Work::new(
+        selected,
+        positions,
+        &remembered,
+        target.clone(),
+        opts,
+    ));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut set = tokio::task::JoinSet::new();
-    for (i, s) in selected.iter().cloned().enumerate() {
-        let index = positions[i];
-        let (t, o, sem, tx) = (
-            target.clone(),
-            opts_arc.clone(),
-            semaphore.clone(),
-            tx.clone(),
-        );
-        set.spawn(async move {
-            let _permit = sem.acquire_owned().await;
-            let _ = tx.send(RunEvent::ScenarioStarted(ScenarioStarted {
-                index,
-                id: s.spec.id.clone(),
-                title: s.spec.title.clone(),
-                file: s.path.display().to_string(),
-            }));
-            let sink = exec::StepSink {
-                index,
-                scenario: s.spec.id.clone(),
-                tx: tx.clone(),
-            };
-            (i, scenario_run::run_one(&s, &t, &o, Some(sink)).await)
-        });
+    let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut workers = tokio::task::JoinSet::new();
+    for _ in 0..work.gate.cap().min(total) {
+        workers.spawn(work.clone().worker(tx.clone(), done_tx.clone()));
     }
-    drop(tx);
+    drop((tx, done_tx));
     let mut results: Vec<Option<ScenarioResult>> = vec![None; total];
     let mut live_steps: BTreeMap<usize, Vec<StepSummary>> = BTreeMap::new();
     let mut done = 0;
     loop {
-        let joined = tokio::select! {
+        let finished = tokio::select! {
             Some(e) = rx.recv() => {
                 out.emit_live(e, &mut live_steps);
                 continue;
             }
-            joined = set.join_next() => joined,
-        };
-        let Some(joined) = joined else {
-            break;
+            Some(finished) = done_rx.recv() => finished,
+            joined = workers.join_next() => {
+                if joined.is_some() {
+                    continue;
+                }
+                // Every worker ended: what they sent is all there is.
+                match done_rx.try_recv() {
+                    Ok(finished) => finished,
+                    Err(_) => break,
+                }
+            }
         };
         // A scenario's start and steps are sent before it ends: emit them before its results.
         while let Ok(e) = rx.try_recv() {
             out.emit_live(e, &mut live_steps);
         }
-        let Ok((i, mut result)) = joined else {
-            continue;
-        };
+        let (i, mut result) = finished;
+        if result.skipped.is_none() {
+            remembered.insert(&result.id, result.duration_ms);
+        }
         if let Some(b) = &opts.baseline {
             b.apply(&mut result);
         }
-        result.reproduce = reproduce(&selected[i], &target.path, opts.suite);
+        result.reproduce = reproduce(&work.scenarios[i], &target.path, opts.suite);
         done += 1;
         // Its steps were reported live, as they finished.
-        result.steps = live_steps.remove(&positions[i]).unwrap_or_default();
-        for e in events::finished_events(positions[i], done, total, &result) {
+        result.steps = live_steps.remove(&work.positions[i]).unwrap_or_default();
+        for e in events::finished_events(work.positions[i], done, total, &result) {
             out.emit(e);
         }
         results[i] = Some(result);
@@ -471,14 +477,17 @@ pub async fn run_with_events(
     for (i, r) in results.into_iter().enumerate() {
         let r = r.unwrap_or_else(|| {
             // The scenario's task panicked: it is an error, reported like any finished one.
-            let r = panicked(&selected[i], &target.path, opts.suite);
+            let r = panicked(&work.scenarios[i], &target.path, opts.suite);
             done += 1;
-            for e in scenario_events(positions[i], done, total, &r) {
+            for e in scenario_events(work.positions[i], done, total, &r) {
                 out.emit(e);
             }
             r
         });
         scenarios.push(r);
+    }
+    if let Some(path) = &opts.durations {
+        remembered.save(path);
     }
     let stale = opts
         .baseline
@@ -493,6 +502,72 @@ pub async fn run_with_events(
     };
     out.emit(events::run_finished(&result));
     replayed(&out.events, result)
+}
+
+/// What the workers of a run share: the scenarios, the order they start in, and the gate.
+struct Work {
+    queue: std::sync::Mutex<std::collections::VecDeque<usize>>,
+    scenarios: Vec<Scenario>,
+    positions: Vec<usize>,
+    target: Arc<Target>,
+    opts: RunOptions,
+    gate: schedule::Admission,
+}
+
+impl Work {
+    /// The run's scenarios, queued longest remembered first, behind the gate `opts` asks for.
+    fn new(
+        scenarios: Vec<Scenario>,
+        positions: Vec<usize>,
+        remembered: &schedule::Durations,
+        target: Arc<Target>,
+        opts: &RunOptions,
+    ) -> Self {
+        Self {
+            queue: std::sync::Mutex::new(remembered.order(&scenarios)),
+            scenarios,
+            positions,
+            target,
+            opts: opts.clone(),
+            gate: schedule::Admission::new(if opts.adaptive_jobs {
+                schedule::Jobs::Adaptive
+            } else {
+                schedule::Jobs::Fixed(opts.jobs)
+            }),
+        }
+    }
+
+    /// Runs scenarios from the queue, each once the gate lets it in, until none is left; each
+    /// result is sent with its index in `scenarios`.
+    async fn worker(
+        self: Arc<Self>,
+        tx: tokio::sync::mpsc::UnboundedSender<RunEvent>,
+        done: tokio::sync::mpsc::UnboundedSender<(usize, ScenarioResult)>,
+    ) {
+        loop {
+            self.gate.enter().await;
+            let next = self.queue.lock().ok().and_then(|mut q| q.pop_front());
+            let Some(i) = next else {
+                self.gate.leave();
+                return;
+            };
+            let (s, index) = (&self.scenarios[i], self.positions[i]);
+            let _ = tx.send(RunEvent::ScenarioStarted(ScenarioStarted {
+                index,
+                id: s.spec.id.clone(),
+                title: s.spec.title.clone(),
+                file: s.path.display().to_string(),
+            }));
+            let sink = exec::StepSink {
+                index,
+                scenario: s.spec.id.clone(),
+                tx: tx.clone(),
+            };
+            let result = scenario_run::run_one(s, &self.target, &self.opts, Some(sink)).await;
+            self.gate.leave();
+            let _ = done.send((i, result));
+        }
+    }
 }
 
 impl RunResult {

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Where a certification run's time goes: the embedded suite (or the given paths) against one
+# target profile, with figures from the run's own event stream and the harness process's CPU.
+#
+#   bench/certify-time.sh PROFILE [--binary PATH] [-- RUN-ARGS…]
+#
+# Prints: wall time; CPU of the harness and everything it started (user + system, and the mean
+# number of busy cores); scenarios run and skipped; deployments started; the sum of scenario
+# times, of step times (waiting on the implementation and the mocks) and of the rest (mocks,
+# render, start and readiness, judging, stop); the ten longest scenarios. RUN-ARGS go to `pallas-conformance run` (e.g. `--jobs 2`, `--forget-durations`, paths).
+#
+# Figures, not a test: nothing is asserted. The binary defaults to the release build
+# (`cargo build --release -p pallas-conformance`, made when missing).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+profile=${1:?usage: bench/certify-time.sh PROFILE [--binary PATH] [-- RUN-ARGS…]}
+shift
+binary=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --binary) binary=$2; shift 2 ;;
+    --) shift; break ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+target_dir=${CARGO_TARGET_DIR:-target}
+if [ -z "$binary" ]; then
+  binary="$target_dir/release/pallas-conformance"
+  [ -x "$binary" ] || cargo build -q --release -p pallas-conformance --bin pallas-conformance
+fi
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+paths=("$@")
+has_path=0
+for a in "${paths[@]}"; do case "$a" in -*) ;; *) has_path=1 ;; esac; done
+[ "$has_path" = 1 ] || paths+=(scenarios)
+
+# CPU of the harness and its children (the implementation, its Python, the mocks in-process).
+start_ns=$(date +%s%N)
+set +e
+"$binary" run "${paths[@]}" --target "$profile" --events "$out/events.jsonl" >"$out/run.log" 2>&1
+status=$?
+set -e
+end_ns=$(date +%s%N)
+# `times` (not in a subshell) reports this shell's waited-for children: the harness and what it
+# started and waited for.
+times >"$out/times"
+cpu=$(tail -1 "$out/times")
+
+python3 - "$out/events.jsonl" "$start_ns" "$end_ns" "$cpu" "$status" "$profile" <<'PY'
+import json, re, sys
+events = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+start, end = int(sys.argv[2]), int(sys.argv[3])
+wall = (end - start) / 1e9
+def secs(t):
+    m = re.match(r"(\d+)m([\d.]+)s", t)
+    return int(m.group(1)) * 60 + float(m.group(2)) if m else 0.0
+user, system = (secs(t) for t in sys.argv[4].split()[:2])
+steps, finished = {}, []
+for e in events:
+    kind = e.get("event")
+    if kind == "step_done":
+        steps[e["index"]] = steps.get(e["index"], 0.0) + e.get("elapsed_ms", 0.0)
+    elif kind == "scenario_finished":
+        finished.append(e)
+ran = [f for f in finished if f.get("skipped") is None]
+skipped = len(finished) - len(ran)
+total = sum(f["duration_ms"] for f in ran) / 1e3
+# Steps of a parallel group overlap: a scenario's step time is at most its wall time.
+in_steps = sum(min(steps.get(f["index"], 0.0), f["duration_ms"]) for f in ran) / 1e3
+print(f"target            {sys.argv[6]} (run exit {sys.argv[5]})")
+print(f"wall              {wall:.1f} s")
+print(f"CPU               {user + system:.1f} s (user {user:.1f}, system {system:.1f}); mean busy cores {(user + system) / wall:.2f}")
+print(f"scenarios         {len(ran)} run, {skipped} skipped; deployments started {len(ran)} (one per scenario run)")
+print(f"scenario time     {total:.1f} s summed: {in_steps:.1f} s in steps, {total - in_steps:.1f} s around them (mocks, start and readiness, judging, stop)")
+print("longest:")
+for f in sorted(ran, key=lambda f: -f["duration_ms"])[:10]:
+    print(f"  {f['duration_ms'] / 1e3:7.1f} s  {f['id']}  (steps {steps.get(f['index'], 0.0) / 1e3:.1f} s)")
+PY

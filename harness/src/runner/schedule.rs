@@ -1,0 +1,326 @@
+//! Which scenario runs next, and when another may start: the longest first (durations remembered
+//! from the last run against the same target), and as many at once as the machine has room for.
+//!
+//! A scenario mostly waits (on sockets, on an implementation's start, on a retry back-off), so a
+//! run that starts only one scenario per core leaves the machine idle; one that starts many at
+//! once overloads a target whose start is CPU-bound. Without `--jobs`, the runner always keeps one
+//! scenario per core going and starts more, up to six per core, while the CPU is mostly idle: each
+//! look at the CPU (a tenth of a second) allows as many more as it had idle cores, and the next
+//! look sees their load. With `--jobs N`, exactly up to N.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::scenario::Scenario;
+
+/// How many scenarios may run at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Jobs {
+    /// Exactly up to this many (`--jobs N`).
+    Fixed(usize),
+    /// One per core always, more while the CPU is idle (the default).
+    Adaptive,
+}
+
+impl Jobs {
+    /// Scenarios always allowed at once, and the most ever allowed.
+    fn bounds(self) -> (usize, usize) {
+        match self {
+            Self::Fixed(n) => (n.max(1), n.max(1)),
+            Self::Adaptive => {
+                let cores = cores();
+                (cores, (cores * 6).min(32))
+            }
+        }
+    }
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
+/// Scenario durations of earlier runs against one target (scenario id → milliseconds), kept in a
+/// small JSON file: a cache, so a missing or unreadable file is an empty memory.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Durations(BTreeMap<String, f64>);
+
+impl Durations {
+    /// The remembered durations in `path`, or none.
+    pub fn load(path: &Path) -> Self {
+        std::fs::read(path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .map(Self)
+            .unwrap_or_default()
+    }
+
+    /// Remembers `ms` for `id`.
+    pub fn insert(&mut self, id: &str, ms: f64) {
+        self.0.insert(id.to_owned(), ms);
+    }
+
+    /// Writes the durations to `path` (its folder created); a failure only loses the memory.
+    pub fn save(&self, path: &Path) {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if let Ok(text) = serde_json::to_vec_pretty(&self.0) {
+            let _ = std::fs::write(path, text);
+        }
+    }
+
+    /// The order to start `scenarios` in: the longest remembered first; scenarios never seen
+    /// before lead (one may be long), in their given order, as do all when nothing is remembered.
+    pub fn order(&self, scenarios: &[Scenario]) -> VecDeque<usize> {
+        let mut order: Vec<usize> = (0..scenarios.len()).collect();
+        let key = |i: &usize| {
+            self.0
+                .get(&scenarios[*i].spec.id)
+                .copied()
+                .unwrap_or(f64::INFINITY)
+        };
+        order.sort_by(|a, b| key(b).total_cmp(&key(a)));
+        order.into()
+    }
+}
+
+/// Where the durations of runs against `target` are remembered: under `$XDG_CACHE_HOME` (or
+/// `~/.cache`), `pallas-conformance/durations/<target>.json`; none without a home.
+pub fn durations_file(target: &str) -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    let name: String = target
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    Some(
+        base.join("pallas-conformance")
+            .join("durations")
+            .join(format!("{name}.json")),
+    )
+}
+
+/// The gate every scenario passes before it starts.
+#[derive(Debug)]
+pub struct Admission {
+    floor: usize,
+    cap: usize,
+    running: AtomicUsize,
+    cpu: Mutex<Window>,
+}
+
+/// The CPU watch and how many more scenarios above the floor the last look allows.
+#[derive(Debug, Default)]
+struct Window {
+    watch: CpuWatch,
+    budget: usize,
+}
+
+/// How long the CPU is watched before another scenario above the floor may start.
+const LOOK: Duration = Duration::from_millis(100);
+
+/// The idle share of the CPU above which another scenario may start.
+const IDLE_ENOUGH: f64 = 0.25;
+
+impl Admission {
+    /// A gate for `jobs`.
+    pub fn new(jobs: Jobs) -> Self {
+        let (floor, cap) = jobs.bounds();
+        Self {
+            floor,
+            cap,
+            running: AtomicUsize::new(0),
+            cpu: Mutex::new(Window::default()),
+        }
+    }
+
+    /// The most scenarios ever running at once (the number of workers to start).
+    pub fn cap(&self) -> usize {
+        self.cap
+    }
+
+    /// Waits until another scenario may start and counts it as running.
+    pub async fn enter(&self) {
+        loop {
+            let n = self.running.load(Ordering::Acquire);
+            let room = n < self.floor || (n < self.cap && self.idle_enough());
+            if room
+                && self
+                    .running
+                    .compare_exchange(n, n + 1, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+            {
+                return;
+            }
+            tokio::time::sleep(LOOK / 5).await;
+        }
+    }
+
+    /// A scenario ended (or a worker found nothing left to run).
+    pub fn leave(&self) {
+        self.running.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Whether another scenario above the floor may start: each look of [`LOOK`] at a mostly
+    /// idle CPU allows as many as its idle cores, and the next look begins when they are used
+    /// (so it sees their load).
+    fn idle_enough(&self) -> bool {
+        let Ok(mut w) = self.cpu.lock() else {
+            return false;
+        };
+        if w.budget == 0 {
+            let Some(idle) = w.watch.idle_since_mark() else {
+                return false;
+            };
+            #[expect(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                clippy::cast_precision_loss,
+                reason = "a share in [0, 1] of a core count"
+            )]
+            let idle_cores = (idle * cores() as f64).ceil() as usize;
+            w.watch.mark();
+            if idle < IDLE_ENOUGH || idle_cores == 0 {
+                return false;
+            }
+            w.budget = idle_cores;
+        }
+        w.budget -= 1;
+        if w.budget == 0 {
+            w.watch.mark();
+        }
+        true
+    }
+}
+
+/// The CPU's idle share since a mark, from Linux's `/proc/stat`.
+#[derive(Debug, Default)]
+struct CpuWatch {
+    mark: Option<(Instant, CpuTimes)>,
+}
+
+impl CpuWatch {
+    fn mark(&mut self) {
+        self.mark = CpuTimes::now().map(|t| (Instant::now(), t));
+    }
+
+    /// The idle share since the mark, once [`LOOK`] has passed; `None` before (or without
+    /// `/proc/stat`, where only the floor applies).
+    fn idle_since_mark(&mut self) -> Option<f64> {
+        let Some((at, then)) = self.mark else {
+            self.mark();
+            return None;
+        };
+        if at.elapsed() < LOOK {
+            return None;
+        }
+        let now = CpuTimes::now()?;
+        let total = now.total.saturating_sub(then.total);
+        if total == 0 {
+            return None;
+        }
+        let idle = now.idle.saturating_sub(then.idle);
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "tick counts of a quarter second are far below 2^52"
+        )]
+        Some(idle as f64 / total as f64)
+    }
+}
+
+/// The first line of `/proc/stat`: all CPUs' ticks, in total and idle (idle + iowait).
+#[derive(Debug, Clone, Copy)]
+struct CpuTimes {
+    total: u64,
+    idle: u64,
+}
+
+impl CpuTimes {
+    fn now() -> Option<Self> {
+        let text = std::fs::read_to_string("/proc/stat").ok()?;
+        Self::parse(text.lines().next()?)
+    }
+
+    fn parse(line: &str) -> Option<Self> {
+        let mut fields = line.split_whitespace();
+        if fields.next()? != "cpu" {
+            return None;
+        }
+        let ticks: Vec<u64> = fields.filter_map(|f| f.parse().ok()).collect();
+        let idle = ticks.get(3)? + ticks.get(4).copied().unwrap_or(0);
+        Some(Self {
+            total: ticks.iter().sum(),
+            idle,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(id: &str) -> Scenario {
+        let text = format!(
+            "id: {id}\ntitle: t\nsteps:\n  - name: r\n    registry: {{}}\nchecks:\n  - check: REG-002\n"
+        );
+        match crate::scenario::parse_str("t.yaml", &text) {
+            Ok(s) => s,
+            Err(e) => panic!("{}", e.render_plain()),
+        }
+    }
+
+    #[test]
+    fn the_longest_remembered_goes_first_and_the_unknown_lead_in_order() {
+        let s = [scenario("a"), scenario("b"), scenario("c"), scenario("d")];
+        let mut d = Durations::default();
+        assert_eq!(d.order(&s), VecDeque::from([0, 1, 2, 3]));
+        d.insert("a", 100.0);
+        d.insert("b", 9000.0);
+        d.insert("d", 500.0);
+        assert_eq!(d.order(&s), VecDeque::from([2, 1, 3, 0]));
+    }
+
+    #[test]
+    fn durations_survive_a_round_trip_and_a_bad_file_is_no_memory() {
+        let dir = std::env::temp_dir().join(format!("pallas-durations-{}", std::process::id()));
+        let path = dir.join("x.json");
+        let mut d = Durations::default();
+        d.insert("a", 12.5);
+        d.save(&path);
+        assert_eq!(Durations::load(&path), d);
+        let _ = std::fs::write(&path, "not json");
+        assert_eq!(Durations::load(&path), Durations::default());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn cpu_ticks_are_read_from_the_first_line_of_proc_stat() {
+        let t = CpuTimes::parse("cpu  100 5 50 800 20 0 3 0 0 0");
+        assert_eq!(t.map(|t| (t.total, t.idle)), Some((978, 820)));
+        assert!(CpuTimes::parse("cpu0 1 2 3 4").is_none());
+    }
+
+    #[tokio::test]
+    async fn a_fixed_gate_lets_exactly_n_in() {
+        let gate = Admission::new(Jobs::Fixed(2));
+        gate.enter().await;
+        gate.enter().await;
+        let third = tokio::time::timeout(Duration::from_millis(300), gate.enter()).await;
+        assert!(third.is_err(), "a third scenario waits");
+        gate.leave();
+        let again = tokio::time::timeout(Duration::from_millis(300), gate.enter()).await;
+        assert!(again.is_ok(), "one left, one more may start");
+        assert_eq!(gate.cap(), 2);
+    }
+}

@@ -1,0 +1,295 @@
+//! Generated deployments: proptest strategies over the inputs seeds 000 and 001 allow, each case
+//! rendered as an ordinary scenario file whose checks state the seed sentences as invariants.
+//!
+//! A hand-written scenario proves a clause on one input. A case here varies what a real
+//! deployment varies: agent keys in the registry name pattern (capitals, digits, underscores,
+//! hyphens) that flow into `server.name`, the title default, the `{agent}_history` prompt,
+//! progress prefixes and metrics labels; several agents; a `default_model` whose model part holds
+//! dots or a second prefix; several images per message; downstream headers with `${VAR}`
+//! placeholders beside the forwarded bearer; a second turn with another bearer; and the mode the
+//! process runs in (all agents, `--agent NAME`, or after a reload that changes one field).
+//!
+//! The invariants are the suite's own checks (builtins that judge every deployed agent, such as
+//! REG-003's `{namespace}/{slug(k)}`, MSG-003's every image in a model request, MSG-005's
+//! history) plus assertions written from the seed sentences for the generated values. A failing
+//! case shrinks to a minimal deployment and is written out by [`Case::scenario_yaml`] as a file
+//! `pallas-conformance run` reproduces.
+
+mod images;
+mod scenario;
+mod search;
+
+use proptest::collection::vec;
+use proptest::prelude::*;
+
+pub use search::{Budget, Found, runner, search};
+
+/// The mock LLM's one accepted key.
+const LLM_KEY: &str = "sk-kit-generated";
+/// The mock downstream MCP server every agent with tools reaches.
+const DOWNSTREAM: &str = "kitdown";
+/// Its tool, which answers with the headers it received.
+const TOOL: &str = "echo";
+
+/// One agent of a generated deployment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Agent {
+    /// The key under `agents:` (the registry name pattern's characters).
+    pub key: String,
+    /// `title`, or absent (seed 001: "Default: `name.title()`").
+    pub title: Option<String>,
+    /// `description`, or absent.
+    pub description: Option<String>,
+    /// Whether the agent lists the downstream server, and which of its tools it calls.
+    pub tool: Tool,
+}
+
+impl Agent {
+    fn tools(&self) -> bool {
+        self.tool != Tool::None
+    }
+}
+
+/// The downstream tool an agent calls, by how it answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    /// No downstream server.
+    None,
+    /// A result (the headers it received).
+    Echo,
+    /// A result with `isError: true`.
+    IsError,
+    /// A JSON-RPC error instead of a result.
+    RpcError,
+}
+
+impl Tool {
+    fn name(self) -> &'static str {
+        match self {
+            Self::None | Self::Echo => TOOL,
+            Self::IsError => "refuse",
+            Self::RpcError => "explode",
+        }
+    }
+}
+
+/// One field of `agents.yaml` a reload changes (seed 000: "the response must reflect the current
+/// set of agents").
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// The first agent's title.
+    Title(String),
+    /// The first agent's description.
+    Description(String),
+    /// A new agent.
+    Add(Agent),
+    /// The last agent is removed (only with two agents or more).
+    Remove,
+}
+
+/// The mode the process runs in.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    /// `pallas`: every agent and the registry.
+    All,
+    /// `pallas --agent NAME` for the agent at this index: that agent only, no registry.
+    Single(usize),
+    /// All agents, then a reload that changes one field.
+    Reload(Change),
+}
+
+/// A downstream header configured with a `${VAR}` placeholder.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header {
+    /// Header name as configured.
+    pub name: String,
+    /// The variable's value (the header's value is `prefix + value`).
+    pub value: String,
+}
+
+impl Header {
+    /// `Authorization` is written `Bearer ${VAR}`; any other header is the bare `${VAR}`.
+    fn prefix(&self) -> &'static str {
+        if self.name.eq_ignore_ascii_case("authorization") {
+            "Bearer "
+        } else {
+            ""
+        }
+    }
+}
+
+/// One generated deployment with its messages and mode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    /// `namespace` of `agents.yaml`.
+    pub namespace: String,
+    /// The model part of `default_model` (`openai.<this>`).
+    pub default_model: String,
+    /// `model_capabilities.vision`, or absent (no `model_capabilities` at all).
+    pub vision: Option<bool>,
+    /// The agents, with distinct registry slugs.
+    pub agents: Vec<Agent>,
+    /// Headers of the downstream server, each with its own variable.
+    pub headers: Vec<Header>,
+    /// `forward_inbound_auth` of the downstream server.
+    pub forward: bool,
+    /// Images sent with the first message (only when the model has vision).
+    pub images: Vec<Vec<u8>>,
+    /// Whether the messages carry a bearer (a distinct one per turn).
+    pub bearer: bool,
+    /// Which turns ask for progress (bit 0: the first, bit 1: the second).
+    pub progress: u8,
+    /// Whether the progress tokens are numbers (the turn's index from 0) rather than strings.
+    pub numeric_tokens: bool,
+    /// Messages per agent (1 or 2).
+    pub turns: u8,
+    /// The process mode.
+    pub mode: Mode,
+}
+
+/// Seed 001 §Registry Name Construction: "`slug` is the agent key with underscores replaced by
+/// hyphens".
+pub fn slug(key: &str) -> String {
+    key.replace('_', "-")
+}
+
+fn key() -> impl Strategy<Value = String> {
+    "[A-Za-z][A-Za-z0-9_-]{0,10}"
+}
+
+fn words() -> impl Strategy<Value = String> {
+    "[A-Z][a-z]{1,6}( [A-Za-z0-9]{1,6}){0,2}"
+}
+
+/// A model part: one or more dotted segments, sometimes led by a second provider-like prefix.
+fn model() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z][a-z0-9-]{0,8}",
+        "[a-z][a-z0-9-]{0,6}\\.[0-9]{1,2}(\\.[a-z0-9-]{1,4})?",
+        "(openai|anthropic)\\.[a-z][a-z0-9-]{0,6}(\\.[0-9])?",
+    ]
+}
+
+fn agent() -> impl Strategy<Value = Agent> {
+    (
+        key(),
+        proptest::option::of(words()),
+        proptest::option::of(words()),
+        prop_oneof![
+            Just(Tool::None),
+            Just(Tool::Echo),
+            Just(Tool::IsError),
+            Just(Tool::RpcError)
+        ],
+    )
+        .prop_map(|(key, title, description, tool)| Agent {
+            key,
+            title,
+            description,
+            tool,
+        })
+}
+
+fn header() -> impl Strategy<Value = Header> {
+    (
+        prop_oneof![
+            Just("X-Kit-Tenant".to_owned()),
+            Just("X-Api-Key".to_owned()),
+            Just("Authorization".to_owned()),
+        ],
+        "[a-zA-Z0-9]{4,12}",
+    )
+        .prop_map(|(name, value)| Header { name, value })
+}
+
+fn image() -> impl Strategy<Value = Vec<u8>> {
+    vec(any::<u8>(), 3)
+}
+
+impl Case {
+    /// Every case the seeds allow, within the generator's bounds.
+    pub fn strategy() -> impl Strategy<Value = Case> {
+        let agents = vec(agent(), 1..=3).prop_filter("distinct slugs", |a| {
+            let mut slugs: Vec<String> = a.iter().map(|x| slug(&x.key)).collect();
+            slugs.sort();
+            slugs.dedup();
+            slugs.len() == a.len()
+        });
+        let headers = vec(header(), 0..=2).prop_filter("distinct header names", |h| {
+            h.len() < 2 || !h[0].name.eq_ignore_ascii_case(&h[1].name)
+        });
+        (
+            prop_oneof![
+                Just("com.example.project".to_owned()),
+                "[a-z]{2,4}\\.[a-z0-9-]{2,8}(\\.[a-z]{2,5})?",
+            ],
+            model(),
+            prop_oneof![2 => Just(Some(true)), 1 => Just(Some(false)), 1 => Just(None)],
+            agents,
+            headers,
+            any::<bool>(),
+            vec(image(), 0..=3),
+            (any::<bool>(), 0..4u8, any::<bool>(), 1..=2u8),
+            (0..3u8, any::<usize>(), agent(), 0..4u8, words()),
+        )
+            .prop_map(
+                |(namespace, default_model, vision, agents, headers, forward, images, flags, m)| {
+                    let (bearer, progress, numeric_tokens, turns) = flags;
+                    let progress = progress & if turns == 1 { 1 } else { 3 };
+                    let images = if vision == Some(true) {
+                        images
+                    } else {
+                        Vec::new()
+                    };
+                    let mode = mode_of(&agents, m);
+                    Case {
+                        namespace,
+                        default_model,
+                        vision,
+                        agents,
+                        headers,
+                        forward,
+                        images,
+                        bearer,
+                        progress,
+                        numeric_tokens,
+                        turns,
+                        mode,
+                    }
+                },
+            )
+    }
+
+    /// The agents the messages go to: every agent, or the one a single-agent start serves.
+    fn served(&self) -> Vec<&Agent> {
+        match self.mode {
+            Mode::Single(i) => self.agents.get(i).into_iter().collect(),
+            _ => self.agents.iter().collect(),
+        }
+    }
+
+    /// The scenario id: stable for the case's content.
+    pub fn id(&self) -> String {
+        use std::hash::{Hash as _, Hasher as _};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        format!("{self:?}").hash(&mut h);
+        format!("generated-{:016x}", h.finish())
+    }
+}
+
+fn mode_of(
+    agents: &[Agent],
+    (kind, pick, added, field, text): (u8, usize, Agent, u8, String),
+) -> Mode {
+    match kind {
+        0 => Mode::All,
+        1 => Mode::Single(pick % agents.len().max(1)),
+        _ => Mode::Reload(match field {
+            0 => Change::Title(text),
+            1 => Change::Description(text),
+            2 if agents.iter().all(|a| slug(&a.key) != slug(&added.key)) => Change::Add(added),
+            3 if agents.len() > 1 => Change::Remove,
+            _ => Change::Title(text),
+        }),
+    }
+}
