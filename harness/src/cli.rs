@@ -242,6 +242,10 @@ pub struct RunArgs {
     /// scenarios start first.
     #[arg(long)]
     pub forget_durations: bool,
+    /// Also take scenario durations from this JSON report of an earlier run (`--report-json`,
+    /// a certification's report), for a machine that has none remembered.
+    #[arg(long, value_name = "REPORT")]
+    pub durations_from: Option<std::path::PathBuf>,
     /// A broken SHOULD fails instead of warning.
     #[arg(long)]
     pub strict: bool,
@@ -475,6 +479,7 @@ async fn run_command(args: RunArgs, out: &mut impl Write, err: &mut impl Write) 
     }
     if !args.forget_durations {
         opts.durations = runner::schedule::durations_file(&tgt.spec.name);
+        opts.durations_from.clone_from(&args.durations_from);
     }
     let jsonl = args.format == RunFormat::Jsonl;
     let mut events_file = match &args.events {

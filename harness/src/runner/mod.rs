@@ -45,6 +45,9 @@ pub struct RunOptions {
     pub adaptive_jobs: bool,
     /// Where scenario durations are remembered between runs, so the longest start first.
     pub durations: Option<PathBuf>,
+    /// Durations known before the run (a report of an earlier one, `--durations-from`); those
+    /// remembered in `durations` win.
+    pub durations_from: Option<PathBuf>,
     /// Verdict grading (`--strict`, `--lenient`).
     pub grading: Grading,
     /// Only scenarios whose id, file or tag matches one of these globs.
@@ -73,6 +76,7 @@ impl Default for RunOptions {
             jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
             adaptive_jobs: false,
             durations: None,
+            durations_from: None,
             grading: Grading::default(),
             filters: Vec::new(),
             registry_url: None,
@@ -410,11 +414,12 @@ pub async fn run_with_events(
         return replayed(&out.events, result);
     }
     let target = Arc::new(target.clone());
-    let mut remembered = opts
-        .durations
-        .as_deref()
-        .map(schedule::Durations::load)
-        .unwrap_or_default();
+    let load = |p: &Option<PathBuf>| {
+        p.as_deref()
+            .map(schedule::Durations::load)
+            .unwrap_or_default()
+    };
+    let mut remembered = load(&opts.durations_from).updated_by(load(&opts.durations));
     let work = Arc::new(Work::new(
         selected,
         positions,

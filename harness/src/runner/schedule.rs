@@ -48,13 +48,36 @@ fn cores() -> usize {
 pub struct Durations(BTreeMap<String, f64>);
 
 impl Durations {
-    /// The remembered durations in `path`, or none.
+    /// The durations in `path`, or none: a file this module wrote (id → milliseconds), or a
+    /// JSON report of an earlier run (`--report-json`, a certification's report: each run
+    /// scenario's `duration_ms`).
     pub fn load(path: &Path) -> Self {
-        std::fs::read(path)
+        let Some(doc) = std::fs::read(path)
             .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .map(Self)
-            .unwrap_or_default()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        else {
+            return Self::default();
+        };
+        if let Some(scenarios) = doc.get("scenarios").and_then(serde_json::Value::as_array) {
+            let ran = scenarios
+                .iter()
+                .filter(|s| s.get("skipped").is_none_or(serde_json::Value::is_null));
+            return Self(
+                ran.filter_map(|s| {
+                    let id = s.get("id")?.as_str()?;
+                    Some((id.to_owned(), s.get("duration_ms")?.as_f64()?))
+                })
+                .collect(),
+            );
+        }
+        serde_json::from_value(doc).map(Self).unwrap_or_default()
+    }
+
+    /// These durations, with `newer`'s where both know a scenario.
+    #[must_use]
+    pub fn updated_by(mut self, newer: Self) -> Self {
+        self.0.extend(newer.0);
+        self
     }
 
     /// Remembers `ms` for `id`.
@@ -301,6 +324,29 @@ mod tests {
         assert_eq!(Durations::load(&path), d);
         let _ = std::fs::write(&path, "not json");
         assert_eq!(Durations::load(&path), Durations::default());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_json_report_seeds_the_durations_of_the_scenarios_it_ran() {
+        let dir = std::env::temp_dir().join(format!("pallas-report-{}", std::process::id()));
+        let path = dir.join("report.json");
+        let _ = std::fs::create_dir_all(&dir);
+        let report = r#"{"scenarios": [
+            {"id": "a", "duration_ms": 4000.0},
+            {"id": "b", "duration_ms": 0.1, "skipped": "the target does not claim `reload`"},
+            {"id": "c", "duration_ms": 20.0, "skipped": null}]}"#;
+        let _ = std::fs::write(&path, report);
+        let seeded = Durations::load(&path);
+        let mut expected = Durations::default();
+        expected.insert("a", 4000.0);
+        expected.insert("c", 20.0);
+        assert_eq!(seeded, expected);
+        let mut newer = Durations::default();
+        newer.insert("a", 10.0);
+        let merged = seeded.updated_by(newer);
+        let s = [scenario("a"), scenario("c")];
+        assert_eq!(merged.order(&s), VecDeque::from([1, 0]));
         let _ = std::fs::remove_dir_all(&dir);
     }
 
