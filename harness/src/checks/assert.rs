@@ -23,7 +23,61 @@ pub fn predicate(p: &PathAssert, value: &Value) -> Result<(), Evidence> {
 pub fn predicate_on(p: &PathAssert, value: &Value, query: &str) -> Result<(), Evidence> {
     let path = JsonPath::parse(query)
         .map_err(|e| Evidence::new("JSONPath", "a valid path", e.to_string()))?;
-    let nodes = path.query(value).all();
+    predicate_over(p, path.query(value).all())
+}
+
+/// A node a path selected: a value of a built output, or a node of a received message read
+/// where it lies (a predicate over a 26 MB answer then builds nothing of it).
+trait Selected<'a>: crate::client::evidence::Walk<'a> {
+    fn equals(self, v: &Value) -> bool;
+    /// The text `matches` and `contains` read: the string, else its compact JSON.
+    fn text(self) -> String;
+    /// The first error of `schema` over any of `nodes`, as evidence reads it.
+    fn schema_error(nodes: &[Self], schema: &Value) -> Result<Option<String>, String>;
+}
+
+impl<'a> Selected<'a> for &'a Value {
+    fn equals(self, v: &Value) -> bool {
+        self == v
+    }
+    fn text(self) -> String {
+        match self {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
+    fn schema_error(nodes: &[Self], schema: &Value) -> Result<Option<String>, String> {
+        let validator = jsonschema::validator_for(schema).map_err(|e| e.to_string())?;
+        Ok(nodes.iter().find_map(|n| {
+            let err = validator.iter_errors(n).next()?;
+            Some(format!("{err} (at {})", err.instance_path()))
+        }))
+    }
+}
+
+impl<'a> Selected<'a> for crate::client::JsonRef<'a> {
+    fn equals(self, v: &Value) -> bool {
+        self.eq_value(v)
+    }
+    fn text(self) -> String {
+        match self.as_str() {
+            Some(s) => s.to_owned(),
+            None => self.to_string(),
+        }
+    }
+    fn schema_error(nodes: &[Self], schema: &Value) -> Result<Option<String>, String> {
+        let validator = jsonschema::options_for::<crate::compact::Compact>()
+            .build(schema)
+            .map_err(|e| e.to_string())?;
+        Ok(nodes.iter().find_map(|n| {
+            let err = validator.iter_errors(*n).next()?;
+            Some(format!("{err} (at {})", err.instance_path()))
+        }))
+    }
+}
+
+/// [`predicate`] over the nodes `p.path` selected.
+fn predicate_over<'a, N: Selected<'a>>(p: &PathAssert, nodes: Vec<N>) -> Result<(), Evidence> {
     let ev = |expected: String, seen: String| Evidence {
         what: format!("`{}`", p.path),
         expected: Some(expected),
@@ -52,33 +106,38 @@ pub fn predicate_on(p: &PathAssert, value: &Value, query: &str) -> Result<(), Ev
     }
     let needs_first = p.equals.is_some() || p.matches.is_some() || p.contains.is_some();
     if needs_first {
-        let Some(first) = nodes.first() else {
+        let Some(&first) = nodes.first() else {
             return Err(ev("a value".into(), "nothing".into()));
         };
-        let first: Value = match (*first, p.parse_json) {
-            (Value::String(s), true) => serde_json::from_str(s).unwrap_or(Value::String(s.clone())),
-            (v, _) => v.clone(),
+        // `parse_json`: a string holding JSON is judged as that JSON.
+        let parsed = match first.string() {
+            Some(s) if p.parse_json => serde_json::from_str::<Value>(s).ok(),
+            _ => None,
         };
-        let text = match &first {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
+        let (text, shown) = match &parsed {
+            Some(v) => (Selected::text(v), excerpt(v, 200)),
+            None => (first.text(), excerpt(first, 200)),
         };
-        if let Some(e) = &p.equals
-            && e != &first
-        {
-            return Err(ev(excerpt(e, 200), excerpt(&first, 200)));
+        if let Some(e) = &p.equals {
+            let equal = match &parsed {
+                Some(v) => v == e,
+                None => first.equals(e),
+            };
+            if !equal {
+                return Err(ev(excerpt(e, 200), shown));
+            }
         }
         if let Some(re) = &p.matches {
             match regex::Regex::new(re) {
                 Ok(r) if r.is_match(&text) => {}
-                Ok(_) => return Err(ev(format!("matches /{re}/"), excerpt(&first, 200))),
+                Ok(_) => return Err(ev(format!("matches /{re}/"), shown)),
                 Err(e) => return Err(ev("a valid regex".into(), e.to_string())),
             }
         }
         if let Some(c) = &p.contains
             && !text.contains(c.as_str())
         {
-            return Err(ev(format!("contains {c:?}"), excerpt(&first, 200)));
+            return Err(ev(format!("contains {c:?}"), shown));
         }
     }
     let nodes = match p.first {
@@ -91,19 +150,16 @@ pub fn predicate_on(p: &PathAssert, value: &Value, query: &str) -> Result<(), Ev
         Some(n) => nodes.into_iter().take(n).collect(),
         None => nodes,
     };
-    if let Some(schema) = &p.schema {
-        let validator = jsonschema::validator_for(schema)
-            .map_err(|e| Evidence::new("schema", "a valid JSON Schema", e.to_string()))?;
-        for n in &nodes {
-            if let Some(err) = validator.iter_errors(n).next() {
-                return Err(Evidence {
-                    what: format!("`{}`", p.path),
-                    expected: Some("valid against the schema".into()),
-                    seen: Some(format!("{err} (at {})", err.instance_path())),
-                    path: Some(p.path.clone()),
-                });
-            }
-        }
+    if let Some(schema) = &p.schema
+        && let Some(err) = N::schema_error(&nodes, schema)
+            .map_err(|e| Evidence::new("schema", "a valid JSON Schema", e))?
+    {
+        return Err(Evidence {
+            what: format!("`{}`", p.path),
+            expected: Some("valid against the schema".into()),
+            seen: Some(err),
+            path: Some(p.path.clone()),
+        });
     }
     Ok(())
 }
@@ -155,10 +211,17 @@ fn assert_output(p: &PathAssert, o: &Observed) -> Outcome {
         {
             return Outcome::Error(format!("step `{}` could not run: {err}", s.name));
         }
-        if p.schema.is_some() && p.count.is_none() && p.exists.is_none() && p.first.is_none() && {
-            let (root, query) = s.output_query(&p.path);
-            JsonPath::parse(&query).is_ok_and(|q| q.query(&root).all().is_empty())
-        } {
+        let in_place = s.output_node(&p.path);
+        if p.schema.is_some()
+            && p.count.is_none()
+            && p.exists.is_none()
+            && p.first.is_none()
+            && in_place.is_none()
+            && {
+                let (root, query) = s.output_query(&p.path);
+                JsonPath::parse(&query).is_ok_and(|q| q.query(&root).all().is_empty())
+            }
+        {
             // A schema over nothing holds vacuously: nothing was there to judge.
             return Outcome::Inconclusive(format!(
                 "step `{}`: `{}` selected nothing to validate",
@@ -174,8 +237,14 @@ fn assert_output(p: &PathAssert, o: &Observed) -> Outcome {
                 None => format!("step `{}` timed out: its output is incomplete", s.name),
             });
         }
-        let (root, query) = s.output_query(&p.path);
-        if let Err(mut e) = predicate_on(p, &root, &query) {
+        let held = match in_place {
+            Some(node) => predicate_over(p, vec![node]),
+            None => {
+                let (root, query) = s.output_query(&p.path);
+                predicate_on(p, &root, &query)
+            }
+        };
+        if let Err(mut e) = held {
             e.what = format!("step `{}` {}", s.name, e.what);
             return Outcome::Fail(
                 format!("step `{}`: `{}` does not hold", s.name, p.path),
@@ -508,6 +577,41 @@ mod tests {
         assert!(predicate(&p, &json!(["a: started", "b: started", "a: completed"])).is_ok());
         assert!(predicate(&p, &json!(["a: started", "a: completed", "b: started"])).is_err());
         assert!(predicate(&p, &json!(["a: started"])).is_err());
+    }
+
+    /// A node read in place in a received message is judged as its built value is.
+    #[test]
+    fn a_predicate_over_a_node_read_in_place_holds_as_over_its_value() {
+        let value = json!({"content": [{"type": "text", "text": "reçu : Bonjour"}, {"type": "image", "n": 2}],
+            "isError": false, "note": "{\"a\": [1, 2]}"});
+        let doc = crate::client::JsonDoc::from_value(&value);
+        let asserts = [
+            json!({"path": "$", "contains": "reçu : Bonjour"}),
+            json!({"path": "$", "contains": "\"type\":\"image\""}),
+            json!({"path": "$", "matches": "^\\{\"content\""}),
+            json!({"path": "$", "equals": value.clone()}),
+            json!({"path": "$", "equals": {"content": []}}),
+            json!({"path": "$", "exists": false}),
+            json!({"path": "$", "count": {"equals": 1}}),
+            json!({"path": "$", "first": 2}),
+            json!({"path": "$", "schema": {"type": "object", "required": ["content"]}}),
+            json!({"path": "$", "schema": {"type": "object", "properties": {"content": {"items": {"properties": {"type": {"const": "text"}}}}}}}),
+            json!({"path": "$", "schema": {"type": "nope"}}),
+        ];
+        for a in asserts {
+            let p: PathAssert = serde_json::from_value(a.clone()).unwrap();
+            let built = predicate(&p, &value).map_err(|e| format!("{e:?}"));
+            let in_place = predicate_over(&p, vec![doc.root()]).map_err(|e| format!("{e:?}"));
+            assert_eq!(in_place, built, "{a}");
+        }
+        let note = json!("{\"a\": [1, 2]}");
+        let doc = crate::client::JsonDoc::from_value(&note);
+        let p: PathAssert = serde_json::from_value(
+            json!({"path": "$", "parse_json": true, "equals": {"a": [1, 2]}}),
+        )
+        .unwrap();
+        assert!(predicate_over(&p, vec![doc.root()]).is_ok());
+        assert!(predicate(&p, &note).is_ok());
     }
 
     #[test]

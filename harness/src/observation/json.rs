@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use serde_json::{Value, json};
 
 use super::Observation;
-use super::path::{descend, first_key};
+use super::path::{descend, first_key, missed};
 use super::step::first_text;
 use crate::client::{Exchange, JsonDoc, JsonRef, TimedMessage, evidence};
 
@@ -253,7 +253,14 @@ pub fn output_query<'a>(
                 x.result()
             };
             let (node, rest) = descend(root.unwrap_or_else(JsonRef::null), rest);
-            (Cow::Owned(node.to_value()), Cow::Owned(format!("${rest}")))
+            // A member or index that is not there: nothing is selected, and nothing is built
+            // (the missed selector over `null` selects nothing too).
+            let node = if missed(rest) {
+                Value::Null
+            } else {
+                node.to_value()
+            };
+            (Cow::Owned(node), Cow::Owned(format!("${rest}")))
         }
         Some((key, _)) => (
             Cow::Owned(with_keys(light, observation, Keys::Only(key))),
@@ -263,6 +270,30 @@ pub fn output_query<'a>(
             Cow::Owned(with_keys(light, observation, Keys::All)),
             Cow::Borrowed(path),
         ),
+    }
+}
+
+/// The one node a path of plain selectors (`$.result`, `$.response.result.content[0]`) selects
+/// in a received message, read where it lies: a predicate over it builds nothing. `None` for
+/// any other path, which [`output_query`] serves; the node is the one it would select.
+pub fn output_node<'a>(
+    light: &Value,
+    observation: &'a Observation,
+    path: &str,
+) -> Option<JsonRef<'a>> {
+    let x = observation.exchange()?;
+    if !light.is_object() {
+        return None;
+    }
+    let (key, rest) = first_key(path)?;
+    let root = match key {
+        "response" => x.response.as_deref().map(JsonDoc::root),
+        "result" => x.result(),
+        _ => return None,
+    };
+    match descend(root.unwrap_or_else(JsonRef::null), rest) {
+        (node, "") => Some(node),
+        _ => None,
     }
 }
 
@@ -447,6 +478,9 @@ mod tests {
             "$.headers['content-type']",
             "$.result.content[?@.type == $.text]",
             "$.resultx",
+            "$.result.messages[?@.role == 'user']",
+            "$.result.content[7].text",
+            "$.response.result.isError",
         ];
         for o in &observations {
             let whole = o.to_json();
@@ -469,7 +503,21 @@ mod tests {
                         .collect::<Vec<_>>()
                 });
                 assert_eq!(got.ok(), want.ok(), "{path}");
+                // A node read in place is the one node the path selects in the whole output.
+                if let Some(node) = output_node(&light, o, path) {
+                    let want = JsonPath::parse(path).map(|q| {
+                        q.query(&whole)
+                            .all()
+                            .into_iter()
+                            .cloned()
+                            .collect::<Vec<_>>()
+                    });
+                    assert_eq!(want.ok(), Some(vec![node.to_value()]), "{path}");
+                }
             }
+            let in_place = |path| output_node(&light, o, path).is_some();
+            assert!(in_place("$.result") && in_place("$['response']"));
+            assert!(!in_place("$.result.content[*]") && !in_place("$.text"));
             // The preview states the whole output's size, counted without building it.
             let (_, full) = output_preview(&light, o, 100);
             assert_eq!(full, evidence::serialized_len(&whole));

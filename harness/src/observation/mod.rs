@@ -8,6 +8,6 @@ mod path;
 mod record;
 mod step;
 
-pub use json::{MESSAGE_KEYS, output_query};
+pub use json::{MESSAGE_KEYS, output_node, output_query};
 pub use record::{Observed, ReceivedMessage, StepRecord};
 pub use step::{Connected, HealthAnswered, MessageSent, Observation};

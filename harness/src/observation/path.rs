@@ -22,6 +22,12 @@ pub(super) fn descend<'a, 'p>(mut node: JsonRef<'a>, mut rest: &'p str) -> (Json
     }
 }
 
+/// Whether `rest`, where [`descend`] stopped, begins with a plain selector: one that selected
+/// nothing there, so the whole path selects nothing (each later segment reads an empty list).
+pub(super) fn missed(rest: &str) -> bool {
+    plain_selector(rest).is_some()
+}
+
 enum Selector<'p> {
     Name(&'p str),
     Index(usize),

@@ -106,6 +106,12 @@ impl StepRecord {
         super::json::output_query(&self.output, &self.observation, path)
     }
 
+    /// The one node a plain path selects in a received message, read in place (see
+    /// [`super::json::output_node`]); `None` when the path needs [`Self::output_query`].
+    pub fn output_node(&self, path: &str) -> Option<crate::client::JsonRef<'_>> {
+        super::json::output_node(&self.output, &self.observation, path)
+    }
+
     /// The exchange ended without its JSON-RPC response.
     pub fn response_missing(&self) -> bool {
         self.output.get("response").is_some_and(Value::is_null)
