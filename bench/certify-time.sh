@@ -6,8 +6,9 @@
 #
 # Prints: wall time; CPU of the harness and everything it started (user + system, and the mean
 # number of busy cores); scenarios run and skipped; deployments started; the sum of scenario
-# times, of step times (waiting on the implementation and the mocks) and of the rest (mocks,
-# render, start and readiness, judging, stop); the ten longest scenarios. RUN-ARGS go to `pallas-conformance run` (e.g. `--jobs 2`, `--forget-durations`, paths).
+# times, of step times (waiting on the implementation and the mocks) and of the rest; the sums of
+# each phase the runner times per scenario (mocks, start: render and spawn, ready, steps, stop:
+# observations and teardown, judge); the ten longest scenarios. RUN-ARGS go to `pallas-conformance run` (e.g. `--jobs 2`, `--forget-durations`, paths).
 #
 # Figures, not a test: nothing is asserted. The binary defaults to the release build
 # (`cargo build --release -p pallas-conformance`, made when missing).
@@ -74,6 +75,13 @@ print(f"wall              {wall:.1f} s")
 print(f"CPU               {user + system:.1f} s (user {user:.1f}, system {system:.1f}); mean busy cores {(user + system) / wall:.2f}")
 print(f"scenarios         {len(ran)} run, {skipped} skipped; deployments started {len(ran)} (one per scenario run)")
 print(f"scenario time     {total:.1f} s summed: {in_steps:.1f} s in steps, {total - in_steps:.1f} s around them (mocks, start and readiness, judging, stop)")
+# Each scenario's own phase times (`scenario_finished.phases`), summed over the scenarios that
+# ran to judging.
+phased = [f["phases"] for f in ran if f.get("phases")]
+if phased:
+    names = ["mocks", "start", "ready", "steps", "stop", "judge"]
+    sums = {n: sum(p.get(f"{n}_ms", 0.0) for p in phased) / 1e3 for n in names}
+    print(f"phases            summed over {len(phased)} scenario(s): " + ", ".join(f"{n} {sums[n]:.1f} s" for n in names))
 print("longest:")
 for f in sorted(ran, key=lambda f: -f["duration_ms"])[:10]:
     print(f"  {f['duration_ms'] / 1e3:7.1f} s  {f['id']}  (steps {steps.get(f['index'], 0.0) / 1e3:.1f} s)")

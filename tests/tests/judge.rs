@@ -47,6 +47,7 @@ fn result(checks: Vec<CheckResult>) -> ScenarioResult {
         output_tail: None,
         steps: Vec::new(),
         reproduce: String::new(),
+        phases: None,
     }
 }
 

@@ -134,6 +134,7 @@ mod tests {
             output_tail: None,
             steps: vec![],
             reproduce: String::new(),
+            phases: None,
         }
     }
 

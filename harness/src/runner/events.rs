@@ -172,6 +172,10 @@ pub struct ScenarioFinished {
     /// The command that reruns this scenario.
     #[serde(default)]
     pub reproduce: String,
+    /// Where its time went (mocks, start, ready, steps, stop, judge); absent when it did not
+    /// run to judging.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<super::Phases>,
 }
 
 /// `run_finished`.
@@ -326,6 +330,7 @@ pub fn finished_events(
         skipped: r.skipped.clone(),
         output_tail: r.output_tail.clone(),
         reproduce: r.reproduce.clone(),
+        phases: r.phases,
     }));
     out
 }
@@ -435,6 +440,7 @@ impl RunResult {
                     output_tail: f.output_tail,
                     steps: p.steps,
                     reproduce: f.reproduce,
+                    phases: f.phases,
                 }),
                 (None, Some(s)) => Some(ScenarioResult {
                     id: s.id,
@@ -448,6 +454,7 @@ impl RunResult {
                     output_tail: None,
                     steps: p.steps,
                     reproduce: String::new(),
+                    phases: None,
                 }),
                 (None, None) => None,
             })

@@ -270,6 +270,7 @@ mod tests {
             output_tail: None,
             steps: Vec::new(),
             reproduce: String::new(),
+            phases: None,
         }
     }
 

@@ -120,6 +120,26 @@ pub struct ScenarioResult {
     /// The command that runs just this scenario against the same target.
     #[serde(default)]
     pub reproduce: String,
+    /// Where its time went; absent when it did not run to judging (skipped, a setup error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<Phases>,
+}
+
+/// Where a scenario's wall time went, in milliseconds, phase by phase.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Phases {
+    /// Starting the scenario's mock servers.
+    pub mocks_ms: f64,
+    /// Rendering the deployment and spawning the implementation.
+    pub start_ms: f64,
+    /// Waiting until the implementation is ready.
+    pub ready_ms: f64,
+    /// The steps.
+    pub steps_ms: f64,
+    /// Collecting the observations and stopping the implementation.
+    pub stop_ms: f64,
+    /// Judging.
+    pub judge_ms: f64,
 }
 
 /// The command line that reruns one scenario file against a target profile.

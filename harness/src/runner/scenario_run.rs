@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use pallas_mocks::Ecosystem;
 
 use super::exec::{Exec, ScenarioContext, Shared, Start, StepSink};
-use super::{RunOptions, ScenarioResult, StepSummary, ms, overall};
+use super::{Phases, RunOptions, ScenarioResult, StepSummary, ms, overall};
 use crate::checks::{self, CheckResult, Verdict};
 use crate::client::observe::{Recorder, WireEventKind};
 use crate::client::{WireClient, fetch_registry, server_id, streamable_http_url};
@@ -59,6 +59,7 @@ fn skipped(s: &Scenario, reason: String) -> ScenarioResult {
         output_tail: None,
         steps: Vec::new(),
         reproduce: String::new(),
+        phases: None,
     }
 }
 
@@ -82,6 +83,7 @@ pub(super) fn errored(
         output_tail: tail,
         steps: Vec::new(),
         reproduce: String::new(),
+        phases: None,
     }
 }
 
@@ -168,7 +170,9 @@ async fn deploy_or_attach(
     client: &WireClient,
     mock_urls: &BTreeMap<String, String>,
     redactor: &mut Redactor,
+    phases: &mut Phases,
 ) -> Result<Reach, DeployError> {
+    let starting = Instant::now();
     let keep = opts.keep_dir.as_ref().map(|root| root.join(&s.spec.id));
     let prefix = format!(
         "{}{}-",
@@ -186,10 +190,13 @@ async fn deploy_or_attach(
         vars.extend(r.vars.clone());
         let (agent_urls, registry_url) = (r.agent_urls.clone(), r.registry_url.clone());
         dep.spawn().await?;
+        phases.start_ms = ms(starting);
+        let readying = Instant::now();
         if d.ready != crate::scenario::Readiness::None {
             let within = dep.startup_timeout();
             dep.wait_ready(within).await?;
         }
+        phases.ready_ms = ms(readying);
         return Ok(Reach {
             run_dir: dep.run_dir().to_path_buf(),
             deployment: Some(dep),
@@ -249,11 +256,13 @@ pub async fn run_one(
         Err(e) => return errored(s, Instant::now(), e, None),
     };
     let started = Instant::now();
+    let mut phases = Phases::default();
     let (deadline, step_timeout) = budgets(s, target, opts);
     let eco = match start_mocks(s).await {
         Ok(e) => e,
         Err(e) => return errored(s, started, e, None),
     };
+    phases.mocks_ms = ms(started);
     let mock_urls = eco.urls();
     let mut redactor = scenario_redactor(s);
     let recorder = Recorder::new();
@@ -262,7 +271,16 @@ pub async fn run_one(
         Ok(c) => c.with_limits(limits),
         Err(e) => return finish_error(s, started, eco, e.to_string()).await,
     };
-    let reach = match deploy_or_attach(s, target, opts, &client, &mock_urls, &mut redactor).await {
+    let deployed = deploy_or_attach(
+        s,
+        target,
+        opts,
+        &client,
+        &mock_urls,
+        &mut redactor,
+        &mut phases,
+    );
+    let reach = match deployed.await {
         Ok(r) => r,
         Err(e) => {
             eco_shutdown(eco).await;
@@ -296,10 +314,13 @@ pub async fn run_one(
     let shared = Arc::new(Shared::new(Arc::new(cx), start, reach.deployment));
     let steps_started = Instant::now();
     let harness_error = run_steps(&shared, deadline).await;
+    phases.steps_ms = ms(steps_started);
+    let stopping = Instant::now();
     let logs_max = limits.logs_bytes();
     let (observed, redactor, tail) = observe(s, &shared, &eco, &recorder, logs_max).await;
     drop(reach._attach_dir);
     eco_shutdown(eco).await;
+    phases.stop_ms = ms(stopping);
     // Judging counts against the scenario deadline too (at least JUDGE_FLOOR, so a scenario
     // whose steps used it all is still judged on what was seen); an overrun is an error.
     let budget = deadline
@@ -312,6 +333,7 @@ pub async fn run_one(
         harness_error,
         tail,
         started,
+        phases,
     };
     judge(cx, observed, redactor, budget).await
 }
@@ -446,6 +468,7 @@ struct Judging<'a> {
     harness_error: Option<String>,
     tail: Option<String>,
     started: Instant,
+    phases: Phases,
 }
 
 /// The verdicts (within `budget`), and the scenario's result.
@@ -462,7 +485,9 @@ async fn judge(
         mut harness_error,
         tail,
         started,
+        mut phases,
     } = cx;
+    let judging = Instant::now();
     let steps = step_summaries(&observed, &redactor);
     let mut checks = match super::judge::judge_within(
         budget,
@@ -497,6 +522,7 @@ async fn judge(
         ));
     }
     let verdict = overall(&checks, harness_error.is_some());
+    phases.judge_ms = ms(judging);
     ScenarioResult {
         id: s.spec.id.clone(),
         title: s.spec.title.clone(),
@@ -513,6 +539,7 @@ async fn judge(
         },
         steps,
         reproduce: String::new(),
+        phases: Some(phases),
     }
 }
 

@@ -61,6 +61,7 @@ fn sample_result() -> RunResult {
         scenarios: vec![
             ScenarioResult {
                 reproduce: "cargo run -p pallas-conformance -- run scenarios/progress/echo.yaml --target scenarios/targets/reference.yaml".into(),
+                phases: None,
                 id: "health-ok".into(),
                 title: "health is ok".into(),
                 file: "scenarios/health/ok.yaml".into(),
@@ -88,6 +89,7 @@ fn sample_result() -> RunResult {
             },
             ScenarioResult {
                 reproduce: "cargo run -p pallas-conformance -- run scenarios/progress/echo.yaml --target scenarios/targets/reference.yaml".into(),
+                phases: None,
                 id: "progress-echo".into(),
                 title: "token echoed".into(),
                 file: "scenarios/progress/echo.yaml".into(),
@@ -105,6 +107,7 @@ fn sample_result() -> RunResult {
             },
             ScenarioResult {
                 reproduce: "cargo run -p pallas-conformance -- run scenarios/progress/echo.yaml --target scenarios/targets/reference.yaml".into(),
+                phases: None,
                 id: "hung".into(),
                 title: "a hung implementation".into(),
                 file: "scenarios/x/hung.yaml".into(),

@@ -89,6 +89,26 @@ async fn the_sample_scenarios_pass_against_the_mock_agent_target() {
             .all(|s| s.checks.iter().any(|c| c.id == "MCP-001")),
         "{text}"
     );
+    // Each scenario that ran says where its time went: phases within its wall time, the steps'
+    // own phase covering its steps; a skipped one has none.
+    for s in &run.scenarios {
+        let Some(p) = s.phases else {
+            assert!(s.skipped.is_some(), "{} ran without phases", s.id);
+            continue;
+        };
+        let phases = [
+            p.mocks_ms, p.start_ms, p.ready_ms, p.steps_ms, p.stop_ms, p.judge_ms,
+        ];
+        assert!(phases.iter().all(|&ms| ms >= 0.0), "{}: {p:?}", s.id);
+        assert!(
+            phases.iter().sum::<f64>() <= s.duration_ms,
+            "{}: {p:?}",
+            s.id
+        );
+        let longest_step = s.steps.iter().map(|x| x.elapsed_ms).fold(0.0, f64::max);
+        assert!(p.start_ms > 0.0, "{}: {p:?}", s.id);
+        assert!(p.steps_ms >= longest_step, "{}: {p:?}", s.id);
+    }
 }
 
 const AGENT: &str = "deployment:\n  agents:\n    research: {}\n";
