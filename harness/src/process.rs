@@ -159,11 +159,6 @@ pub fn kill_all_launched() -> usize {
     groups.len()
 }
 
-/// Number of launched process groups not yet stopped.
-pub fn launched_count() -> usize {
-    with_groups(|g| g.len())
-}
-
 /// One running implementation (the leader of its own process group).
 #[derive(Debug)]
 pub struct ImplProcess {

@@ -273,21 +273,24 @@ fn listed_entry(
 }
 
 /// The listed entries judged together: an unmet scenario premise makes the others
-/// inconclusive; a PROG-012 failure already counted by PROG-005 is folded into it.
+/// inconclusive; a failure that only repeats another entry's finding is folded into it (the
+/// check's declared [`value::Fold`]).
 fn settle(listed: Vec<Listed>, judge: &Judge<'_>) -> Vec<CheckResult> {
     let unmet: Option<String> = listed.iter().find_map(|l| match (&l.premise, &l.outcome) {
         (true, Outcome::Inconclusive(_)) => Some(l.subject.title.clone()),
         _ => None,
     });
-    let prog_005_failed = listed
+    let failed: Vec<String> = listed
         .iter()
-        .any(|l| l.subject.id() == "PROG-005" && l.outcome.broken_reason().is_some());
+        .filter(|l| l.outcome.broken_reason().is_some())
+        .map(|l| l.subject.id().to_owned())
+        .collect();
     let mut out = Vec::new();
     for l in listed {
         let mut outcome = l.outcome;
-        if l.subject.id() == "PROG-012"
-            && outcome.broken_reason().is_some()
-            && let Some(folded) = progress::folded_into_prog_005(judge.observed, prog_005_failed)
+        if outcome.broken_reason().is_some()
+            && let Some(fold) = value::find(l.subject.id()).and_then(|c| c.folds)
+            && let Some(folded) = (fold.when)(judge.observed, failed.iter().any(|f| f == fold.into))
         {
             outcome = folded;
         }

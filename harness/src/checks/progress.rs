@@ -6,6 +6,7 @@ use serde_json::json;
 
 use super::common::*;
 use super::progress_walk as walk;
+use super::value::Fold;
 use super::{Check, Evidence, Observed, Outcome, StepRecord, excerpt, premise};
 use crate::catalog::params;
 use crate::client::TimedMessage;
@@ -15,14 +16,22 @@ use crate::scenario::{ActionKind, CheckSpec, StepAction};
 pub(super) const CHECKS: &[Check] = &[
     Check::new("PROG-001", walk::prog_no_token).premise(premise::llm_or_downstream_call),
     Check::new("PROG-002", walk::prog_token_echoed).premise(premise::progress_seen),
-    Check::new("PROG-003", walk::prog_increases).premise(premise::progress_twice),
-    Check::new("PROG-004", walk::prog_seed_numbers).premise(premise::progress_seen),
+    Check::new("PROG-003", walk::prog_increases)
+        .premise(premise::progress_twice)
+        .mode("spec-strict"),
+    Check::new("PROG-004", walk::prog_seed_numbers)
+        .premise(premise::progress_seen)
+        .mode("pallas-compatible"),
     Check::new("PROG-005", walk::prog_messages).premise(premise::progress_seen),
     Check::new("PROG-006", walk::prog_started_before_ended).premise(premise::downstream_call),
     Check::new("PROG-007", walk::prog_none_after_result).premise(premise::progress_seen),
     Check::new("PROG-008", prog_coverage).premise(premise::downstream_call),
     Check::new("PROG-009", prog_totals).premise(premise::progress_seen),
     Check::new("PROG-010", prog_cancel).premise(premise::cancelled_after_progress),
+    Check::assertion("PROG-012").folds(Fold {
+        into: "PROG-005",
+        when: folded_into_prog_005,
+    }),
 ];
 
 // ---------------------------------------------------------------- progress
@@ -357,7 +366,7 @@ pub(super) fn prog_cancel(c: &CheckSpec, o: &Observed) -> Outcome {
 /// PROG-012 folded into PROG-005 (one cause, one finding): when the scenario's PROG-005 entry
 /// failed and no progress message uses the seed's `{agent} step N (llm|tool)` wording, a
 /// PROG-012 failure has no step numbers to judge and only repeats the wording PROG-005 reports.
-pub(super) fn folded_into_prog_005(o: &Observed, prog_005_failed: bool) -> Option<Outcome> {
+fn folded_into_prog_005(o: &Observed, prog_005_failed: bool) -> Option<Outcome> {
     if !prog_005_failed {
         return None;
     }

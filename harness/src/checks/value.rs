@@ -22,6 +22,22 @@ pub(crate) struct Check {
     /// What must have been observed for a verdict (`None`: nothing beyond what the evaluator
     /// itself requires).
     pub premise: Option<Premise>,
+    /// The reading its verdicts are judged in, named on each of them (`spec-strict`), when the
+    /// family judges one clause in more than one reading.
+    pub mode: Option<&'static str>,
+    /// Another check of the same scenario its failure may only repeat (one cause, one finding).
+    pub folds: Option<Fold>,
+}
+
+/// A check whose failure may be the finding of another entry of the scenario: `when` says,
+/// from what was observed and whether `into` failed in the scenario, the outcome its failure
+/// becomes instead (`None`: it stands).
+#[derive(Clone, Copy)]
+pub(crate) struct Fold {
+    /// The check whose finding it may repeat.
+    pub into: &'static str,
+    /// Its outcome when it only repeats that finding.
+    pub when: fn(&Observed, bool) -> Option<Outcome>,
 }
 
 impl Check {
@@ -31,6 +47,8 @@ impl Check {
             id,
             evaluator: Some(evaluator),
             premise: None,
+            mode: None,
+            folds: None,
         }
     }
 
@@ -40,6 +58,8 @@ impl Check {
             id,
             evaluator: None,
             premise: None,
+            mode: None,
+            folds: None,
         }
     }
 
@@ -47,6 +67,22 @@ impl Check {
     pub const fn premise(self, premise: Premise) -> Self {
         Self {
             premise: Some(premise),
+            ..self
+        }
+    }
+
+    /// The same check judged in the reading `mode`.
+    pub const fn mode(self, mode: &'static str) -> Self {
+        Self {
+            mode: Some(mode),
+            ..self
+        }
+    }
+
+    /// The same check, whose failure becomes `fold.when`'s outcome when it repeats `fold.into`'s.
+    pub const fn folds(self, fold: Fold) -> Self {
+        Self {
+            folds: Some(fold),
             ..self
         }
     }

@@ -145,19 +145,6 @@ impl Outcome {
             _ => None,
         }
     }
-
-    /// This outcome with its reason replaced (a broken rule stays the same rule).
-    pub fn with_reason(self, reason: String) -> Self {
-        match self {
-            Self::Fail(_, e) => Self::Fail(reason, e),
-            Self::Breaks { rule, evidence, .. } => Self::Breaks {
-                rule,
-                reason,
-                evidence,
-            },
-            other => other,
-        }
-    }
 }
 
 /// Options that change verdicts.
@@ -334,11 +321,9 @@ impl CheckResult {
             (Verdict::Info, _) => format!("not implemented (MAY): {reason}"),
             _ => reason,
         };
-        let mode = match subject.id.as_str() {
-            "PROG-003" => Some("spec-strict".to_owned()),
-            "PROG-004" => Some("pallas-compatible".to_owned()),
-            _ => None,
-        };
+        let mode = super::value::find(&subject.id)
+            .and_then(|c| c.mode)
+            .map(str::to_owned);
         Self {
             quote: subject.quote.filter(|_| verdict != Verdict::Pass),
             rule: subject

@@ -161,15 +161,6 @@ pub fn chat_gate<E: Display>(health: Result<&HealthReport, &E>) -> ChatGate {
     }
 }
 
-/// The `daedalus_agent_health` gauge value for a status: 1 ok, 0.5 degraded, 0 otherwise.
-pub fn health_gauge(status: &str) -> f64 {
-    match status {
-        "ok" => 1.0,
-        "degraded" => 0.5,
-        _ => 0.0,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -234,12 +234,6 @@ impl Recorder {
         self.lock().started.elapsed().as_secs_f64() * 1000.0
     }
 
-    /// Milliseconds between the recorder's start and `instant`.
-    pub fn ms_at(&self, instant: Instant) -> f64 {
-        let started = self.lock().started;
-        instant.saturating_duration_since(started).as_secs_f64() * 1000.0
-    }
-
     /// Registers a secret value: from now on it is replaced by [`REDACTED`] wherever it would
     /// appear in a recorded observation (bodies, messages, headers, errors). Values shorter than
     /// 3 characters are ignored. The client registers every bearer and API key it sends.

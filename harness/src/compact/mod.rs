@@ -88,18 +88,6 @@ impl JsonDoc {
         build::parse(text)
     }
 
-    /// Parses `bytes` as UTF-8 JSON.
-    pub fn parse_bytes(bytes: Vec<u8>) -> Result<Self, serde_json::Error> {
-        match String::from_utf8(bytes) {
-            Ok(text) => Self::parse(text),
-            // Let the parser say where the bad byte is.
-            Err(e) => match serde_json::from_slice::<serde::de::IgnoredAny>(e.as_bytes()) {
-                Err(err) => Err(err),
-                Ok(_) => Self::parse(String::from_utf8_lossy(e.as_bytes()).into_owned()),
-            },
-        }
-    }
-
     /// A document holding `value` (its serialization, parsed).
     pub fn from_value(value: &Value) -> Self {
         // Serializing a `Value` cannot fail, nor can parsing what it wrote.

@@ -94,11 +94,6 @@ impl Tally {
         *self.errors.entry(kind).or_default() += 1;
     }
 
-    /// Failed calls and session operations.
-    pub fn error_count(&self) -> u64 {
-        self.errors.values().sum()
-    }
-
     /// Adds `other` into `self`.
     pub fn merge(&mut self, other: &Tally) {
         let _ = self.latency.add(&other.latency);
