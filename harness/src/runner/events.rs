@@ -110,22 +110,9 @@ pub struct StepDone {
     pub index: usize,
     /// The scenario's id.
     pub scenario: String,
-    /// Step name (`send#3`, `calls[7]`).
-    pub name: String,
-    /// Action key (`health`, `send`, `call`…).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub action: String,
-    /// Duration.
-    pub elapsed_ms: f64,
-    /// Why it could not run (redacted).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// It hit its timeout.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub timed_out: bool,
-    /// What its MCP exchange observed: status, messages, progress notifications, response kind.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed: Option<String>,
+    /// The step, as the scenario's result lists it.
+    #[serde(flatten)]
+    pub step: super::StepSummary,
 }
 
 /// `verdict`.
@@ -286,12 +273,7 @@ pub fn scenario_events(
         out.push(RunEvent::StepDone(StepDone {
             index,
             scenario: r.id.clone(),
-            name: s.name.clone(),
-            action: s.action.clone(),
-            elapsed_ms: s.elapsed_ms,
-            error: s.error.clone(),
-            timed_out: s.timed_out,
-            observed: s.observed.clone(),
+            step: s.clone(),
         }));
     }
     out.extend(finished_events(index, done, total, r));
@@ -405,14 +387,7 @@ impl RunResult {
                     parts.entry(s.index).or_default().started = Some(s.clone());
                 }
                 RunEvent::StepDone(s) => {
-                    parts.entry(s.index).or_default().steps.push(StepSummary {
-                        name: s.name.clone(),
-                        action: s.action.clone(),
-                        elapsed_ms: s.elapsed_ms,
-                        error: s.error.clone(),
-                        timed_out: s.timed_out,
-                        observed: s.observed.clone(),
-                    })
+                    parts.entry(s.index).or_default().steps.push(s.step.clone())
                 }
                 RunEvent::Verdict(v) => parts
                     .entry(v.index)

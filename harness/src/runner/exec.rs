@@ -472,12 +472,7 @@ impl Exec {
                 let _ = sink.tx.send(super::RunEvent::StepDone(super::StepDone {
                     index: sink.index,
                     scenario: sink.scenario.clone(),
-                    name: record.name.clone(),
-                    action: record.action.clone(),
-                    elapsed_ms: record.elapsed_ms,
-                    error: step_error(redactor, &record),
-                    timed_out: record.timed_out,
-                    observed: record.observed_summary(),
+                    step: super::StepSummary::of(&record, redactor),
                 }));
             }
             session.records.push(record);

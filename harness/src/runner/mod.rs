@@ -164,25 +164,42 @@ fn reproduce(s: &Scenario, profile: &std::path::Path, suite: crate::suite::Suite
     }
 }
 
-/// One step, as reports show it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One step, as reports and the `step_done` event show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepSummary {
-    /// Name.
+    /// Name (`send#3`, `calls[7]`).
     pub name: String,
     /// Action key (`health`, `send`…).
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub action: String,
     /// Duration.
     pub elapsed_ms: f64,
-    /// Error, if it could not run.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Why it could not run (redacted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// It hit its timeout.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub timed_out: bool,
     /// What its MCP exchange observed ([`crate::observation::StepRecord::observed_summary`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed: Option<String>,
+}
+
+impl StepSummary {
+    /// The summary of a step's record, its error redacted by `redactor`.
+    pub(crate) fn of(
+        record: &crate::observation::StepRecord,
+        redactor: &crate::redact::Redactor,
+    ) -> Self {
+        Self {
+            name: record.name.clone(),
+            action: record.action.clone(),
+            elapsed_ms: record.elapsed_ms,
+            error: exec::step_error(redactor, record),
+            timed_out: record.timed_out,
+            observed: record.observed_summary(),
+        }
+    }
 }
 
 /// A baselined failure that now passes.
@@ -351,14 +368,7 @@ impl<F: FnMut(&RunEvent)> Emitter<F> {
     /// Emits an event from a running scenario, keeping its live `step_done` summaries.
     fn emit_live(&mut self, e: RunEvent, steps: &mut BTreeMap<usize, Vec<StepSummary>>) {
         if let RunEvent::StepDone(s) = &e {
-            steps.entry(s.index).or_default().push(StepSummary {
-                name: s.name.clone(),
-                action: s.action.clone(),
-                elapsed_ms: s.elapsed_ms,
-                error: s.error.clone(),
-                timed_out: s.timed_out,
-                observed: s.observed.clone(),
-            });
+            steps.entry(s.index).or_default().push(s.step.clone());
         }
         self.emit(e);
     }

@@ -241,7 +241,8 @@ async fn deploy_or_attach(
 /// ARCHITECTURE.md: validated scenario in, mocks, deployment, launch, steps, observations,
 /// judging, stop.
 ///
-/// With `steps`, each step is reported as a `step_done` event as it finishes.
+/// With `steps`, each step is reported as a `step_done` event as it finishes (and the result
+/// lists none: the events carry them); without, the result lists them.
 pub async fn run_one(
     s: &Scenario,
     target: &Target,
@@ -297,6 +298,7 @@ pub async fn run_one(
         vars.insert(format!("agents.{n}.message_tool"), target.message_tool(n));
         vars.insert(format!("agents.{n}.message_key"), target.message_key());
     }
+    let live = steps.is_some();
     let cx = ScenarioContext {
         client,
         registry_url: reach.registry_url,
@@ -334,6 +336,7 @@ pub async fn run_one(
         tail,
         started,
         phases,
+        live,
     };
     judge(cx, observed, redactor, budget).await
 }
@@ -469,6 +472,8 @@ struct Judging<'a> {
     tail: Option<String>,
     started: Instant,
     phases: Phases,
+    /// The steps were reported live, as `step_done` events.
+    live: bool,
 }
 
 /// The verdicts (within `budget`), and the scenario's result.
@@ -486,9 +491,14 @@ async fn judge(
         tail,
         started,
         mut phases,
+        live,
     } = cx;
     let judging = Instant::now();
-    let steps = step_summaries(&observed, &redactor);
+    let steps = if live {
+        Vec::new()
+    } else {
+        step_summaries(&observed, &redactor)
+    };
     let mut checks = match super::judge::judge_within(
         budget,
         s.clone(),
@@ -547,14 +557,7 @@ fn step_summaries(observed: &Observed, redactor: &Redactor) -> Vec<StepSummary> 
     observed
         .steps
         .iter()
-        .map(|r| StepSummary {
-            name: r.name.clone(),
-            action: r.action.clone(),
-            elapsed_ms: r.elapsed_ms,
-            error: super::exec::step_error(redactor, r),
-            timed_out: r.timed_out,
-            observed: r.observed_summary(),
-        })
+        .map(|r| StepSummary::of(r, redactor))
         .collect()
 }
 

@@ -167,7 +167,9 @@ async fn a_step_error_points_at_the_steps_file_line() {
     let done = live
         .iter()
         .find_map(|e| match e {
-            runner::RunEvent::StepDone(d) if d.name.starts_with("broken") => d.error.clone(),
+            runner::RunEvent::StepDone(d) if d.step.name.starts_with("broken") => {
+                d.step.error.clone()
+            }
             _ => None,
         })
         .unwrap_or_default();
