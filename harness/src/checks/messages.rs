@@ -44,10 +44,7 @@ pub(super) fn message_tool_listed(c: &CheckSpec, o: &Observed) -> Outcome {
         };
         let schema = t.get("inputSchema").map_or(Value::Null, JsonRef::to_value);
         // The argument the profile sends the message in (`message` unless its template says).
-        let key = o
-            .vars
-            .get(&format!("agents.{agent}.message_key"))
-            .map_or("message", String::as_str);
+        let key = o.message_key.as_deref().unwrap_or("message");
         let msg_type = schema
             .get("properties")
             .and_then(|p| p.get(key))

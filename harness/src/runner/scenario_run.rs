@@ -376,6 +376,7 @@ async fn observe(
         deployment: deployment.as_ref().map(|d| d.spec().clone()),
         agent_urls,
         health_tool: target.spec.health_tool.clone(),
+        message_key: Some(target.message_key()),
         ..Observed::default()
     };
     if let Some(d) = &observed.deployment {

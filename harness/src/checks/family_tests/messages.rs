@@ -218,3 +218,23 @@ fn msg_005_wants_no_stored_conversation_for_a_request_scoped_agent() {
     o.steps[0].set_output(json!({"status": 200, "result": {"messages": [{"role": "user"}]}}));
     assert!(fails(&run("MSG-005", &CheckSpec::default(), &o)));
 }
+
+/// MSG-001 judges the argument the target sends the message in: `message`, or the key its
+/// profile's `message_arguments` gives.
+#[test]
+fn msg_001_wants_the_targets_message_argument_required() {
+    let tools = step(
+        "tools",
+        "list_tools",
+        0,
+        1,
+        json!({"result": {"tools": [{"name": "send_message", "inputSchema": {"type": "object",
+            "properties": {"input": {"type": "string"}}, "required": ["input"]}}]}}),
+    );
+    let mut o = obs(vec![tools]);
+    assert!(fails(&run("MSG-001", &CheckSpec::default(), &o)));
+    o.message_key = Some("input".into());
+    assert_eq!(run("MSG-001", &CheckSpec::default(), &o), Outcome::Pass);
+    o.message_key = Some("message".into());
+    assert!(fails(&run("MSG-001", &CheckSpec::default(), &o)));
+}
