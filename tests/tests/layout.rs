@@ -3,7 +3,8 @@
 //! benches and test support alike), no import circle between modules at any depth (two files
 //! of one folder, or two top-level modules, naming each other), and the dependency direction of
 //! ARCHITECTURE.md (`mocks` depends on no workspace crate, `reference-impl` on none outside its
-//! dev-dependencies, `harness` never on the reference).
+//! dev-dependencies, `harness` never on the reference), and `harness/src/checks/` entered by its
+//! front door only (no child names an item of its `mod.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -257,6 +258,58 @@ fn no_crate_has_an_import_circle_between_its_modules_at_any_depth() {
             );
         }
     }
+}
+
+/// What the non-test code of the modules under `folder` (a module of `src`) names in that
+/// folder's own `mod.rs`: `(child file, item)` for every reference from a child to its parent.
+fn references_to_the_front_door(src: &Path, folder: &[&str]) -> Vec<(String, String)> {
+    let dir = folder.iter().fold(src.to_path_buf(), |d, f| d.join(f));
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let modules: BTreeSet<Vec<String>> = files
+        .iter()
+        .filter_map(|f| f.strip_prefix(src).ok())
+        .map(module_of)
+        .collect();
+    let parent: Vec<String> = folder.iter().map(|f| (*f).to_owned()).collect();
+    let mut out = Vec::new();
+    for f in &files {
+        let Ok(rel) = f.strip_prefix(src) else {
+            continue;
+        };
+        let here = module_of(rel);
+        if here == parent {
+            continue;
+        }
+        let is_mod_file = rel.file_name().is_some_and(|n| n == "mod.rs");
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        // Test modules (`family_tests/`) read the parent's items as the harness's users do.
+        if here.iter().any(|m| m.ends_with("tests")) {
+            continue;
+        }
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for path in named_paths(code, &here, is_mod_file) {
+            let mut module = path.clone();
+            while !module.is_empty() && !modules.contains(&module) {
+                module.pop();
+            }
+            if module == parent && path.len() > parent.len() {
+                out.push((rel.display().to_string(), path[parent.len()].clone()));
+            }
+        }
+    }
+    out
+}
+
+/// `harness/src/checks/` has a front door only: its `mod.rs` declares and re-exports; the
+/// families and shared modules name each other, never an item of the parent.
+#[test]
+fn the_checks_folder_has_a_front_door_only() {
+    let refs = references_to_the_front_door(&root().join("harness/src"), &["checks"]);
+    assert!(
+        refs.is_empty(),
+        "children of checks/ name items of checks/mod.rs (name the sibling module that defines them): {refs:?}"
+    );
 }
 
 #[test]

@@ -6,7 +6,9 @@ use serde_json_path::JsonPath;
 
 use pallas_mocks::LlmJournalEntry;
 
-use super::{Evidence, Observed, Outcome, excerpt, select_steps};
+use super::read::{excerpt, select_steps};
+use super::verdict::{Evidence, Outcome};
+use crate::observation::{Observed, StepRecord};
 use crate::scenario::{
     AssertSpec, JournalAssert, LlmJournalAssert, LogsAssert, PathAssert, SessionsAssert,
     TimingAssert, WindowSpec,
@@ -164,7 +166,7 @@ fn predicate_over<'a, N: Selected<'a>>(p: &PathAssert, nodes: Vec<N>) -> Result<
     Ok(())
 }
 
-fn within(time: &str, steps: &[&super::StepRecord]) -> bool {
+fn within(time: &str, steps: &[&StepRecord]) -> bool {
     steps
         .iter()
         .any(|s| time >= s.started_at.as_str() && time <= s.ended_at.as_str())

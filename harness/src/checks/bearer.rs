@@ -3,8 +3,11 @@
 use std::collections::BTreeSet;
 
 use super::common::*;
-use super::{Check, Evidence, Observed, Outcome, StepRecord, premise};
+use super::premise;
+use super::value::Check;
+use super::verdict::{Evidence, Outcome};
 use crate::catalog::params;
+use crate::observation::{Observed, StepRecord};
 use crate::scenario::template::render;
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
 

@@ -6,7 +6,9 @@ pub(super) use crate::client::{JsonDoc, JsonRef};
 use regex::Regex;
 use serde_json::{Value, json};
 
-use super::{Evidence, Observed, Outcome, StepRecord, select_steps};
+use super::read::select_steps;
+use super::verdict::{Evidence, Outcome};
+use crate::observation::{Observed, StepRecord};
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
 /// The steps in the check's scope whose action is one of `kinds`.

@@ -4,10 +4,14 @@ use crate::client::JsonRef;
 use serde_json::{Value, json};
 
 use super::common::*;
-use super::{Check, Evidence, Observed, Outcome, StepRecord, excerpt, premise};
+use super::premise;
+use super::read::excerpt;
+use super::value::Check;
+use super::verdict::{Evidence, Outcome};
 use crate::catalog::params;
 use crate::client::HealthReport;
 use crate::observation::{HealthAnswered, Observation};
+use crate::observation::{Observed, StepRecord};
 use crate::scenario::{ActionKind, CheckSpec};
 
 /// The checks of this family: evaluator and premise.

@@ -4,9 +4,13 @@ use crate::client::JsonRef;
 use serde_json::{Value, json};
 
 use super::common::*;
-use super::{Check, Evidence, Observed, Outcome, StepRecord, excerpt, premise, wire};
+use super::read::excerpt;
+use super::value::Check;
+use super::verdict::{Evidence, Outcome};
+use super::{premise, wire};
 use crate::catalog::params;
 use crate::observation::Observation;
+use crate::observation::{Observed, StepRecord};
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
 /// The checks of this family: evaluator and premise.

@@ -5,9 +5,11 @@
 use serde_json::Value;
 
 use super::common::*;
-use super::{Evidence, Observed, Outcome, StepRecord, excerpt};
+use super::read::excerpt;
+use super::verdict::{Evidence, Outcome};
 use crate::client::Exchange;
 use crate::observation::Observation;
+use crate::observation::{Observed, StepRecord};
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
 /// The media type of an answer's `Content-Type` (lower case, without parameters).

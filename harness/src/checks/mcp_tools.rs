@@ -5,8 +5,10 @@ use crate::client::JsonRef;
 use serde_json::{Value, json};
 
 use super::common::*;
-use super::{Evidence, Observed, Outcome, StepRecord, excerpt};
+use super::read::excerpt;
+use super::verdict::{Evidence, Outcome};
 use crate::catalog::params;
+use crate::observation::{Observed, StepRecord};
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
 use pallas_mocks::LlmJournalEntry;
 

@@ -4,8 +4,12 @@ use crate::client::JsonRef;
 use serde_json::{Value, json};
 
 use super::common::*;
-use super::{Check, Evidence, Observed, Outcome, StepRecord, excerpt, premise};
+use super::premise;
+use super::read::excerpt;
+use super::value::Check;
+use super::verdict::{Evidence, Outcome};
 use crate::catalog::params;
+use crate::observation::{Observed, StepRecord};
 use crate::scenario::{ActionKind, CheckSpec, InstanceScope, StepAction};
 
 /// The checks of this family: evaluator and premise.

@@ -3,10 +3,13 @@
 use serde_json::{Value, json};
 
 use super::common::*;
-use super::{Check, Evidence, Observed, Outcome, StepRecord, excerpt};
+use super::read::excerpt;
+use super::value::Check;
+use super::verdict::{Evidence, Outcome};
 use crate::catalog::params;
 use crate::client::MetricsScrape;
 use crate::observation::Observation;
+use crate::observation::{Observed, StepRecord};
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
 /// The checks of this family: evaluator and premise.

@@ -7,6 +7,7 @@ pub use assert::predicate as assert_predicate;
 pub use assert::predicate_on as assert_predicate_on;
 pub use verdict::{CheckResult, Evidence, Grading, Outcome, Subject, Verdict};
 mod premise;
+mod read;
 mod value;
 
 mod bearer;
@@ -24,6 +25,7 @@ mod progress_walk;
 mod registry;
 
 pub use metrics::{SEED_METRICS, metric_value};
+pub use read::{excerpt, select_steps};
 pub use registry::python_title;
 pub mod wire;
 
@@ -33,7 +35,7 @@ use crate::redact::Redactor;
 use crate::scenario::template::render_json;
 use crate::scenario::{Capability, CheckSpec, Level, Scenario};
 
-pub(crate) use value::{Check, evaluator};
+pub(crate) use value::evaluator;
 
 /// Runs the built-in evaluator of check `id`.
 pub(crate) fn run_builtin(id: &str, c: &CheckSpec, o: &Observed) -> Outcome {
@@ -64,7 +66,7 @@ pub fn judge_builtin(ids: &[&str], observed: &Observed, redactor: &Redactor) -> 
                     o => o,
                 },
             };
-            judge.judge(Subject::check(def, None, String::new()), outcome, &[])
+            judge.judge(subject_of(def, None, String::new()), outcome, &[])
         })
         .collect()
 }
@@ -142,7 +144,7 @@ fn automatic(scenario: &Scenario, judge: &Judge<'_>) -> Vec<CheckResult> {
         ) {
             continue; // nothing observed that it applies to
         }
-        out.push(judge.judge(Subject::check(def, None, String::new()), outcome, &[]));
+        out.push(judge.judge(subject_of(def, None, String::new()), outcome, &[]));
     }
     out
 }
@@ -180,7 +182,7 @@ fn listed_entry(
     let location = scenario.check_location(i);
     let def = check.check.as_deref().and_then(catalog::get);
     let subject = match def {
-        Some(def) => Subject::check(def, check.title.clone(), location),
+        Some(def) => subject_of(def, check.title.clone(), location),
         None => Subject::assertion(
             // Validation refuses an unattributed assertion without a level, unless it is a
             // premise: what the scenario must have exercised, which judges no rule.
@@ -270,6 +272,15 @@ fn listed_entry(
         scope: scope_of(check),
         note: builtin_note,
     }
+}
+
+/// The subject of a catalogued check, in the reading its declaration names.
+pub(crate) fn subject_of(
+    def: &catalog::CheckDef,
+    title: Option<String>,
+    location: String,
+) -> Subject {
+    Subject::check(def, title, location).in_mode(value::find(&def.id).and_then(|c| c.mode))
 }
 
 /// The listed entries judged together: an unmet scenario premise makes the others
@@ -439,43 +450,6 @@ fn transcript(
         .collect()
 }
 
-/// Short JSON text of a value, for evidence (at most `max` characters).
-pub fn excerpt<'a>(v: impl crate::client::evidence::Walk<'a>, max: usize) -> String {
-    use crate::client::evidence::{preview, serialized_len, thousands};
-    let full = v.string().map_or_else(|| serialized_len(&v), str::len);
-    // Only a preview is rendered: a huge value costs its size in counting, never in copies.
-    let s = match v.string() {
-        Some(s) if s.len() <= max.saturating_mul(4) => s.to_owned(),
-        Some(s) => s.chars().take(max + 1).collect(),
-        None => preview(v, max.saturating_mul(2)).to_string(),
-    };
-    if s.chars().count() > max {
-        format!(
-            "{}… ({} bytes)",
-            s.chars().take(max).collect::<String>(),
-            thousands(full)
-        )
-    } else {
-        s
-    }
-}
-
-/// Steps whose names match any of `globs` (every step when empty).
-pub fn select_steps<'a>(steps: &'a [StepRecord], globs: &[String]) -> Vec<&'a StepRecord> {
-    if globs.is_empty() {
-        return steps.iter().collect();
-    }
-    let matchers: Vec<globset::GlobMatcher> = globs
-        .iter()
-        .filter_map(|g| globset::Glob::new(g).ok())
-        .map(|g| g.compile_matcher())
-        .collect();
-    steps
-        .iter()
-        .filter(|s| matchers.iter().any(|m| m.is_match(&s.name)) || globs.contains(&s.name))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -551,5 +525,27 @@ mod requires_tests {
             "{}",
             results[0].reason
         );
+    }
+
+    /// A check's declared reading is named on each of its verdicts, whatever the verdict; a
+    /// check that declares none names none.
+    #[test]
+    fn a_verdict_names_the_reading_its_check_declares() {
+        let scenario = crate::scenario::parse_str(
+            "t.yaml",
+            "id: t\ntitle: t\nsteps:\n  - name: s\n    send: {agent: a, message: hi, progress_token: 1}\nchecks:\n  - check: PROG-003\n  - check: PROG-004\n  - check: PROG-002\n",
+        )
+        .expect("scenario parses");
+        let results = evaluate(
+            &scenario,
+            &Observed::default(),
+            &|_| true,
+            Grading::default(),
+            &Redactor::default(),
+        );
+        let mode = |id: &str| results.iter().find(|r| r.id == id).map(|r| r.mode.clone());
+        assert_eq!(mode("PROG-003"), Some(Some("spec-strict".to_owned())));
+        assert_eq!(mode("PROG-004"), Some(Some("pallas-compatible".to_owned())));
+        assert_eq!(mode("PROG-002"), Some(None));
     }
 }

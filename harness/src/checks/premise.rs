@@ -6,7 +6,7 @@
 //! one family needs may live in that family's file, like the registry's). This file imports no
 //! family file, so no family and its premise import each other.
 
-use super::Observed;
+use crate::observation::Observed;
 
 /// A premise: why what a check needs was not observed (`None`: it was).
 pub(crate) type Premise = fn(&Observed) -> Option<&'static str>;

@@ -5,11 +5,15 @@ use regex::Regex;
 use serde_json::json;
 
 use super::common::*;
+use super::premise;
 use super::progress_walk as walk;
+use super::read::excerpt;
+use super::value::Check;
 use super::value::Fold;
-use super::{Check, Evidence, Observed, Outcome, StepRecord, excerpt, premise};
+use super::verdict::{Evidence, Outcome};
 use crate::catalog::params;
 use crate::client::TimedMessage;
+use crate::observation::{Observed, StepRecord};
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
 /// The checks of this family: evaluator and premise.

@@ -5,7 +5,9 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::common::*;
-use super::{Evidence, Observed, Outcome, StepRecord, excerpt};
+use super::read::excerpt;
+use super::verdict::{Evidence, Outcome};
+use crate::observation::{Observed, StepRecord};
 use crate::scenario::{ActionKind, CheckSpec};
 
 /// PROG-003's reason when progress falls back at a sub-task's own note — to 0 at a tool's

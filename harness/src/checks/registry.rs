@@ -5,9 +5,13 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::common::*;
-use super::{Check, Evidence, Observed, Outcome, StepRecord, excerpt, premise, wire};
+use super::read::excerpt;
+use super::value::Check;
+use super::verdict::{Evidence, Outcome};
+use super::{premise, wire};
 use crate::client::RegistryFetch;
 use crate::observation::Observation;
+use crate::observation::{Observed, StepRecord};
 use crate::scenario::{ActionKind, CheckSpec, DeploymentSpec, StepAction};
 
 /// The checks of this family: evaluator and premise.

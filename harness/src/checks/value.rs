@@ -5,7 +5,8 @@
 //! its typed `with:` parameters are in [`crate::catalog::params`].
 
 use super::premise::Premise;
-use super::{Observed, Outcome};
+use super::verdict::Outcome;
+use crate::observation::Observed;
 use crate::scenario::CheckSpec;
 
 /// A built-in evaluator: the check's parameters and scope, and what was observed.

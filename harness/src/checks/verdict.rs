@@ -209,6 +209,7 @@ pub struct Subject {
     pub(crate) title: String,
     capability: Option<Capability>,
     location: String,
+    mode: Option<&'static str>,
 }
 
 impl Subject {
@@ -225,7 +226,13 @@ impl Subject {
             title: title.unwrap_or_else(|| def.title.clone()),
             capability: def.capability,
             location,
+            mode: None,
         }
+    }
+
+    /// The same subject judged in the reading `mode` (its check's declared mode).
+    pub fn in_mode(self, mode: Option<&'static str>) -> Self {
+        Self { mode, ..self }
     }
 
     /// A scenario expectation at the level its author wrote.
@@ -241,6 +248,7 @@ impl Subject {
             title,
             capability: None,
             location,
+            mode: None,
         }
     }
 
@@ -257,6 +265,7 @@ impl Subject {
             title,
             capability: None,
             location,
+            mode: None,
         }
     }
 
@@ -321,9 +330,7 @@ impl CheckResult {
             (Verdict::Info, _) => format!("not implemented (MAY): {reason}"),
             _ => reason,
         };
-        let mode = super::value::find(&subject.id)
-            .and_then(|c| c.mode)
-            .map(str::to_owned);
+        let mode = subject.mode.map(str::to_owned);
         Self {
             quote: subject.quote.filter(|_| verdict != Verdict::Pass),
             rule: subject
@@ -451,6 +458,7 @@ mod tests {
             title: "t".into(),
             capability: None,
             location: String::new(),
+            mode: None,
         }
     }
 

@@ -87,7 +87,7 @@ fn violations(v: &jsonschema::Validator, value: &Value, prefix: &str) -> Vec<Vio
         .map(|e| {
             let ptr = e.instance_path().to_string();
             let at = value.pointer(&ptr).unwrap_or(&Value::Null);
-            violation(prefix, ptr, e.to_string(), super::excerpt(at, 160))
+            violation(prefix, ptr, e.to_string(), super::read::excerpt(at, 160))
         })
         .collect()
 }
@@ -102,7 +102,7 @@ fn compact_violations(
         .map(|e| {
             let ptr = e.instance_path().to_string();
             let at = value.pointer(&ptr).unwrap_or_else(JsonRef::null);
-            violation(prefix, ptr, e.to_string(), super::excerpt(at, 160))
+            violation(prefix, ptr, e.to_string(), super::read::excerpt(at, 160))
         })
         .collect()
 }

@@ -28,7 +28,7 @@ fn skipped(s: &Scenario, reason: String) -> ScenarioResult {
         .map(|(i, c)| {
             let location = s.check_location(i);
             let subject = match c.check.as_deref().and_then(crate::catalog::get) {
-                Some(def) => checks::Subject::check(def, c.title.clone(), location),
+                Some(def) => checks::subject_of(def, c.title.clone(), location),
                 None => checks::Subject::assertion(
                     c.level.unwrap_or(crate::scenario::Level::Should),
                     s.spec.refs.clone(),
