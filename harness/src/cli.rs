@@ -259,7 +259,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub registry_url: Option<String>,
     /// Extra environment for the implementation (`K=V`, repeatable), e.g. `PALLAS_DEFECTS=x`.
-    #[arg(long = "target-env", value_parser = parse_kv)]
+    #[arg(long = "target-env", value_parser = crate::args::key_value)]
     pub target_env: Vec<(String, String)>,
     /// Default step timeout.
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
@@ -294,12 +294,6 @@ pub struct RunArgs {
     /// Most MiB read of the tail of each log and of the process output; default 4.
     #[arg(long, value_name = "MIB")]
     pub max_logs_mib: Option<u64>,
-}
-
-fn parse_kv(s: &str) -> Result<(String, String), String> {
-    s.split_once('=')
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .ok_or_else(|| format!("`{s}` is not K=V"))
 }
 
 /// Runs a parsed command line; returns the exit code. Writes to `out` and `err`.

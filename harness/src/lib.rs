@@ -19,6 +19,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod args;
 pub mod catalog;
 pub mod checks;
 pub mod cli;

@@ -31,7 +31,7 @@ pub struct LoadArgs {
     #[arg(long, requires = "target")]
     pub pin_server: Option<String>,
     /// Extra environment for the target (`K=V`, repeatable).
-    #[arg(long = "target-env", value_parser = parse_kv, requires = "target")]
+    #[arg(long = "target-env", value_parser = crate::args::key_value, requires = "target")]
     pub target_env: Vec<(String, String)>,
     /// Keep the rendered deployment and the target's logs in this folder.
     #[arg(long, requires = "target")]
@@ -63,12 +63,6 @@ pub struct LoadArgs {
     /// Do not print the per-second series in the table.
     #[arg(long)]
     pub no_series: bool,
-}
-
-fn parse_kv(s: &str) -> Result<(String, String), String> {
-    s.split_once('=')
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .ok_or_else(|| format!("`{s}` is not K=V"))
 }
 
 impl LoadArgs {

@@ -26,7 +26,7 @@ pub struct RecordArgs {
     pub registry: Option<String>,
     /// An agent endpoint without a registry, `NAME=URL` (repeatable); proxied at
     /// `/agents/NAME/mcp`.
-    #[arg(long, value_parser = parse_agent)]
+    #[arg(long, value_parser = crate::args::name_url)]
     pub agent: Vec<(String, String)>,
     /// Address the proxy listens on (port 0: a free port; the bound address is printed).
     #[arg(long, default_value = "127.0.0.1:0")]
@@ -46,12 +46,6 @@ pub struct RecordArgs {
     /// Stop after this long (default: until Ctrl-C).
     #[arg(long, value_parser = humantime::parse_duration)]
     pub duration: Option<Duration>,
-}
-
-fn parse_agent(s: &str) -> Result<(String, String), String> {
-    s.split_once('=')
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .ok_or_else(|| format!("`{s}` is not NAME=URL"))
 }
 
 /// Writes the scenario of `recorded` to `path`.

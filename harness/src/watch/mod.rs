@@ -65,14 +65,8 @@ pub struct WatchArgs {
     #[arg(long)]
     pub rounds: Option<u64>,
     /// Extra environment for the target (`K=V`, repeatable).
-    #[arg(long = "target-env", value_parser = parse_kv, requires = "target")]
+    #[arg(long = "target-env", value_parser = crate::args::key_value, requires = "target")]
     pub target_env: Vec<(String, String)>,
-}
-
-fn parse_kv(s: &str) -> Result<(String, String), String> {
-    s.split_once('=')
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .ok_or_else(|| format!("`{s}` is not K=V"))
 }
 
 /// What a watch probes: a registry, or fixed agents.
