@@ -502,16 +502,9 @@ mod tests {
                         .cloned()
                         .collect::<Vec<_>>()
                 });
-                assert_eq!(got.ok(), want.ok(), "{path}");
+                assert_eq!(got.as_ref().ok(), want.as_ref().ok(), "{path}");
                 // A node read in place is the one node the path selects in the whole output.
                 if let Some(node) = output_node(&light, o, path) {
-                    let want = JsonPath::parse(path).map(|q| {
-                        q.query(&whole)
-                            .all()
-                            .into_iter()
-                            .cloned()
-                            .collect::<Vec<_>>()
-                    });
                     assert_eq!(want.ok(), Some(vec![node.to_value()]), "{path}");
                 }
             }
