@@ -240,14 +240,43 @@ fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == ':'
 }
 
-fn parse_sample(line: &str) -> Result<Sample, String> {
+/// Why a sample line of the text exposition format does not parse.
+#[derive(Debug, thiserror::Error)]
+enum SampleError {
+    #[error("invalid metric name")]
+    Name,
+    #[error("missing value")]
+    MissingValue,
+    #[error("invalid value `{0}`")]
+    Value(String),
+    #[error("invalid timestamp `{0}`")]
+    Timestamp(String),
+    #[error("trailing text after the timestamp")]
+    Trailing,
+    #[error("invalid label name")]
+    LabelName,
+    #[error("expected `=` after label `{0}`")]
+    LabelEquals(String),
+    #[error("label `{0}` value must be quoted")]
+    LabelUnquoted(String),
+    #[error("invalid escape `\\{0}`")]
+    Escape(char),
+    #[error("unterminated value of label `{0}`")]
+    Unterminated(String),
+    #[error("duplicate label `{0}`")]
+    DuplicateLabel(String),
+    #[error("expected `,` or `}}` in labels")]
+    LabelSeparator,
+}
+
+fn parse_sample(line: &str) -> Result<Sample, SampleError> {
     let name_end = line
         .char_indices()
         .find(|(_, c)| !is_name_char(*c))
         .map_or(line.len(), |(i, _)| i);
     let name = &line[..name_end];
     if name.is_empty() || !name.starts_with(is_name_start) {
-        return Err("invalid metric name".into());
+        return Err(SampleError::Name);
     }
     let mut rest = &line[name_end..];
     let mut labels = BTreeMap::new();
@@ -257,15 +286,15 @@ fn parse_sample(line: &str) -> Result<Sample, String> {
         rest = remaining;
     }
     let mut fields = rest.split_whitespace();
-    let value_text = fields.next().ok_or("missing value")?;
-    let value = parse_value(value_text).ok_or_else(|| format!("invalid value `{value_text}`"))?;
+    let value_text = fields.next().ok_or(SampleError::MissingValue)?;
+    let value = parse_value(value_text).ok_or_else(|| SampleError::Value(value_text.to_owned()))?;
     if let Some(ts) = fields.next()
         && ts.parse::<i64>().is_err()
     {
-        return Err(format!("invalid timestamp `{ts}`"));
+        return Err(SampleError::Timestamp(ts.to_owned()));
     }
     if fields.next().is_some() {
-        return Err("trailing text after the timestamp".into());
+        return Err(SampleError::Trailing);
     }
     Ok(Sample {
         name: name.to_owned(),
@@ -274,7 +303,7 @@ fn parse_sample(line: &str) -> Result<Sample, String> {
     })
 }
 
-fn parse_labels(mut s: &str) -> Result<(BTreeMap<String, String>, &str), String> {
+fn parse_labels(mut s: &str) -> Result<(BTreeMap<String, String>, &str), SampleError> {
     let mut labels = BTreeMap::new();
     loop {
         s = s.trim_start();
@@ -287,16 +316,16 @@ fn parse_labels(mut s: &str) -> Result<(BTreeMap<String, String>, &str), String>
             .map_or(s.len(), |(i, _)| i);
         let name = &s[..end];
         if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
-            return Err("invalid label name".into());
+            return Err(SampleError::LabelName);
         }
         s = s[end..].trim_start();
         s = s
             .strip_prefix('=')
-            .ok_or_else(|| format!("expected `=` after label `{name}`"))?
+            .ok_or_else(|| SampleError::LabelEquals(name.to_owned()))?
             .trim_start();
         s = s
             .strip_prefix('"')
-            .ok_or_else(|| format!("label `{name}` value must be quoted"))?;
+            .ok_or_else(|| SampleError::LabelUnquoted(name.to_owned()))?;
         let mut value = String::new();
         let mut chars = s.char_indices();
         let mut closed = None;
@@ -306,7 +335,7 @@ fn parse_labels(mut s: &str) -> Result<(BTreeMap<String, String>, &str), String>
                     Some((_, 'n')) => value.push('\n'),
                     Some((_, '"')) => value.push('"'),
                     Some((_, '\\')) => value.push('\\'),
-                    Some((_, other)) => return Err(format!("invalid escape `\\{other}`")),
+                    Some((_, other)) => return Err(SampleError::Escape(other)),
                     None => break,
                 },
                 '"' => {
@@ -316,15 +345,15 @@ fn parse_labels(mut s: &str) -> Result<(BTreeMap<String, String>, &str), String>
                 other => value.push(other),
             }
         }
-        let close = closed.ok_or_else(|| format!("unterminated value of label `{name}`"))?;
+        let close = closed.ok_or_else(|| SampleError::Unterminated(name.to_owned()))?;
         if labels.insert(name.to_owned(), value).is_some() {
-            return Err(format!("duplicate label `{name}`"));
+            return Err(SampleError::DuplicateLabel(name.to_owned()));
         }
         s = s[close + 1..].trim_start();
         if let Some(rest) = s.strip_prefix(',') {
             s = rest;
         } else if !s.starts_with('}') {
-            return Err("expected `,` or `}` in labels".into());
+            return Err(SampleError::LabelSeparator);
         }
     }
 }
@@ -341,6 +370,24 @@ fn parse_value(text: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each malformed sample line is reported with its line number, what is wrong and the line.
+    #[test]
+    fn a_malformed_sample_line_says_what_is_wrong_with_it() {
+        let text = "a{x=\"1\\q\"} 1\nb{x=\"1\",x=\"2\"} 1\nc\nd{x=\"1} 1\ne 1 later\n9f 1\n";
+        let (_, errors) = parse_prometheus_text(text);
+        assert_eq!(
+            errors,
+            [
+                "line 1: invalid escape `\\q`: `a{x=\"1\\q\"} 1`",
+                "line 2: duplicate label `x`: `b{x=\"1\",x=\"2\"} 1`",
+                "line 3: missing value: `c`",
+                "line 4: unterminated value of label `x`: `d{x=\"1} 1`",
+                "line 5: invalid timestamp `later`: `e 1 later`",
+                "line 6: invalid metric name: `9f 1`",
+            ]
+        );
+    }
 
     const TEXT: &str = r#"# HELP pallas_up 1 while the process runs
 # TYPE pallas_up gauge
