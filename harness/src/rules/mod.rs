@@ -15,11 +15,35 @@ pub use keyword::{Keyword, keyword_level, keyword_level_in_capitals};
 use crate::diag::{SpecError, from_yaml};
 use crate::vocab::{Capability, Level};
 
-/// The bundled rule files, in load order.
+/// The bundled rule files, one per area (a family of checks, or a contract pack), in load order.
 pub const FILES: &[(&str, &str)] = &[
     (
-        "harness/rules/pallas.yaml",
-        include_str!("../../rules/pallas.yaml"),
+        "harness/rules/pallas-registry.yaml",
+        include_str!("../../rules/pallas-registry.yaml"),
+    ),
+    (
+        "harness/rules/pallas-health.yaml",
+        include_str!("../../rules/pallas-health.yaml"),
+    ),
+    (
+        "harness/rules/pallas-progress.yaml",
+        include_str!("../../rules/pallas-progress.yaml"),
+    ),
+    (
+        "harness/rules/pallas-bearer.yaml",
+        include_str!("../../rules/pallas-bearer.yaml"),
+    ),
+    (
+        "harness/rules/pallas-metrics.yaml",
+        include_str!("../../rules/pallas-metrics.yaml"),
+    ),
+    (
+        "harness/rules/pallas-messages.yaml",
+        include_str!("../../rules/pallas-messages.yaml"),
+    ),
+    (
+        "harness/rules/mcp.yaml",
+        include_str!("../../rules/mcp.yaml"),
     ),
     (
         "harness/rules/pallas-config.yaml",
@@ -30,16 +54,8 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../rules/pallas-startup.yaml"),
     ),
     (
-        "harness/rules/pallas-registry.yaml",
-        include_str!("../../rules/pallas-registry.yaml"),
-    ),
-    (
         "harness/rules/pallas-logging.yaml",
         include_str!("../../rules/pallas-logging.yaml"),
-    ),
-    (
-        "harness/rules/pallas-values.yaml",
-        include_str!("../../rules/pallas-values.yaml"),
     ),
     (
         "harness/rules/mcpctl.yaml",
@@ -52,14 +68,6 @@ pub const FILES: &[(&str, &str)] = &[
     (
         "harness/rules/agentic-server.yaml",
         include_str!("../../rules/agentic-server.yaml"),
-    ),
-    (
-        "harness/rules/pallas-health-clauses.yaml",
-        include_str!("../../rules/pallas-health-clauses.yaml"),
-    ),
-    (
-        "harness/rules/pallas-clauses.yaml",
-        include_str!("../../rules/pallas-clauses.yaml"),
     ),
 ];
 
