@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::process::{ImplProcess, LaunchSpec, ProcessOutput};
+use crate::observation::ProcessOutput;
+use crate::process::{ImplProcess, LaunchSpec};
 use crate::redact::Redactor;
 use crate::scenario::DeploymentSpec;
 use crate::target::{ReloadMode, Rendered, Target, render_deployment};

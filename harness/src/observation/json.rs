@@ -162,7 +162,7 @@ impl Observation {
             }
             Self::MetricsScraped(m) => serde_json::to_value(m).unwrap_or_default(),
             Self::HttpAnswered(h) => h.to_json(),
-            Self::ProcessRead(p) => crate::process::output_json(p),
+            Self::ProcessRead(p) => p.to_json(),
             Self::FileRead(f) => f.to_json(),
             Self::Waited(d) => json!({"waited_ms": d.as_millis() as u64}),
             Self::Reloaded(files) => json!({"files": files}),

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
+use super::output::{FileRead, ProcessOutput};
 use crate::client::http::HttpAnswer;
 use crate::client::{Exchange, HealthReport, JsonRef, MetricsScrape, RegistryFetch};
-use crate::process::{FileRead, ProcessOutput};
 
 /// What one step observed.
 #[derive(Debug, Clone, Default, PartialEq)]

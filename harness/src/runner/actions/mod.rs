@@ -20,8 +20,8 @@ use crate::client::{
     registry::fetch_registry_with_timeout,
 };
 use crate::deploy::Deployment;
+use crate::observation::FileRead;
 use crate::observation::{Connected, HealthAnswered, MessageSent, Observation};
-use crate::process::FileRead;
 use crate::scenario::template::render;
 use crate::scenario::{
     AgentRef, CallStep, ConnectStep, EraSpec, FileStep, HttpStep, ListenStep, MetricsStep,
