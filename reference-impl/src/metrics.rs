@@ -2,11 +2,12 @@
 //! the registry port and on every agent port, with the standard process metrics beside them.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use prometheus::{
-    CounterVec, Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, Opts, Registry, TextEncoder,
+    Counter, CounterVec, Encoder, Gauge, GaugeVec, Histogram, HistogramOpts, HistogramVec, Opts,
+    Registry, TextEncoder,
 };
 
 /// The `Content-Type` of [`Metrics::render`]'s output.
@@ -39,7 +40,29 @@ pub struct TokenUsage {
     pub reasoning: u64,
 }
 
+/// The `kind` label of `pallas_llm_tokens_total`, in the order of [`TokenUsage::counts`].
+const TOKEN_KINDS: [&str; 6] = [
+    "input",
+    "output",
+    "cache_read",
+    "cache_write",
+    "cache_hit",
+    "reasoning",
+];
+
 impl TokenUsage {
+    /// The counts in the order of [`TOKEN_KINDS`].
+    fn counts(&self) -> [u64; 6] {
+        [
+            self.input,
+            self.output,
+            self.cache_read,
+            self.cache_write,
+            self.cache_hit,
+            self.reasoning,
+        ]
+    }
+
     /// Adds `other` to this usage, kind by kind.
     pub fn add(&mut self, other: &TokenUsage) {
         self.input += other.input;
@@ -323,6 +346,22 @@ impl Metrics {
             .sum()
     }
 
+    /// The series one agent's calls update, looked up on first use and then kept: the same
+    /// series, created at the same moment, as [`Metrics::observe_send_message`] and
+    /// [`Metrics::observe_llm_turn`] with that agent and model.
+    pub fn agent_series(&self, agent: &str, model: &str) -> AgentSeries {
+        AgentSeries {
+            metrics: self.clone(),
+            agent: agent.to_owned(),
+            model: model.to_owned(),
+            sent_ok: OnceLock::new(),
+            sent_error: OnceLock::new(),
+            duration: OnceLock::new(),
+            turns: OnceLock::new(),
+            tokens: OnceLock::new(),
+        }
+    }
+
     /// Counts one `send_message` call and records its wall-clock duration.
     pub fn observe_send_message(&self, agent: &str, ok: bool, elapsed: Duration) {
         if crate::defect!("metrics-frozen-counters")
@@ -375,15 +414,7 @@ impl Metrics {
 
     /// Counts the tokens one LLM round-trip's `usage` reported.
     pub fn observe_llm_tokens(&self, agent: &str, model: &str, usage: &TokenUsage) {
-        let kinds = [
-            ("input", usage.input),
-            ("output", usage.output),
-            ("cache_read", usage.cache_read),
-            ("cache_write", usage.cache_write),
-            ("cache_hit", usage.cache_hit),
-            ("reasoning", usage.reasoning),
-        ];
-        for (kind, n) in kinds {
+        for (kind, n) in TOKEN_KINDS.into_iter().zip(usage.counts()) {
             if kind == "reasoning" && crate::defect!("metrics-tokens-drop-reasoning") {
                 continue;
             }
@@ -470,6 +501,86 @@ impl Metrics {
             .agent_health_status
             .with_label_values(&[label.as_str()])
             .set(value);
+    }
+}
+
+/// One agent's `send_message` and model-turn series ([`Metrics::agent_series`]), so that a call
+/// does not look its labels up again. A named defect that changes what is counted goes through
+/// [`Metrics`]' own methods instead.
+pub struct AgentSeries {
+    metrics: Metrics,
+    agent: String,
+    model: String,
+    sent_ok: OnceLock<Counter>,
+    sent_error: OnceLock<Counter>,
+    duration: OnceLock<Histogram>,
+    turns: OnceLock<Counter>,
+    tokens: OnceLock<[Counter; 6]>,
+}
+
+impl std::fmt::Debug for AgentSeries {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentSeries")
+            .field("agent", &self.agent)
+            .field("model", &self.model)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentSeries {
+    /// [`Metrics::observe_send_message`] for this agent.
+    pub fn observe_send_message(&self, ok: bool, elapsed: Duration) {
+        if crate::defect!("metrics-frozen-counters")
+            || crate::defect!("metrics-send-error-uncounted")
+            || crate::defect!("cm-send-metric-label-slug")
+            || crate::defect!("metrics-send-counted-twice")
+            || crate::defect!("metrics-duration-never-sampled")
+            || crate::defect!("metrics-send-duration-zero")
+            || crate::defect!("send-duration-model-only")
+        {
+            return self.metrics.observe_send_message(&self.agent, ok, elapsed);
+        }
+        let inner = &self.metrics.0;
+        let sent = if ok { &self.sent_ok } else { &self.sent_error };
+        sent.get_or_init(|| {
+            inner
+                .send_message_total
+                .with_label_values(&[self.agent.as_str(), outcome(ok)])
+        })
+        .inc();
+        self.duration
+            .get_or_init(|| {
+                inner
+                    .send_message_duration
+                    .with_label_values(&[self.agent.as_str()])
+            })
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// [`Metrics::observe_llm_turn`] for this agent and its model.
+    pub fn observe_llm_turn(&self, usage: &TokenUsage) {
+        if crate::defect!("metrics-tokens-drop-reasoning") {
+            return self
+                .metrics
+                .observe_llm_turn(&self.agent, &self.model, usage);
+        }
+        let inner = &self.metrics.0;
+        let labels = [self.agent.as_str(), self.model.as_str()];
+        self.turns
+            .get_or_init(|| inner.llm_turns_total.with_label_values(&labels))
+            .inc();
+        let tokens = self.tokens.get_or_init(|| {
+            TOKEN_KINDS.map(|kind| {
+                inner
+                    .llm_tokens_total
+                    .with_label_values(&[labels[0], labels[1], kind])
+            })
+        });
+        for (counter, n) in tokens.iter().zip(usage.counts()) {
+            // Precision loss above 2^53 tokens is irrelevant for a counter.
+            #[allow(clippy::cast_precision_loss)]
+            counter.inc_by(n as f64);
+        }
     }
 }
 

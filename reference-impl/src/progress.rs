@@ -94,6 +94,12 @@ impl Progress {
         }
     }
 
+    /// Whether notifications can be sent (the request carried a token): a caller may skip
+    /// building the message of a notification that would not go anywhere.
+    pub fn is_enabled(&self) -> bool {
+        self.target.is_some()
+    }
+
     /// A step of the running loop: `total` absent.
     pub async fn step(&self, message: String) {
         self.emit(message, false).await;
@@ -106,6 +112,10 @@ impl Progress {
 
     /// Stops all further notifications (call before the result is returned).
     pub async fn close(&self) {
+        if self.target.is_none() {
+            // Nothing is ever held or sent without a token.
+            return;
+        }
         let mut state = self.state.lock().await;
         for param in std::mem::take(&mut state.held) {
             self.send(param).await;

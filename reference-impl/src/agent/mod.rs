@@ -23,8 +23,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::downstream::Downstream;
 use crate::health;
-use crate::llm::{ChatMessage, LlmStatusCell, Part};
-use crate::metrics::Metrics;
+use crate::llm::{ChatMessage, CompletionEndpoint, LlmStatusCell, Part};
+use crate::metrics::{AgentSeries, Metrics};
 use crate::progress::Progress;
 use crate::settings::{AgentSettings, InstanceScope, Secret};
 
@@ -50,6 +50,10 @@ pub struct AgentCore {
     pub deps: AgentDeps,
     /// Downstream clients, in the card's order.
     pub downstreams: Vec<Arc<Downstream>>,
+    /// This agent's `send_message` and model-turn series.
+    pub series: AgentSeries,
+    /// Where this agent's model turns are posted.
+    pub endpoint: Option<CompletionEndpoint>,
     shared_history: History,
     shutdown: CancellationToken,
 }
@@ -73,8 +77,14 @@ pub fn router(
         .iter()
         .map(|server| Arc::new(Downstream::new(server.clone(), deps.http.clone())))
         .collect::<Vec<_>>();
+    let series = deps
+        .metrics
+        .agent_series(&settings.name, &settings.model.model);
+    let endpoint = CompletionEndpoint::new(&settings.model, &settings.provider);
     let core = Arc::new(AgentCore {
         settings: settings.clone(),
+        series,
+        endpoint,
         deps,
         downstreams,
         shared_history: Arc::default(),
@@ -303,6 +313,7 @@ async fn ask_model_once(core: &AgentCore, text: String) {
         messages: &messages,
         tools: &[],
         bearer: None,
+        endpoint: core.endpoint.as_ref(),
     };
     let _ = crate::llm::complete(&core.deps.http, &turn).await;
 }
@@ -314,13 +325,9 @@ impl AgentServer {
         ctx: &RequestContext<RoleServer>,
     ) -> CallToolResult {
         let started = Instant::now();
-        let settings = &self.core.settings;
         let result = self.send_message_inner(request, ctx).await;
         let ok = result.is_error != Some(true);
-        self.core
-            .deps
-            .metrics
-            .observe_send_message(&settings.name, ok, started.elapsed());
+        self.core.series.observe_send_message(ok, started.elapsed());
         result
     }
 
@@ -353,7 +360,9 @@ impl AgentServer {
         {
             crate::defects::remember_inbound(Some(bearer));
         }
-        if let Some(bearer) = inbound_bearer(ctx).filter(|_| crate::defect!("log-bearer")) {
+        if crate::defect!("log-bearer")
+            && let Some(bearer) = inbound_bearer(ctx)
+        {
             tracing::info!(target: "pallas::agent", agent = %settings.name, token = bearer.expose(), "send_message received");
         }
         if !args.images.is_empty() && !settings.capabilities.vision {
@@ -372,14 +381,6 @@ impl AgentServer {
         let progress = crate::defects::fatal_when_gone(ctx, &cancel).map_or(progress, |sink| {
             Progress::new(ctx.meta.get_progress_token(), sink)
         });
-        let shutdown_guard = {
-            let cancel = cancel.clone();
-            let shutdown = self.core.shutdown.clone();
-            tokio::spawn(async move {
-                shutdown.cancelled().await;
-                cancel.cancel();
-            })
-        };
         let mut user_parts = vec![Part::Text(args.message)];
         if !crate::defect!("images-dropped") {
             user_parts.extend(args.images);
@@ -389,8 +390,10 @@ impl AgentServer {
             Some(history) => history.lock().map(|h| h.clone()).unwrap_or_default(),
             None => Vec::new(),
         };
-        messages.push(user.clone());
-        let outcome = run::run(
+        // Kept for the history only where there is one.
+        let kept = self.history.as_ref().map(|_| user.clone());
+        messages.push(user);
+        let run = run::run(
             &self.core,
             run::LoopRequest {
                 messages,
@@ -398,13 +401,23 @@ impl AgentServer {
                 progress: &progress,
                 cancel: &cancel,
             },
-        )
-        .await;
+        );
+        // Shutdown cancels the loop: a session's requests inherit it from rmcp, a stateless
+        // request does not, so it is watched here while the loop runs.
+        let mut run = std::pin::pin!(run);
+        let outcome = tokio::select! {
+            biased;
+            outcome = &mut run => outcome,
+            () = self.core.shutdown.cancelled() => {
+                cancel.cancel();
+                run.await
+            }
+        };
         progress.close().await;
-        shutdown_guard.abort();
         match outcome.result {
             Ok(text) => {
                 if let Some(history) = &self.history
+                    && let Some(user) = kept
                     && let Ok(mut history) = history.lock()
                 {
                     history.push(user);

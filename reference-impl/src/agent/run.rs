@@ -141,15 +141,19 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
         settings.request_params.max_iterations,
     ));
     for _ in 0..settings.request_params.max_iterations {
-        progress
-            .step(if crate::defect!("progress-bad-message") {
-                format!("{} step {}", settings.name, next_step())
-            } else if crate::defect!("progress-llm-step-as-turn") {
-                format!("{} step {} (turn)", settings.name, next_step())
-            } else {
-                format!("{} step {} (llm)", step_prefix(&settings.name), next_step())
-            })
-            .await;
+        // The step is counted whether or not a notification carries it.
+        let step = next_step();
+        if progress.is_enabled() {
+            progress
+                .step(if crate::defect!("progress-bad-message") {
+                    format!("{} step {step}", settings.name)
+                } else if crate::defect!("progress-llm-step-as-turn") {
+                    format!("{} step {step} (turn)", settings.name)
+                } else {
+                    format!("{} step {step} (llm)", step_prefix(&settings.name))
+                })
+                .await;
+        }
         let turn = TurnRequest {
             model: &settings.model,
             provider: &settings.provider,
@@ -159,6 +163,7 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
             messages: &messages,
             tools: &tools,
             bearer: bearer.as_ref(),
+            endpoint: core.endpoint.as_ref(),
         };
         let completion = tokio::select! {
             completion = llm::complete(&core.deps.http, &turn) => completion,
@@ -183,9 +188,7 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
                 .metrics
                 .observe_llm_tokens(&settings.name, &settings.model.model, turn_usage);
         } else {
-            core.deps
-                .metrics
-                .observe_llm_turn(&settings.name, &settings.model.model, turn_usage);
+            core.series.observe_llm_turn(turn_usage);
         }
         if completion.tool_calls.is_empty() {
             let text = completion.text.unwrap_or_default();
@@ -200,19 +203,18 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
             text: completion.text.clone(),
             tool_calls: completion.tool_calls.clone(),
         });
-        progress
-            .step(if crate::defect!("progress-bad-message") {
-                format!("{} step {}", settings.name, next_step())
-            } else if crate::defect!("progress-tool-step-as-llm") {
-                format!("{} step {} (llm)", settings.name, next_step())
-            } else {
-                format!(
-                    "{} step {} (tool)",
-                    step_prefix(&settings.name),
-                    next_step()
-                )
-            })
-            .await;
+        let step = next_step();
+        if progress.is_enabled() {
+            progress
+                .step(if crate::defect!("progress-bad-message") {
+                    format!("{} step {step}", settings.name)
+                } else if crate::defect!("progress-tool-step-as-llm") {
+                    format!("{} step {step} (llm)", settings.name)
+                } else {
+                    format!("{} step {step} (tool)", step_prefix(&settings.name))
+                })
+                .await;
+        }
         // Each call watches `cancel` itself, so that a cancelled call tells its server.
         let results = join_all(
             completion

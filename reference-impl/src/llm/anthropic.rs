@@ -5,8 +5,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::{
-    ChatMessage, Completion, LlmError, Part, ToolCall, TurnRequest, describe_reqwest_error,
-    error_message, exchange_json, with_key,
+    ChatMessage, Completion, CompletionEndpoint, LlmError, Part, ToolCall, TurnRequest,
+    describe_reqwest_error, error_message, exchange_json, with_key,
 };
 use crate::metrics::TokenUsage;
 use crate::settings::{Provider, ProviderSettings};
@@ -16,6 +16,11 @@ fn endpoint(base_url: &str, path: &str) -> String {
     let root = base_url.trim_end_matches('/');
     let root = root.strip_suffix("/v1").unwrap_or(root);
     format!("{root}/v1/{path}")
+}
+
+/// `{root}/v1/messages`.
+pub(super) fn completion_url(base_url: &str) -> String {
+    endpoint(base_url, "messages")
 }
 
 /// Whether the model takes no sampling parameters (Claude Opus 4.7).
@@ -187,11 +192,13 @@ pub(super) async fn complete(
     http: &reqwest::Client,
     turn: &TurnRequest<'_>,
 ) -> Result<Completion, LlmError> {
-    let url = endpoint(&turn.provider.base_url, "messages");
+    let (url, post) = CompletionEndpoint::post(turn.endpoint, http, || {
+        completion_url(&turn.provider.base_url)
+    });
     let body = request_body(turn);
     let value = exchange_json(
         request(
-            http.post(&url).timeout(turn.provider.timeout).json(&body),
+            post.timeout(turn.provider.timeout).json(&body),
             turn.provider,
         ),
         Provider::Anthropic,
@@ -271,6 +278,7 @@ mod tests {
                 messages: &messages,
                 tools: &[],
                 bearer: None,
+                endpoint: None,
             };
             let body = request_body(&turn);
             assert_eq!(body.get("top_k").is_some(), sends, "{name}");

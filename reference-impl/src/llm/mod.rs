@@ -116,6 +116,49 @@ pub struct TurnRequest<'a> {
     /// The inbound request's bearer: a token-passthrough provider (HuggingFace) authenticates
     /// with it instead of a configured key.
     pub bearer: Option<&'a Secret>,
+    /// The completion endpoint of `model` at `provider`, built once ([`CompletionEndpoint::new`]);
+    /// `None`: built for this turn.
+    pub endpoint: Option<&'a CompletionEndpoint>,
+}
+
+/// The URL a model turn is posted to, as text (what errors name) and parsed (what is sent): the
+/// same for every turn of an agent, so an agent builds it once.
+#[derive(Debug, Clone)]
+pub struct CompletionEndpoint {
+    text: String,
+    url: reqwest::Url,
+}
+
+impl CompletionEndpoint {
+    /// The endpoint of `model`'s provider at `provider`; `None` when the URL does not parse
+    /// (each turn then reports that on its own).
+    pub fn new(model: &ModelRef, provider: &ProviderSettings) -> Option<Self> {
+        let text = match model.provider {
+            Provider::OpenAi | Provider::HuggingFace => openai::completion_url(&provider.base_url),
+            Provider::Anthropic => anthropic::completion_url(&provider.base_url),
+        };
+        let url = reqwest::Url::parse(&text).ok()?;
+        Some(Self { text, url })
+    }
+
+    /// The text of `endpoint` when it is set, else `build()`; and the request to that URL.
+    fn post<'a>(
+        endpoint: Option<&'a Self>,
+        http: &reqwest::Client,
+        build: impl FnOnce() -> String,
+    ) -> (std::borrow::Cow<'a, str>, reqwest::RequestBuilder) {
+        match endpoint {
+            Some(e) => (
+                std::borrow::Cow::Borrowed(e.text.as_str()),
+                http.post(e.url.clone()),
+            ),
+            None => {
+                let text = build();
+                let request = http.post(&text);
+                (std::borrow::Cow::Owned(text), request)
+            }
+        }
+    }
 }
 
 /// A provider failure, worded for the user who reads the `isError` result.
@@ -309,17 +352,21 @@ async fn exchange_json(
     };
     let response = request.send().await.map_err(transport)?;
     let status = response.status();
-    let text = response.text().await.map_err(transport)?;
+    let body = response.bytes().await.map_err(transport)?;
     if !status.is_success() {
         return Err(LlmError::Status {
             provider,
             status: status.as_u16(),
-            message: error_message(&text),
+            message: error_message(&String::from_utf8_lossy(&body)),
         });
     }
-    serde_json::from_str(&text).map_err(|error| LlmError::Malformed {
-        provider,
-        reason: format!("body is not JSON ({error})"),
+    // The bytes are parsed as they came; only a body that is not valid UTF-8 JSON is read again
+    // as text (invalid sequences replaced), so the value and the error are those of the text.
+    serde_json::from_slice(&body).or_else(|_| {
+        serde_json::from_str(&String::from_utf8_lossy(&body)).map_err(|error| LlmError::Malformed {
+            provider,
+            reason: format!("body is not JSON ({error})"),
+        })
     })
 }
 

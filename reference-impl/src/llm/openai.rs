@@ -5,8 +5,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::{
-    ChatMessage, Completion, LlmError, Part, ToolCall, TurnRequest, describe_reqwest_error,
-    error_message, exchange_json, with_key,
+    ChatMessage, Completion, CompletionEndpoint, LlmError, Part, ToolCall, TurnRequest,
+    describe_reqwest_error, error_message, exchange_json, with_key,
 };
 use crate::metrics::TokenUsage;
 use crate::settings::{Provider, ProviderSettings};
@@ -18,6 +18,11 @@ fn is_native_openai(base_url: &str) -> bool {
 
 fn endpoint(base_url: &str, path: &str) -> String {
     format!("{}/{path}", base_url.trim_end_matches('/'))
+}
+
+/// `{base_url}/chat/completions`.
+pub(super) fn completion_url(base_url: &str) -> String {
+    endpoint(base_url, "chat/completions")
 }
 
 /// Builds the chat completions request body.
@@ -182,7 +187,9 @@ pub(super) async fn complete(
     http: &reqwest::Client,
     turn: &TurnRequest<'_>,
 ) -> Result<Completion, LlmError> {
-    let url = endpoint(&turn.provider.base_url, "chat/completions");
+    let (url, post) = CompletionEndpoint::post(turn.endpoint, http, || {
+        completion_url(&turn.provider.base_url)
+    });
     let body = request_body(turn);
     let provider = turn.model.provider;
     // Seed 001: the inbound bearer is the credential of a token-passthrough provider.
@@ -198,7 +205,7 @@ pub(super) async fn complete(
     });
     let key = passthrough.or_else(|| turn.provider.api_key.clone());
     let request = with_key(
-        http.post(&url).timeout(turn.provider.timeout).json(&body),
+        post.timeout(turn.provider.timeout).json(&body),
         provider,
         key.as_ref(),
     );
@@ -291,6 +298,7 @@ mod tests {
             messages,
             tools,
             bearer: None,
+            endpoint: None,
         }
     }
 
