@@ -55,20 +55,13 @@ sed -e 's|^build:.*|build: []|' \
 min_profile="$out/minimal-release.yaml"
 sed -e 's|^build:.*|build: []|' bench/minimal-bridge/target.yaml > "$min_profile"
 
-pin_load=()
-pin_server=()
-if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
-  pin_load=(taskset -c 1)
-  pin_server=(--pin-server 0)
-fi
+. bench/load-one.sh
 
 run() { # name profile sessions round
   local name=$1 profile=$2 n=$3 round=$4
   local json="$out/$name-$n-$round.json"
   echo "== round $round, $name, $n session(s)" >&2
-  "${pin_load[@]}" "$load" load --target "$profile" "${pin_server[@]}" --instance-scope request \
-    --sessions "$n" --duration "$duration" --warmup "$warmup" --call-timeout 60s \
-    --no-series --json "$json" >/dev/null || echo "   (exit $?)" >&2
+  load_one "$profile" request "$n" "$json" >/dev/null || echo "   (exit $?)" >&2
 }
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)

@@ -67,21 +67,14 @@ if ! certify/mastra/setup.sh "$MASTRA_DIR" >/dev/null 2>"$out/mastra-setup.log";
   mastra_ok="no (setup failed: $out/mastra-setup.log)"
 fi
 
-pin_load=()
-pin_server=()
-if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
-  pin_load=(taskset -c 1)
-  pin_server=(--pin-server 0)
-fi
+. bench/load-one.sh
 
 run() { # name profile scope sessions
   local name=$1 profile=$2 scope=$3 n=$4
   local json="$out/$name-$scope-$n.json"
   rm -f "$json"
   echo "== $name, instance_scope $scope, $n session(s)" >&2
-  "${pin_load[@]}" "$load" load --target "$profile" "${pin_server[@]}" --instance-scope "$scope" \
-    --sessions "$n" --duration "$duration" --warmup "$warmup" --call-timeout 60s \
-    --no-series --json "$json" >&2 || echo "   (exit $?: see the table above)" >&2
+  load_one "$profile" "$scope" "$n" "$json" >&2 || echo "   (exit $?: see the table above)" >&2
 }
 
 for n in 1 32; do

@@ -378,22 +378,19 @@ impl Case {
         // subsequent requests must reflect the change"); no sentence says when a changed title
         // or description must show, so that is information only.
         let (until, check) = match change {
-            Change::Title(t) => {
+            Change::Title(t) | Change::Description(t) => {
+                let is_title = matches!(change, Change::Title(_));
                 if let Some(a) = agents.first_mut() {
-                    a.title = Some(t.clone());
+                    let slot = if is_title {
+                        &mut a.title
+                    } else {
+                        &mut a.description
+                    };
+                    *slot = Some(t.clone());
                 }
+                let field = if is_title { "title" } else { "description" };
                 let path = format!(
-                    "$.body.servers[?@.server.name == '{}'].server.title",
-                    name_of(&first)
-                );
-                (json!({"path": path, "equals": t}), None)
-            }
-            Change::Description(t) => {
-                if let Some(a) = agents.first_mut() {
-                    a.description = Some(t.clone());
-                }
-                let path = format!(
-                    "$.body.servers[?@.server.name == '{}'].server.description",
+                    "$.body.servers[?@.server.name == '{}'].server.{field}",
                     name_of(&first)
                 );
                 (json!({"path": path, "equals": t}), None)
