@@ -233,10 +233,10 @@ pub struct RunArgs {
     /// each scenario exactly once; merge their event streams with `report --from`.
     #[arg(long, value_name = "K/N")]
     pub partition: Option<runner::Partition>,
-    /// Scenarios at once. Default: one per core always, and more (up to six per core) while the
-    /// CPU stays mostly idle — scenarios mostly wait.
-    #[arg(long)]
-    pub jobs: Option<usize>,
+    /// Scenarios at once: a count, or `auto` (the default): one per core always, and more (up
+    /// to six per core) while the CPU stays mostly idle — scenarios mostly wait.
+    #[arg(long, value_name = "N|auto")]
+    pub jobs: Option<runner::schedule::Jobs>,
     /// Neither read nor write the scenario durations remembered from earlier runs against this
     /// target (`~/.cache/pallas-conformance/durations/<target>.json`), with which the longest
     /// scenarios start first.
@@ -467,9 +467,9 @@ async fn run_command(args: RunArgs, out: &mut impl Write, err: &mut impl Write) 
         },
         ..RunOptions::default()
     };
-    match args.jobs {
-        Some(j) => opts.jobs = j.max(1),
-        None => opts.adaptive_jobs = true,
+    match args.jobs.unwrap_or(runner::schedule::Jobs::Adaptive) {
+        runner::schedule::Jobs::Fixed(j) => opts.jobs = j,
+        runner::schedule::Jobs::Adaptive => opts.adaptive_jobs = true,
     }
     if !args.forget_durations {
         opts.durations = runner::schedule::durations_file(&tgt.spec.name);

@@ -25,6 +25,26 @@ pub enum Jobs {
     Adaptive,
 }
 
+/// A `--jobs` value that is neither `auto` nor a positive count.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("`{0}` is not a number of scenarios at once (a count of at least 1, or `auto`)")]
+pub struct JobsError(String);
+
+impl std::str::FromStr for Jobs {
+    type Err = JobsError;
+
+    /// `auto` (the default: chosen from the work) or a count of at least 1.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.eq_ignore_ascii_case("auto") {
+            return Ok(Self::Adaptive);
+        }
+        match s.parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(Self::Fixed(n)),
+            _ => Err(JobsError(s.to_owned())),
+        }
+    }
+}
+
 impl Jobs {
     /// Scenarios always allowed at once, and the most ever allowed.
     fn bounds(self) -> (usize, usize) {
@@ -151,7 +171,7 @@ struct Window {
 }
 
 /// How long the CPU is watched before another scenario above the floor may start.
-const LOOK: Duration = Duration::from_millis(100);
+const LOOK: Duration = Duration::from_millis(50);
 
 /// The idle share of the CPU above which another scenario may start.
 const IDLE_ENOUGH: f64 = 0.25;
@@ -262,7 +282,9 @@ impl CpuWatch {
     }
 }
 
-/// The first line of `/proc/stat`: all CPUs' ticks, in total and idle (idle + iowait).
+/// The first line of `/proc/stat`: all CPUs' ticks, in total and available (idle, iowait, and
+/// niced work, which yields its core to a scenario at normal priority: a background build
+/// niced out of the way does not hold the run to its floor).
 #[derive(Debug, Clone, Copy)]
 struct CpuTimes {
     total: u64,
@@ -280,8 +302,9 @@ impl CpuTimes {
         if fields.next()? != "cpu" {
             return None;
         }
-        let ticks: Vec<u64> = fields.filter_map(|f| f.parse().ok()).collect();
-        let idle = ticks.get(3)? + ticks.get(4).copied().unwrap_or(0);
+        // user nice system idle iowait irq softirq steal; guest time is already in user/nice.
+        let ticks: Vec<u64> = fields.take(8).filter_map(|f| f.parse().ok()).collect();
+        let idle = ticks.get(1)? + ticks.get(3)? + ticks.get(4).copied().unwrap_or(0);
         Some(Self {
             total: ticks.iter().sum(),
             idle,
@@ -353,8 +376,25 @@ mod tests {
     #[test]
     fn cpu_ticks_are_read_from_the_first_line_of_proc_stat() {
         let t = CpuTimes::parse("cpu  100 5 50 800 20 0 3 0 0 0");
-        assert_eq!(t.map(|t| (t.total, t.idle)), Some((978, 820)));
+        assert_eq!(t.map(|t| (t.total, t.idle)), Some((978, 825)));
+        // Guest ticks (the last two) are already counted in user and nice.
+        let t = CpuTimes::parse("cpu  100 5 50 800 20 0 3 0 40 2");
+        assert_eq!(t.map(|t| (t.total, t.idle)), Some((978, 825)));
         assert!(CpuTimes::parse("cpu0 1 2 3 4").is_none());
+    }
+
+    #[test]
+    fn jobs_are_a_count_or_auto() {
+        assert_eq!("3".parse(), Ok(Jobs::Fixed(3)));
+        assert_eq!("auto".parse(), Ok(Jobs::Adaptive));
+        assert_eq!("AUTO".parse(), Ok(Jobs::Adaptive));
+        for bad in ["0", "-1", "two", ""] {
+            let e = bad.parse::<Jobs>().err().map(|e| e.to_string());
+            assert!(
+                e.as_deref().is_some_and(|e| e.contains("or `auto`")),
+                "{bad}: {e:?}"
+            );
+        }
     }
 
     #[tokio::test]
