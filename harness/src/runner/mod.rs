@@ -384,7 +384,7 @@ async fn build_phase<F: FnMut(&RunEvent)>(
     }));
     let build_started = Instant::now();
     let t = target.clone();
-    let built = tokio::task::spawn_blocking(move || t.build())
+    let built = tokio::task::spawn_blocking(move || t.build().map_err(|e| e.to_string()))
         .await
         .unwrap_or_else(|e| Err(e.to_string()));
     out.emit(RunEvent::BuildFinished(BuildFinished {
