@@ -71,7 +71,7 @@ impl Exec {
             StepAction::Reload(r) => self
                 .reload(r)
                 .await
-                .unwrap_or_else(|e| ActionOutput::failed(e, false)),
+                .unwrap_or_else(|e| ActionOutput::failed(e.to_string(), false)),
             StepAction::Process(p) => self.process(p, timeout).await,
             StepAction::File(f) => self.file(f, timeout).await,
             StepAction::Wait(d) => {
