@@ -33,7 +33,7 @@ macro_rules! conn {
     ($exec:expr, $agent:expr) => {
         match $exec.connection($agent).await {
             Ok(c) => c,
-            Err(e) => return ActionOutput::failed(e, false),
+            Err(e) => return ActionOutput::failed(e.to_string(), false),
         }
     };
 }
