@@ -121,6 +121,32 @@ pub enum ProcessError {
     Client(String),
 }
 
+/// Why a readiness probe did not pass (yet).
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeFailure {
+    /// Not run so far.
+    #[error("not tried yet")]
+    NotTried,
+    /// No answer within the probe's time.
+    #[error("probe timed out")]
+    TimedOut,
+    /// The TCP connection failed.
+    #[error("{0}")]
+    Connect(#[source] std::io::Error),
+    /// The HTTP request failed (shown with its causes).
+    #[error("{}", with_causes(.0))]
+    Request(#[source] reqwest::Error),
+    /// An unsuccessful HTTP status.
+    #[error("HTTP {0}")]
+    Status(u16),
+    /// The answer's body could not be read.
+    #[error("{0}")]
+    Body(#[source] reqwest::Error),
+    /// `initialize` was answered without a result.
+    #[error("initialize answered without a result")]
+    NoResult,
+}
+
 fn live_groups() -> &'static Mutex<BTreeSet<i32>> {
     static GROUPS: OnceLock<Mutex<BTreeSet<i32>>> = OnceLock::new();
     GROUPS.get_or_init(|| Mutex::new(BTreeSet::new()))
@@ -242,9 +268,9 @@ impl ImplProcess {
             .build()
             .map_err(|e| ProcessError::Client(e.to_string()))?;
         let started = Instant::now();
-        let mut pending: Vec<(ReadinessProbe, String)> = probes
+        let mut pending: Vec<(ReadinessProbe, ProbeFailure)> = probes
             .iter()
-            .map(|p| (p.clone(), "not tried yet".to_owned()))
+            .map(|p| (p.clone(), ProbeFailure::NotTried))
             .collect();
         let mut ticker = tokio::time::interval(POLL_INTERVAL);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -266,7 +292,7 @@ impl ImplProcess {
                 match attempt {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => still.push((probe, e)),
-                    Err(_) => still.push((probe, "probe timed out".to_owned())),
+                    Err(_) => still.push((probe, ProbeFailure::TimedOut)),
                 }
             }
             pending = still;
@@ -392,18 +418,18 @@ fn with_causes(error: &dyn std::error::Error) -> String {
     text
 }
 
-async fn run_probe(http: &reqwest::Client, probe: &ReadinessProbe) -> Result<(), String> {
+async fn run_probe(http: &reqwest::Client, probe: &ReadinessProbe) -> Result<(), ProbeFailure> {
     match probe {
         ReadinessProbe::Tcp { addr } => tokio::net::TcpStream::connect(addr.as_str())
             .await
             .map(|_| ())
-            .map_err(|e| e.to_string()),
+            .map_err(ProbeFailure::Connect),
         ReadinessProbe::HttpGet { url } => {
-            let response = http.get(url).send().await.map_err(|e| with_causes(&e))?;
+            let response = http.get(url).send().await.map_err(ProbeFailure::Request)?;
             if response.status().is_success() {
                 Ok(())
             } else {
-                Err(format!("HTTP {}", response.status().as_u16()))
+                Err(ProbeFailure::Status(response.status().as_u16()))
             }
         }
         ReadinessProbe::McpInitialize { url } => {
@@ -422,19 +448,19 @@ async fn run_probe(http: &reqwest::Client, probe: &ReadinessProbe) -> Result<(),
                 .body(body.to_string())
                 .send()
                 .await
-                .map_err(|e| with_causes(&e))?;
+                .map_err(ProbeFailure::Request)?;
             let status = response.status();
             let session = response
                 .headers()
                 .get("mcp-session-id")
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
-            let text = response.text().await.map_err(|e| e.to_string())?;
+            let text = response.text().await.map_err(ProbeFailure::Body)?;
             if !status.is_success() {
-                return Err(format!("HTTP {}", status.as_u16()));
+                return Err(ProbeFailure::Status(status.as_u16()));
             }
             if !text.contains("\"result\"") {
-                return Err("initialize answered without a result".to_owned());
+                return Err(ProbeFailure::NoResult);
             }
             if let Some(session) = session {
                 // Leave no session behind; a failed DELETE does not make the target unready.

@@ -99,7 +99,7 @@ pub enum VerdictsError {
         /// The file.
         path: PathBuf,
         /// What is wrong.
-        why: String,
+        why: NotAReport,
     },
     /// Reports of different targets or kits merged into one baseline.
     #[error("{path}: {why}")]
@@ -107,11 +107,58 @@ pub enum VerdictsError {
         /// The report that does not fit.
         path: PathBuf,
         /// What differs.
-        why: String,
+        why: CannotMerge,
     },
     /// A baseline file that is not one.
     #[error(transparent)]
     Baseline(#[from] InvalidFiles),
+}
+
+/// What makes a JSON value not a pallas-conformance report.
+#[derive(Debug, thiserror::Error)]
+pub enum NotAReport {
+    /// Not JSON at all.
+    #[error("{0}")]
+    Json(#[source] serde_json::Error),
+    /// Another `format`.
+    #[error("its `format` is not `pallas-conformance/report/v1`")]
+    Format,
+    /// No `scenarios` list.
+    #[error("it has no `scenarios` list")]
+    NoScenarios,
+    /// A scenario without an `id`.
+    #[error("a scenario without an `id`")]
+    NoId,
+    /// No report at all.
+    #[error("no report given")]
+    NoneGiven,
+}
+
+/// Why one run's verdicts cannot merge into another's.
+#[derive(Debug, thiserror::Error)]
+pub enum CannotMerge {
+    /// Another target or kit version.
+    #[error(
+        "a report of `{theirs}` (kit {their_kit}) cannot merge into one of `{ours}` (kit {our_kit})"
+    )]
+    Target {
+        /// The target merged in.
+        theirs: String,
+        /// Its kit version.
+        their_kit: String,
+        /// The target merged into.
+        ours: String,
+        /// Its kit version.
+        our_kit: String,
+    },
+    /// Another suite.
+    #[error("suite sha256:{theirs} differs from sha256:{ours}: merge only runs of one suite")]
+    Suite {
+        /// The digest of the suite merged in.
+        theirs: String,
+        /// The digest of the suite merged into.
+        ours: String,
+    },
 }
 
 /// The verdict an entry shows in a baseline: `skip: reason` keeps the reason.
@@ -125,13 +172,13 @@ fn verdict_of(check: &Value) -> String {
 
 impl VerdictBaseline {
     /// The verdicts of one JSON report (`run --report-json`).
-    pub fn from_report(report: &Value) -> Result<Self, String> {
+    pub fn from_report(report: &Value) -> Result<Self, NotAReport> {
         if report["format"].as_str() != Some("pallas-conformance/report/v1") {
-            return Err("its `format` is not `pallas-conformance/report/v1`".into());
+            return Err(NotAReport::Format);
         }
         let scenarios = report["scenarios"]
             .as_array()
-            .ok_or("it has no `scenarios` list")?;
+            .ok_or(NotAReport::NoScenarios)?;
         let mut out = Self {
             target: report["target"].as_str().unwrap_or_default().to_owned(),
             kit_version: report["kit_version"]
@@ -145,7 +192,7 @@ impl VerdictBaseline {
             scenarios: BTreeMap::new(),
         };
         for s in scenarios {
-            let id = s["id"].as_str().ok_or("a scenario without an `id`")?;
+            let id = s["id"].as_str().ok_or(NotAReport::NoId)?;
             let mut sv = ScenarioVerdicts {
                 skipped: s["skipped"].as_str().map(str::to_owned),
                 verdicts: BTreeMap::new(),
@@ -190,24 +237,26 @@ impl VerdictBaseline {
         }
         merged.ok_or_else(|| VerdictsError::NotAReport {
             path: PathBuf::from("(none)"),
-            why: "no report given".into(),
+            why: NotAReport::NoneGiven,
         })
     }
 
     /// This baseline with another run's verdicts: an entry seen with different verdicts keeps
     /// each of them.
-    pub fn merge(mut self, other: Self) -> Result<Self, String> {
+    pub fn merge(mut self, other: Self) -> Result<Self, CannotMerge> {
         if self.target != other.target || self.kit_version != other.kit_version {
-            return Err(format!(
-                "a report of `{}` (kit {}) cannot merge into one of `{}` (kit {})",
-                other.target, other.kit_version, self.target, self.kit_version
-            ));
+            return Err(CannotMerge::Target {
+                theirs: other.target,
+                their_kit: other.kit_version,
+                ours: self.target,
+                our_kit: self.kit_version,
+            });
         }
         if self.suite_digest != other.suite_digest {
-            return Err(format!(
-                "suite sha256:{} differs from sha256:{}: merge only runs of one suite",
-                other.suite_digest, self.suite_digest
-            ));
+            return Err(CannotMerge::Suite {
+                theirs: other.suite_digest,
+                ours: self.suite_digest,
+            });
         }
         for (id, theirs) in other.scenarios {
             let ours = self.scenarios.entry(id).or_default();
@@ -365,7 +414,7 @@ fn read_report(path: &Path) -> Result<Value, VerdictsError> {
     })?;
     serde_json::from_str(&text).map_err(|e| VerdictsError::NotAReport {
         path: path.to_owned(),
-        why: e.to_string(),
+        why: NotAReport::Json(e),
     })
 }
 
@@ -468,7 +517,23 @@ mod tests {
         assert_eq!(VerdictBaseline::parse("b.yaml", &text).expect("parses"), b);
         let mut other = b.clone();
         other.target = "mastra".into();
-        assert!(b.merge(other).is_err());
+        let e = b.clone().merge(other).expect_err("another target");
+        assert_eq!(
+            e.to_string(),
+            "a report of `mastra` (kit 0.1.0) cannot merge into one of `agno` (kit 0.1.0)"
+        );
+        let mut other = b.clone();
+        other.suite_digest = "def".into();
+        let e = b.clone().merge(other).expect_err("another suite");
+        assert_eq!(
+            e.to_string(),
+            "suite sha256:def differs from sha256:abc: merge only runs of one suite"
+        );
+        let e = VerdictBaseline::from_report(&json!({"format": "x"})).expect_err("not a report");
+        assert_eq!(
+            e.to_string(),
+            "its `format` is not `pallas-conformance/report/v1`"
+        );
         assert!(VerdictBaseline::parse("b.yaml", "target: x\nbogus: 1\n").is_err());
     }
 }

@@ -61,7 +61,7 @@ fn assess_clauses(
     scenarios: &[Scenario],
 ) -> Result<(Vec<clauses::Assessed>, Vec<String>), String> {
     let table = table.as_ref().map_err(Clone::clone)?;
-    let book = pallas_conformance::rules::book()?;
+    let book = pallas_conformance::rules::book().map_err(|e| e.to_string())?;
     let file = clauses::load(root)?;
     Ok(clauses::assess(root, &file, book, scenarios, table))
 }

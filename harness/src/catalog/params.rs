@@ -394,11 +394,16 @@ fn list(keys: &[String]) -> String {
         .join(", ")
 }
 
+/// A `with:` whose values do not fit its check's parameter struct.
+#[derive(Debug, thiserror::Error)]
+#[error("`with:` does not fit: {0}")]
+pub struct WithDoesNotFit(#[source] pub serde_json::Error);
+
 /// Reads check parameters into `T` (its defaults when `with:` is absent).
-pub fn read<T: DeserializeOwned + Default>(with: Option<&Value>) -> Result<T, String> {
+pub fn read<T: DeserializeOwned + Default>(with: Option<&Value>) -> Result<T, WithDoesNotFit> {
     match with {
         None | Some(Value::Null) => Ok(T::default()),
-        Some(v) => T::deserialize(v).map_err(|e| format!("`with:` does not fit: {e}")),
+        Some(v) => T::deserialize(v).map_err(WithDoesNotFit),
     }
 }
 

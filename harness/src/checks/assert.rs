@@ -28,14 +28,18 @@ pub fn predicate_on(p: &PathAssert, value: &Value, query: &str) -> Result<(), Ev
     predicate_over(p, path.query(value).all())
 }
 
+/// The error of a JSON Schema that does not compile.
+type InvalidSchema = jsonschema::ValidationError<'static>;
+
 /// A node a path selected: a value of a built output, or a node of a received message read
 /// where it lies (a predicate over a 26 MB answer then builds nothing of it).
 trait Selected<'a>: crate::client::evidence::Walk<'a> {
     fn equals(self, v: &Value) -> bool;
     /// The text `matches` and `contains` read: the string, else its compact JSON.
     fn text(self) -> String;
-    /// The first error of `schema` over any of `nodes`, as evidence reads it.
-    fn schema_error(nodes: &[Self], schema: &Value) -> Result<Option<String>, String>;
+    /// The first error of `schema` over any of `nodes`, as evidence reads it; `Err` when the
+    /// schema itself does not compile.
+    fn schema_error(nodes: &[Self], schema: &Value) -> Result<Option<String>, InvalidSchema>;
 }
 
 impl<'a> Selected<'a> for &'a Value {
@@ -48,8 +52,8 @@ impl<'a> Selected<'a> for &'a Value {
             other => other.to_string(),
         }
     }
-    fn schema_error(nodes: &[Self], schema: &Value) -> Result<Option<String>, String> {
-        let validator = jsonschema::validator_for(schema).map_err(|e| e.to_string())?;
+    fn schema_error(nodes: &[Self], schema: &Value) -> Result<Option<String>, InvalidSchema> {
+        let validator = jsonschema::validator_for(schema)?;
         Ok(nodes.iter().find_map(|n| {
             let err = validator.iter_errors(n).next()?;
             Some(format!("{err} (at {})", err.instance_path()))
@@ -67,10 +71,8 @@ impl<'a> Selected<'a> for crate::client::JsonRef<'a> {
             None => self.to_string(),
         }
     }
-    fn schema_error(nodes: &[Self], schema: &Value) -> Result<Option<String>, String> {
-        let validator = jsonschema::options_for::<crate::compact::Compact>()
-            .build(schema)
-            .map_err(|e| e.to_string())?;
+    fn schema_error(nodes: &[Self], schema: &Value) -> Result<Option<String>, InvalidSchema> {
+        let validator = jsonschema::options_for::<crate::compact::Compact>().build(schema)?;
         Ok(nodes.iter().find_map(|n| {
             let err = validator.iter_errors(*n).next()?;
             Some(format!("{err} (at {})", err.instance_path()))
@@ -154,7 +156,7 @@ fn predicate_over<'a, N: Selected<'a>>(p: &PathAssert, nodes: Vec<N>) -> Result<
     };
     if let Some(schema) = &p.schema
         && let Some(err) = N::schema_error(&nodes, schema)
-            .map_err(|e| Evidence::new("schema", "a valid JSON Schema", e))?
+            .map_err(|e| Evidence::new("schema", "a valid JSON Schema", e.to_string()))?
     {
         return Err(Evidence {
             what: format!("`{}`", p.path),

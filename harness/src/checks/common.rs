@@ -36,7 +36,7 @@ pub(super) fn fail(reason: impl Into<String>, ev: Vec<Evidence>) -> Outcome {
 pub(super) fn params<T: serde::de::DeserializeOwned + Default>(
     c: &CheckSpec,
 ) -> Result<T, Outcome> {
-    crate::catalog::params::read(c.with.as_ref()).map_err(Outcome::Error)
+    crate::catalog::params::read(c.with.as_ref()).map_err(|e| Outcome::Error(e.to_string()))
 }
 
 pub(super) fn progress_of(s: &StepRecord) -> Vec<JsonRef<'_>> {

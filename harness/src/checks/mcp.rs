@@ -84,7 +84,7 @@ pub(super) fn wire_valid(o: &Observed) -> Outcome {
                 seen: Some(format!("{} — {}", v.message, v.excerpt)),
                 path: Some(v.path),
             })),
-            Err(e) => return Outcome::Error(e),
+            Err(e) => return Outcome::Error(e.to_string()),
         }
         if ev.len() >= 10 {
             break;

@@ -97,7 +97,7 @@ pub(super) fn reg_schema(c: &CheckSpec, o: &Observed) -> Outcome {
                     seen: Some(format!("{} — {}", v.message, v.excerpt)),
                     path: Some(format!("/servers/{i}/server{}", v.path)),
                 })),
-                Err(e) => return Outcome::Error(e),
+                Err(e) => return Outcome::Error(e.to_string()),
             }
         }
     }

@@ -276,19 +276,27 @@ impl Subject {
 
     /// The rule a non-pass `outcome` breaks: `Breaks` names it, `Fail` breaks the first rule.
     /// `Err` when `Breaks` names a rule the check does not enforce (an evaluator's mistake).
-    fn broken_rule(&self, outcome: &Outcome) -> Result<Option<CheckRule>, String> {
+    fn broken_rule(&self, outcome: &Outcome) -> Result<Option<CheckRule>, NotItsRule> {
         match outcome {
             Outcome::Breaks { rule, .. } => match self.rules.iter().find(|r| &r.id == rule) {
                 Some(r) => Ok(Some(r.clone())),
-                None => Err(format!(
-                    "the evaluator of `{}` names rule `{rule}`, which is not one of its rules",
-                    self.id
-                )),
+                None => Err(NotItsRule {
+                    check: self.id.clone(),
+                    rule: rule.clone(),
+                }),
             },
             Outcome::Fail(..) => Ok(self.rules.first().cloned()),
             _ => Ok(None),
         }
     }
+}
+
+/// An outcome that breaks a rule its check does not enforce (an evaluator's mistake).
+#[derive(Debug, thiserror::Error)]
+#[error("the evaluator of `{check}` names rule `{rule}`, which is not one of its rules")]
+pub(crate) struct NotItsRule {
+    check: String,
+    rule: String,
 }
 
 impl CheckResult {
@@ -309,7 +317,7 @@ impl CheckResult {
                 Vec::new(),
             ),
             _ => match subject.broken_rule(&outcome) {
-                Err(why) => (Verdict::Error, why, Vec::new()),
+                Err(why) => (Verdict::Error, why.to_string(), Vec::new()),
                 Ok(broken) => {
                     // The level, quote and source shown are those of the rule broken.
                     if let Some(r) = broken {

@@ -44,6 +44,20 @@ pub struct Violation {
     pub excerpt: String,
 }
 
+/// Why a bundled schema cannot validate.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    /// A validation on another thread panicked while holding the validator cache.
+    #[error("poisoned lock: another task failed inside")]
+    CachePoisoned,
+    /// No schema document of that name is bundled.
+    #[error("schema `{0}` is not bundled")]
+    NotBundled(&'static str),
+    /// The schema (or the definition asked for) does not compile.
+    #[error("{0}")]
+    Invalid(#[source] jsonschema::ValidationError<'static>),
+}
+
 fn revision_key(version: &str) -> &'static str {
     if version.starts_with("2026") {
         "2026-07-28"
@@ -56,14 +70,16 @@ fn validator<F: Json>(
     cache: &Cache<F>,
     doc: &'static str,
     def: &str,
-) -> Result<Arc<jsonschema::Validator<F>>, String> {
+) -> Result<Arc<jsonschema::Validator<F>>, SchemaError> {
     let key = (doc.to_owned(), def.to_owned());
-    if let Some(v) = cache.lock().map_err(|e| e.to_string())?.get(&key) {
+    if let Some(v) = cache
+        .lock()
+        .map_err(|_| SchemaError::CachePoisoned)?
+        .get(&key)
+    {
         return Ok(v.clone());
     }
-    let base = DOCS
-        .get(doc)
-        .ok_or_else(|| format!("schema `{doc}` is not bundled"))?;
+    let base = DOCS.get(doc).ok_or(SchemaError::NotBundled(doc))?;
     let schema = if def.is_empty() {
         base.clone()
     } else {
@@ -72,11 +88,11 @@ fn validator<F: Json>(
     let v = Arc::new(
         jsonschema::options_for::<F>()
             .build(&schema)
-            .map_err(|e| e.to_string())?,
+            .map_err(SchemaError::Invalid)?,
     );
     cache
         .lock()
-        .map_err(|e| e.to_string())?
+        .map_err(|_| SchemaError::CachePoisoned)?
         .insert(key, v.clone());
     Ok(v)
 }
@@ -147,7 +163,7 @@ pub fn validate_mcp(
     version: &str,
     message: JsonRef<'_>,
     request_method: Option<&str>,
-) -> Result<Vec<Violation>, String> {
+) -> Result<Vec<Violation>, SchemaError> {
     let doc = revision_key(version);
     let envelope = validator(&COMPACT, doc, "JSONRPCMessage")?;
     let mut out = compact_violations(&envelope, message, "");
@@ -177,7 +193,7 @@ pub fn validate_mcp(
 }
 
 /// Validates one registry `server` object against the official registry schema.
-pub fn validate_registry_server(server: &Value) -> Result<Vec<Violation>, String> {
+pub fn validate_registry_server(server: &Value) -> Result<Vec<Violation>, SchemaError> {
     let v = validator(&CACHE, "registry", "")?;
     Ok(violations(&v, server, ""))
 }

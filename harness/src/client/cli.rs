@@ -270,7 +270,7 @@ async fn health_cmd(
                         .map(|m| format!(" — {m}"))
                         .unwrap_or_default()
                 )?;
-                chat_gate::<String>(Ok(report))
+                chat_gate::<NoHealthReport>(Ok(report))
             }
             Ok(Err(invalid)) => {
                 writeln!(out, "{label}: invalid health answer: {invalid}")?;
@@ -294,12 +294,32 @@ async fn health_cmd(
     Ok(code)
 }
 
+/// Why an agent's answer to `get_health` holds no health report.
+#[derive(Debug, thiserror::Error)]
+enum NoHealthReport {
+    /// A result that is not a valid health answer.
+    #[error(transparent)]
+    Invalid(#[from] super::HealthParseError),
+    /// A JSON-RPC error instead of a result.
+    #[error("JSON-RPC error {0}")]
+    JsonRpc(
+        /// The error object as received (compact JSON).
+        String,
+    ),
+    /// No JSON-RPC response at all.
+    #[error("HTTP {0} without a JSON-RPC response")]
+    NoResponse(
+        /// The HTTP status.
+        u16,
+    ),
+}
+
 async fn health_of(
     client: &WireClient,
     label: &str,
     url: &str,
     options: &ClientOptions,
-) -> Result<Result<super::HealthReport, String>, ClientError> {
+) -> Result<Result<super::HealthReport, NoHealthReport>, ClientError> {
     let opts = CallOptions::default();
     let (conn, _) = McpConnection::connect(client, label, url, options.era, &opts).await?;
     let call = conn.call_tool("get_health", json!({}), &opts).await?;
@@ -308,9 +328,9 @@ async fn health_of(
         return Err(timeout_error(url, options));
     }
     Ok(match (call.result(), call.error()) {
-        (Some(result), _) => parse_health(&result.to_value()).map_err(|e| e.to_string()),
-        (None, Some(error)) => Err(format!("JSON-RPC error {error}")),
-        (None, None) => Err(format!("HTTP {} without a JSON-RPC response", call.status)),
+        (Some(result), _) => parse_health(&result.to_value()).map_err(NoHealthReport::from),
+        (None, Some(error)) => Err(NoHealthReport::JsonRpc(error.to_string())),
+        (None, None) => Err(NoHealthReport::NoResponse(call.status)),
     })
 }
 

@@ -10,13 +10,32 @@ use serde_json::{Map, Value, json};
 
 use crate::scenario::HttpStep;
 
+/// Why an `http:` step has no URL to request.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NoTargetUrl {
+    /// Neither `url` nor an agent with an endpoint.
+    #[error("the step names neither `url` nor a deployed `agent`")]
+    Unnamed,
+    /// The agent's endpoint is not a URL.
+    #[error("agent URL `{base}`: {reason}")]
+    AgentUrl {
+        /// The agent's endpoint as given.
+        base: String,
+        /// Why it does not parse (the URL parser's message).
+        reason: String,
+    },
+}
+
 /// Where a step's request goes: its `url`, or `path` on the origin of `agent_url`.
-pub fn target_url(step: &HttpStep, agent_url: Option<&str>) -> Result<String, String> {
+pub fn target_url(step: &HttpStep, agent_url: Option<&str>) -> Result<String, NoTargetUrl> {
     if let Some(u) = &step.url {
         return Ok(u.clone());
     }
-    let base = agent_url.ok_or("the step names neither `url` nor a deployed `agent`")?;
-    let parsed = reqwest::Url::parse(base).map_err(|e| format!("agent URL `{base}`: {e}"))?;
+    let base = agent_url.ok_or(NoTargetUrl::Unnamed)?;
+    let parsed = reqwest::Url::parse(base).map_err(|e| NoTargetUrl::AgentUrl {
+        base: base.to_owned(),
+        reason: e.to_string(),
+    })?;
     let origin = parsed.origin().ascii_serialization();
     let path = step.path.as_deref().unwrap_or("/");
     Ok(format!("{origin}{path}"))

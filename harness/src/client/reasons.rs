@@ -8,6 +8,10 @@ use serde_json::Value;
 pub const JSON_DEPTH_LIMIT: usize = 128;
 
 /// Parses `bytes` as one JSON value, or says why it is not one.
+///
+/// The reason is a `String` on purpose: it is itself an observation (a registry fetch's
+/// `unreadable`, judged and reported as written), in the same words as [`json_reason`] and
+/// [`cut_short`] give for a streamed answer.
 pub fn parse_json(bytes: &[u8]) -> Result<Value, String> {
     if let Err(e) = std::str::from_utf8(bytes) {
         let at = e.valid_up_to();

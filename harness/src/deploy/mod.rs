@@ -31,7 +31,7 @@ pub struct DeployError {
 }
 
 impl DeployError {
-    fn plain(message: impl Into<String>) -> Self {
+    pub(crate) fn plain(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
             output: None,
@@ -200,7 +200,7 @@ impl Deployment {
         &mut self,
         spec: DeploymentSpec,
         redactor: &mut Redactor,
-    ) -> Result<Vec<String>, String> {
+    ) -> Result<Vec<String>, DeployError> {
         let rendered = render_deployment(
             &self.target,
             &spec,
@@ -209,16 +209,18 @@ impl Deployment {
             &mut self.ports,
             redactor,
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| DeployError::plain(e.to_string()))?;
         match self.target.spec.reload {
             ReloadMode::Sighup => {
-                let pid = self.pid().ok_or("the implementation is not running")?;
-                let pid = i32::try_from(pid).map_err(|e| e.to_string())?;
+                let pid = self
+                    .pid()
+                    .ok_or_else(|| DeployError::plain("the implementation is not running"))?;
+                let pid = i32::try_from(pid).map_err(|e| DeployError::plain(e.to_string()))?;
                 nix::sys::signal::kill(
                     nix::unistd::Pid::from_raw(pid),
                     nix::sys::signal::Signal::SIGHUP,
                 )
-                .map_err(|e| format!("SIGHUP to {pid} failed: {e}"))?;
+                .map_err(|e| DeployError::plain(format!("SIGHUP to {pid} failed: {e}")))?;
             }
             ReloadMode::Restart => {
                 if let Some(p) = self.process.take() {
@@ -226,10 +228,10 @@ impl Deployment {
                 }
                 let mut p = ImplProcess::spawn(&rendered.launch)
                     .await
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| DeployError::plain(e.to_string()))?;
                 p.wait_ready(&rendered.probes, self.startup_timeout())
                     .await
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| DeployError::plain(e.to_string()))?;
                 self.process = Some(p);
             }
         }

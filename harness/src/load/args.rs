@@ -65,27 +65,50 @@ pub struct LoadArgs {
     pub no_series: bool,
 }
 
+/// `load` arguments that cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum InvalidLoadArgs {
+    /// `--sessions 0`.
+    #[error("--sessions must be at least 1")]
+    NoSessions,
+    /// A `--rate` that is not a positive number.
+    #[error("--rate must be a positive number of calls per second")]
+    Rate,
+    /// `--calls 0`.
+    #[error("--calls must be at least 1")]
+    NoCalls,
+    /// A zero `--duration`.
+    #[error("--duration must be positive")]
+    NoDuration,
+    /// A target profile that does not load (every diagnostic, rendered without colours).
+    #[error("{}", .0.render_plain())]
+    Target(#[source] crate::scenario::InvalidFiles),
+    /// Neither `--target` nor `--url`.
+    #[error("give --target PROFILE or --url URL")]
+    NoEndpoint,
+}
+
 impl LoadArgs {
     /// Validates the arguments into options.
-    pub fn resolve(&self) -> Result<LoadOptions, String> {
+    pub fn resolve(&self) -> Result<LoadOptions, InvalidLoadArgs> {
         if self.sessions == 0 {
-            return Err("--sessions must be at least 1".into());
+            return Err(InvalidLoadArgs::NoSessions);
         }
         if let Some(rate) = self.rate
             && !(rate.is_finite() && rate > 0.0)
         {
-            return Err("--rate must be a positive number of calls per second".into());
+            return Err(InvalidLoadArgs::Rate);
         }
         let stop = match (self.duration, self.calls) {
-            (_, Some(0)) => return Err("--calls must be at least 1".into()),
+            (_, Some(0)) => return Err(InvalidLoadArgs::NoCalls),
             (_, Some(n)) => Stop::Calls(n),
-            (Some(d), None) if d.is_zero() => return Err("--duration must be positive".into()),
+            (Some(d), None) if d.is_zero() => return Err(InvalidLoadArgs::NoDuration),
             (Some(d), None) => Stop::Duration(d),
             (None, None) => Stop::Duration(Duration::from_secs(10)),
         };
         let endpoint = match (&self.target, &self.url) {
             (Some(path), _) => {
-                let mut t = target::load(path).map_err(|e| e.render_plain())?;
+                let mut t = target::load(path).map_err(InvalidLoadArgs::Target)?;
                 t.env_overrides = self.target_env.iter().cloned().collect();
                 Endpoint::Target {
                     target: Box::new(t),
@@ -101,7 +124,7 @@ impl LoadArgs {
                 tool: self.tool.clone(),
                 pid: self.pid,
             },
-            (None, None) => return Err("give --target PROFILE or --url URL".into()),
+            (None, None) => return Err(InvalidLoadArgs::NoEndpoint),
         };
         Ok(LoadOptions {
             endpoint,

@@ -89,7 +89,7 @@ pub async fn deploy(target: &Target, opts: &DeployOptions) -> Result<Deployed, L
     if let Some(why) = target.scope_unavailable(&d) {
         return Err(LoadError::Setup(why));
     }
-    target.build().map_err(LoadError::Setup)?;
+    target.build()?;
     let spec = LlmMockSpec {
         dialect: Dialect::Openai,
         port: None,

@@ -83,6 +83,9 @@ pub enum LoadError {
     /// The target could not be deployed or started, or the client could not be built.
     #[error("{0}")]
     Setup(String),
+    /// The target's `build` command failed.
+    #[error(transparent)]
+    Build(#[from] crate::target::BuildError),
     /// No session could be opened.
     #[error("no session could be opened: {0}")]
     NoSession(String),

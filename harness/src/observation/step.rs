@@ -59,7 +59,9 @@ pub struct Connected {
 pub struct HealthAnswered {
     /// The call's exchange (none when the request could not be made).
     pub exchange: Option<Exchange>,
-    /// The answer read as a health report, or why it is not one.
+    /// The answer read as a health report, or why it is not one. The reason is a `String` on
+    /// purpose: it is itself what the step observed (shown as the step's output and judged by
+    /// the checks as written), whichever way the call went wrong.
     pub health: Result<HealthReport, String>,
     /// How Daedalus gates chat on it: `allowed`, `warning: …` or `blocked: …`.
     pub gate: String,

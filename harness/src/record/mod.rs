@@ -17,6 +17,39 @@ use crate::exit;
 pub use proxy::{Proxy, Recorded};
 pub use scenario::Naming;
 
+/// Why recording cannot go on.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// The proxy's address cannot be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The bound address cannot be read back.
+    #[error("{0}")]
+    Bound(#[source] std::io::Error),
+    /// The proxy's HTTP client cannot be built.
+    #[error("{0}")]
+    Client(#[source] reqwest::Error),
+    /// The scenario cannot be written as YAML.
+    #[error("{0}")]
+    Yaml(#[source] serde_saphyr::SerializeError),
+    /// The scenario's folder cannot be created.
+    #[error("{0}")]
+    Folder(#[source] std::io::Error),
+    /// The scenario file cannot be written.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
 /// `record` arguments.
 #[derive(Debug, Clone, clap::Args)]
 pub struct RecordArgs {
@@ -49,12 +82,19 @@ pub struct RecordArgs {
 }
 
 /// Writes the scenario of `recorded` to `path`.
-pub fn write(recorded: &[Recorded], naming: &Naming, path: &std::path::Path) -> Result<(), String> {
+pub fn write(
+    recorded: &[Recorded],
+    naming: &Naming,
+    path: &std::path::Path,
+) -> Result<(), RecordError> {
     let text = scenario::yaml(&scenario::scenario(recorded, naming))?;
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(parent).map_err(RecordError::Folder)?;
     }
-    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    std::fs::write(path, text).map_err(|source| RecordError::Write {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 /// Runs `record` until Ctrl-C or `--duration`, rewriting the scenario after each exchange.

@@ -13,6 +13,7 @@ use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::Response;
 use serde_json::Value;
 
+use super::RecordError;
 use crate::client::{SseDecoder, registry_document_url, server_id, streamable_http_url};
 
 /// Headers forwarded each way (lower case); others are the proxy's own business.
@@ -100,16 +101,19 @@ impl Proxy {
         listen: SocketAddr,
         registry: Option<String>,
         agents: BTreeMap<String, String>,
-    ) -> Result<Proxy, String> {
+    ) -> Result<Proxy, RecordError> {
         let listener = tokio::net::TcpListener::bind(listen)
             .await
-            .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
-        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+            .map_err(|source| RecordError::Listen {
+                addr: listen,
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(RecordError::Bound)?;
         let http = reqwest::Client::builder()
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(RecordError::Client)?;
         let state = Arc::new(ProxyState {
             registry,
             agents: Mutex::new(agents),

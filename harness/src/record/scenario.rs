@@ -40,8 +40,8 @@ pub fn scenario(recorded: &[Recorded], naming: &Naming) -> Value {
 }
 
 /// The YAML text of the scenario, with a header saying how it was made.
-pub fn yaml(doc: &Value) -> Result<String, String> {
-    let body = serde_saphyr::to_string(doc).map_err(|e| e.to_string())?;
+pub fn yaml(doc: &Value) -> Result<String, super::RecordError> {
+    let body = serde_saphyr::to_string(doc).map_err(super::RecordError::Yaml)?;
     Ok(format!(
         "# Recorded by `pallas-conformance record`: the steps a client took through the proxy and\n\
          # what the bridge answered. No deployment: run it in attach mode against a running\n\

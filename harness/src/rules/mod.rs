@@ -153,6 +153,17 @@ pub struct Rule {
     pub table_column: Option<String>,
 }
 
+/// Why a rule's quote gives it no level.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoLevel {
+    /// Keywords of different levels (the words found).
+    #[error("the quote mixes keywords of different levels ({}); quote one sentence", .0.join(", "))]
+    Mixed(Vec<String>),
+    /// No keyword, and no `basis:` to read a level from.
+    #[error("the quote has no normative keyword and the rule states no `basis:`")]
+    NoBasis,
+}
+
 impl Rule {
     /// `seed 000 §1 Registry Endpoint`.
     pub fn source(&self) -> String {
@@ -173,7 +184,7 @@ impl Rule {
 
     /// The level the quote gives by itself: its keyword, a `Required` column, or (without
     /// either) the most the basis allows.
-    pub fn derived_level(&self) -> Result<Level, String> {
+    pub fn derived_level(&self) -> Result<Level, NoLevel> {
         if self
             .table_column
             .as_deref()
@@ -183,16 +194,11 @@ impl Rule {
         }
         match self.keyword() {
             Keyword::Level(level, _) => Ok(level),
-            Keyword::Ambiguous(words) => Err(format!(
-                "the quote mixes keywords of different levels ({}); quote one sentence",
-                words.join(", ")
-            )),
+            Keyword::Ambiguous(words) => Err(NoLevel::Mixed(words)),
             Keyword::None => {
                 let basis = self.basis.as_deref().unwrap_or_default();
                 if basis.trim().is_empty() {
-                    return Err(
-                        "the quote has no normative keyword and the rule states no `basis:`".into(),
-                    );
+                    return Err(NoLevel::NoBasis);
                 }
                 if basis.starts_with("incident:") && self.doc == Doc::Seed001 {
                     Ok(Level::Must)
@@ -459,13 +465,13 @@ fn located(
     SpecError::at(file, text, line, column, message, hint)
 }
 
-static BOOK: OnceLock<Result<RuleBook, String>> = OnceLock::new();
+static BOOK: OnceLock<Result<RuleBook, Box<SpecError>>> = OnceLock::new();
 
 /// The bundled rule book (loaded once).
-pub fn book() -> Result<&'static RuleBook, &'static str> {
-    BOOK.get_or_init(|| RuleBook::load(FILES).map_err(|e| e.to_string()))
+pub fn book() -> Result<&'static RuleBook, &'static SpecError> {
+    BOOK.get_or_init(|| RuleBook::load(FILES).map_err(Box::new))
         .as_ref()
-        .map_err(String::as_str)
+        .map_err(|e| &**e)
 }
 
 /// The rules as JSON (`pallas-conformance checks --rules --format json`).

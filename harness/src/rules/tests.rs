@@ -120,3 +120,15 @@ fn a_quote_missing_from_its_source_is_reported() {
     assert_eq!(problems.len(), 1);
     assert!(problems[0].message.contains("not found verbatim"));
 }
+
+#[test]
+fn a_quote_without_a_level_says_why() {
+    assert_eq!(
+        NoLevel::Mixed(vec!["MUST".into(), "MAY".into()]).to_string(),
+        "the quote mixes keywords of different levels (MUST, MAY); quote one sentence"
+    );
+    assert_eq!(
+        NoLevel::NoBasis.to_string(),
+        "the quote has no normative keyword and the rule states no `basis:`"
+    );
+}

@@ -138,6 +138,41 @@ pub fn agent_of_alias<'a>(aliases: &'a BTreeMap<String, String>, name: &'a str) 
     aliases.get(name).map_or(name, String::as_str)
 }
 
+/// Why the steps cannot go on (a step's own failure is its record's error), or a step cannot
+/// reach its agent.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StepError {
+    /// A step could not be read back as JSON.
+    #[error("{0}")]
+    Encode(#[source] serde_json::Error),
+    /// A step's templates do not render.
+    #[error("{at}: step `{step}`: {source}")]
+    Template {
+        /// The step's `file:line`.
+        at: String,
+        /// The step's name.
+        step: String,
+        /// Why.
+        source: crate::scenario::template::TemplateError,
+    },
+    /// A rendered step is no longer a step.
+    #[error("{at}: step `{step}`: {source}")]
+    Shape {
+        /// The step's `file:line`.
+        at: String,
+        /// The step's name.
+        step: String,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// The agent has no endpoint.
+    #[error("no endpoint for agent `{0}`")]
+    NoEndpoint(String),
+    /// The agent's connection could not be opened.
+    #[error(transparent)]
+    Connect(#[from] ClientError),
+}
+
 /// How far past its timeout a step may end before it counts as an overrun (the client's own
 /// deadline ends reading at the timeout; this covers the bookkeeping after it).
 const STEP_OVERRUN_GRACE: Duration = Duration::from_millis(3000);
@@ -220,7 +255,7 @@ pub(super) fn era_of(e: EraSpec) -> Era {
 
 impl Exec {
     /// Runs the scenario's steps in order, each at its `file:line`.
-    pub async fn run_all(&self) -> Result<(), String> {
+    pub(crate) async fn run_all(&self) -> Result<(), StepError> {
         let cx = self.0.cx.clone();
         for (i, step) in cx.spec().steps.iter().enumerate() {
             self.run_step(step, None, "", &cx.step_location(i)).await?;
@@ -236,7 +271,7 @@ impl Exec {
         iter: Option<u32>,
         suffix: &'a str,
         source: &'a str,
-    ) -> BoxFut<'a, Result<(), String>> {
+    ) -> BoxFut<'a, Result<(), StepError>> {
         Box::pin(async move {
             for step in steps {
                 self.run_step(step, iter, suffix, source).await?;
@@ -252,7 +287,7 @@ impl Exec {
         iter: Option<u32>,
         suffix: &str,
         source: &str,
-    ) -> Option<Result<(), String>> {
+    ) -> Option<Result<(), StepError>> {
         if let Some(StepAction::Repeat(r)) = step.action() {
             let futs: Vec<_> = (0..r.count)
                 .map(|i| (i, format!("{suffix}[{i}]")))
@@ -370,7 +405,7 @@ impl Exec {
         iter: Option<u32>,
         suffix: &'a str,
         source: &'a str,
-    ) -> BoxFut<'a, Result<(), String>> {
+    ) -> BoxFut<'a, Result<(), StepError>> {
         Box::pin(async move {
             if step.requires.iter().any(|c| !self.0.cx.target.claims(*c)) {
                 return Ok(()); // guarded step: the target does not claim what it needs
@@ -390,10 +425,17 @@ impl Exec {
                 vars.insert("i".into(), i.to_string());
             }
             let mut rendered: StepSpec = {
-                let v = serde_json::to_value(step).map_err(|e| e.to_string())?;
-                let v =
-                    render_json(&v, &vars).map_err(|e| format!("{source}: step `{name}`: {e}"))?;
-                serde_json::from_value(v).map_err(|e| format!("{source}: step `{name}`: {e}"))?
+                let v = serde_json::to_value(step).map_err(StepError::Encode)?;
+                let v = render_json(&v, &vars).map_err(|e| StepError::Template {
+                    at: source.to_owned(),
+                    step: name.clone(),
+                    source: e,
+                })?;
+                serde_json::from_value(v).map_err(|e| StepError::Shape {
+                    at: source.to_owned(),
+                    step: name.clone(),
+                    source: e,
+                })?
             };
             // A call of the message tool carries the profile's fixed arguments (recorded as
             // sent, so the checks judge what the target received).
@@ -505,7 +547,7 @@ impl Exec {
         }
     }
 
-    pub(super) async fn connection(&self, agent: &str) -> Result<McpConnection, String> {
+    pub(super) async fn connection(&self, agent: &str) -> Result<McpConnection, StepError> {
         if let Some(c) = self.0.session.lock().await.conns.get(agent) {
             return Ok(c.clone());
         }
@@ -517,7 +559,7 @@ impl Exec {
             .agent_urls
             .get(agent)
             .cloned()
-            .ok_or_else(|| format!("no endpoint for agent `{agent}`"))?;
+            .ok_or_else(|| StepError::NoEndpoint(agent.to_owned()))?;
         let era = era_of(
             self.0
                 .cx
@@ -529,8 +571,7 @@ impl Exec {
         );
         let (conn, _) =
             McpConnection::connect(&self.0.cx.client, agent, &url, era, &CallOptions::default())
-                .await
-                .map_err(|e| e.to_string())?;
+                .await?;
         let mut session = self.0.session.lock().await;
         session
             .versions

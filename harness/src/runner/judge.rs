@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use super::HarnessError;
 use crate::checks::{self, CheckResult, Grading};
 use crate::observation::Observed;
 use crate::redact::Redactor;
@@ -18,17 +19,16 @@ pub async fn judge_within(
     target: Target,
     grading: Grading,
     redactor: Redactor,
-) -> Result<Vec<CheckResult>, String> {
+) -> Result<Vec<CheckResult>, HarnessError> {
     let task = tokio::task::spawn_blocking(move || {
         let claims = |c| target.claims(c);
         checks::evaluate(&scenario, &observed, &claims, grading, &redactor)
     });
     match tokio::time::timeout(budget, task).await {
         Ok(Ok(results)) => Ok(results),
-        Ok(Err(e)) => Err(format!("judging stopped: {e}")),
-        Err(_) => Err(format!(
-            "judging did not finish within the {} left of the scenario deadline; no verdicts",
-            humantime::format_duration(Duration::from_secs(budget.as_secs().max(1)))
-        )),
+        Ok(Err(e)) => Err(HarnessError::JudgingStopped(e)),
+        Err(_) => Err(HarnessError::JudgingTimedOut(Duration::from_secs(
+            budget.as_secs().max(1),
+        ))),
     }
 }

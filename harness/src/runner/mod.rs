@@ -35,6 +35,40 @@ use crate::exit;
 use crate::scenario::Scenario;
 use crate::target::Target;
 
+/// An error of the harness that stops a run or a scenario before its verdicts (as opposed to a
+/// verdict, or to a step that failed).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum HarnessError {
+    /// The target's `build` command failed.
+    #[error(transparent)]
+    Build(#[from] crate::target::BuildError),
+    /// The build's thread ended abnormally.
+    #[error("{0}")]
+    BuildStopped(#[source] tokio::task::JoinError),
+    /// A serial scenario's fixed port is taken.
+    #[error(
+        "port {port} (seed 001's default registry port) is not free ({0}): \
+         this serial scenario needs it; stop what listens there and run it again",
+        port = crate::scenario::DEFAULT_REGISTRY_PORT
+    )]
+    PortTaken(#[source] std::io::Error),
+    /// The scenario's mocks failed to start.
+    #[error("mock ecosystem did not start: {0}")]
+    Mocks(#[source] pallas_mocks::MockError),
+    /// The scenario's mocks did not start in time.
+    #[error("mock ecosystem did not start within 10s")]
+    MocksTimedOut,
+    /// The checks' thread ended abnormally.
+    #[error("judging stopped: {0}")]
+    JudgingStopped(#[source] tokio::task::JoinError),
+    /// The checks outlasted the time left (whole seconds, at least one).
+    #[error(
+        "judging did not finish within the {} left of the scenario deadline; no verdicts",
+        humantime::format_duration(*.0)
+    )]
+    JudgingTimedOut(Duration),
+}
+
 /// Options of a run.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -378,18 +412,19 @@ impl<F: FnMut(&RunEvent)> Emitter<F> {
 async fn build_phase<F: FnMut(&RunEvent)>(
     target: &Target,
     out: &mut Emitter<F>,
-) -> Result<(), String> {
+) -> Result<(), HarnessError> {
     out.emit(RunEvent::BuildStarted(BuildStarted {
         command: target.spec.build.clone(),
     }));
     let build_started = Instant::now();
     let t = target.clone();
-    let built = tokio::task::spawn_blocking(move || t.build())
-        .await
-        .unwrap_or_else(|e| Err(e.to_string()));
+    let built = match tokio::task::spawn_blocking(move || t.build()).await {
+        Ok(b) => b.map_err(HarnessError::from),
+        Err(e) => Err(HarnessError::BuildStopped(e)),
+    };
     out.emit(RunEvent::BuildFinished(BuildFinished {
         elapsed_ms: ms(build_started),
-        error: built.as_ref().err().cloned(),
+        error: built.as_ref().err().map(ToString::to_string),
     }));
     built
 }

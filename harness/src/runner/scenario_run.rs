@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use pallas_mocks::Ecosystem;
 
 use super::exec::{Exec, ScenarioContext, Shared, Start, StepSink};
-use super::{Phases, RunOptions, ScenarioResult, StepSummary, ms, overall};
+use super::{HarnessError, Phases, RunOptions, ScenarioResult, StepSummary, ms, overall};
 use crate::checks::{self, CheckResult, Verdict};
 use crate::client::observe::{Recorder, WireEventKind};
 use crate::client::{WireClient, fetch_registry, server_id, streamable_http_url};
@@ -121,11 +121,11 @@ fn budgets(s: &Scenario, target: &Target, opts: &RunOptions) -> (Duration, Durat
 }
 
 /// Starts the scenario's mock ecosystem within 10 s.
-async fn start_mocks(s: &Scenario) -> Result<Arc<Ecosystem>, String> {
+async fn start_mocks(s: &Scenario) -> Result<Arc<Ecosystem>, HarnessError> {
     match tokio::time::timeout(Duration::from_secs(10), Ecosystem::start(&s.spec.ecosystem)).await {
         Ok(Ok(e)) => Ok(Arc::new(e)),
-        Ok(Err(e)) => Err(format!("mock ecosystem did not start: {e}")),
-        Err(_) => Err("mock ecosystem did not start within 10s".into()),
+        Ok(Err(e)) => Err(HarnessError::Mocks(e)),
+        Err(_) => Err(HarnessError::MocksTimedOut),
     }
 }
 
@@ -254,14 +254,14 @@ pub async fn run_one(
     }
     let _serial = match super::serial::exclusive(s).await {
         Ok(guard) => guard,
-        Err(e) => return errored(s, Instant::now(), e, None),
+        Err(e) => return errored(s, Instant::now(), e.to_string(), None),
     };
     let started = Instant::now();
     let mut phases = Phases::default();
     let (deadline, step_timeout) = budgets(s, target, opts);
     let eco = match start_mocks(s).await {
         Ok(e) => e,
-        Err(e) => return errored(s, started, e, None),
+        Err(e) => return errored(s, started, e.to_string(), None),
     };
     phases.mocks_ms = ms(started);
     let mock_urls = eco.urls();
@@ -349,7 +349,7 @@ async fn run_steps(shared: &Arc<Shared>, deadline: Duration) -> Option<String> {
     let exec = Exec(shared.clone());
     match tokio::time::timeout(deadline, exec.run_all()).await {
         Ok(Ok(())) => None,
-        Ok(Err(e)) => Some(e),
+        Ok(Err(e)) => Some(e.to_string()),
         Err(_) => Some(format!(
             "scenario deadline of {} exceeded; results below cover what was seen until then",
             humantime::format_duration(deadline)
@@ -514,7 +514,7 @@ async fn judge(
         Err(e) => {
             harness_error = Some(match harness_error {
                 Some(h) => format!("{h}; {e}"),
-                None => e,
+                None => e.to_string(),
             });
             Vec::new()
         }

@@ -3,6 +3,7 @@
 
 use tokio::sync::{Mutex, MutexGuard};
 
+use super::HarnessError;
 use crate::scenario::{DEFAULT_REGISTRY_PORT, Scenario};
 
 /// Held while a serial scenario runs.
@@ -11,7 +12,9 @@ static SERIAL: Mutex<()> = Mutex::const_new(());
 /// For a serial scenario, waits for the other serial scenarios of the process to end and checks
 /// that the fixed port it needs is free; the guard keeps the others waiting until it is dropped.
 /// `Err` says why the scenario cannot run (another process holds the port).
-pub(super) async fn exclusive(s: &Scenario) -> Result<Option<MutexGuard<'static, ()>>, String> {
+pub(super) async fn exclusive(
+    s: &Scenario,
+) -> Result<Option<MutexGuard<'static, ()>>, HarnessError> {
     if !s.spec.serial {
         return Ok(None);
     }
@@ -22,10 +25,25 @@ pub(super) async fn exclusive(s: &Scenario) -> Result<Option<MutexGuard<'static,
         .as_ref()
         .is_some_and(|d| d.default_registry_port);
     if fixed && let Err(e) = std::net::TcpListener::bind(("0.0.0.0", DEFAULT_REGISTRY_PORT)) {
-        return Err(format!(
-            "port {DEFAULT_REGISTRY_PORT} (seed 001's default registry port) is not free ({e}): \
-             this serial scenario needs it; stop what listens there and run it again"
-        ));
+        return Err(HarnessError::PortTaken(e));
     }
     Ok(Some(guard))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_taken_port_says_which_and_what_to_do() {
+        let e = HarnessError::PortTaken(std::io::ErrorKind::AddrInUse.into());
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "port {DEFAULT_REGISTRY_PORT} (seed 001's default registry port) is not free \
+                 (address in use): this serial scenario needs it; stop what listens there and \
+                 run it again"
+            )
+        );
+    }
 }

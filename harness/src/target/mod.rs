@@ -341,7 +341,7 @@ impl Target {
     }
 
     /// Runs the `build` command once, in the workspace; returns its output on failure.
-    pub fn build(&self) -> Result<(), String> {
+    pub fn build(&self) -> Result<(), BuildError> {
         let Some((program, args)) = self.spec.build.split_first() else {
             return Ok(());
         };
@@ -349,15 +349,17 @@ impl Target {
             .args(args)
             .current_dir(&self.workspace)
             .output()
-            .map_err(|e| format!("cannot run `{program}`: {e}"))?;
+            .map_err(|source| BuildError::Run {
+                program: program.clone(),
+                source,
+            })?;
         if out.status.success() {
             Ok(())
         } else {
-            Err(format!(
-                "`{}` failed ({}): {}",
-                self.spec.build.join(" "),
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
+            Err(BuildError::Failed {
+                command: self.spec.build.join(" "),
+                status: out.status,
+                stderr: String::from_utf8_lossy(&out.stderr)
                     .lines()
                     .rev()
                     .take(20)
@@ -365,10 +367,33 @@ impl Target {
                     .into_iter()
                     .rev()
                     .collect::<Vec<_>>()
-                    .join("\n")
-            ))
+                    .join("\n"),
+            })
         }
     }
+}
+
+/// Why the profile's `build` command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// It could not be started.
+    #[error("cannot run `{program}`: {source}")]
+    Run {
+        /// The program.
+        program: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// It exited unsuccessfully.
+    #[error("`{command}` failed ({status}): {stderr}")]
+    Failed {
+        /// The command line, joined by spaces.
+        command: String,
+        /// Its exit status.
+        status: std::process::ExitStatus,
+        /// The last 20 lines of its stderr.
+        stderr: String,
+    },
 }
 
 /// Replaces `{agent}` and `{message}` in every string of `v`, in one pass (a message holding

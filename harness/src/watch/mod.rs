@@ -91,6 +91,14 @@ pub struct WatchOptions {
     pub rounds: Option<u64>,
 }
 
+/// Why a watch cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    /// Its metrics could not be registered.
+    #[error(transparent)]
+    Metrics(#[from] prometheus::Error),
+}
+
 /// A watch: its options, its metrics, the agents last listed.
 pub struct Watcher {
     opts: WatchOptions,
@@ -101,8 +109,8 @@ pub struct Watcher {
 
 impl Watcher {
     /// A watcher with fresh metrics.
-    pub fn new(opts: WatchOptions) -> Result<Self, String> {
-        let metrics = WatchMetrics::new().map_err(|e| e.to_string())?;
+    pub fn new(opts: WatchOptions) -> Result<Self, WatchError> {
+        let metrics = WatchMetrics::new()?;
         let mut redactor = Redactor::new();
         if let Some(b) = &opts.plan.bearer {
             redactor.add(b);

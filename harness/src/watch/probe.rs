@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::checks::{self, CheckResult, Verdict};
 use crate::client::registry::fetch_registry_with_timeout;
 use crate::client::{
-    CallOptions, Era, Exchange, McpConnection, Recorder, RegistryFetch, WireClient, parse_health,
+    CallOptions, ClientError, Era, Exchange, McpConnection, Recorder, WireClient, parse_health,
     server_id, streamable_http_url,
 };
 use crate::observation::{MessageSent, Observation, Observed, StepRecord};
@@ -192,8 +192,8 @@ pub struct ProbePlan {
     pub bearer: Option<String>,
 }
 
-fn client(timeout: Duration) -> Result<WireClient, String> {
-    WireClient::new(Recorder::new(), timeout).map_err(|e| e.to_string())
+fn client(timeout: Duration) -> Result<WireClient, ClientError> {
+    WireClient::new(Recorder::new(), timeout)
 }
 
 fn secs(started: Instant) -> f64 {
@@ -230,10 +230,8 @@ pub async fn probe_registry(
     redactor: &Redactor,
 ) -> (RegistryProbe, Vec<Agent>) {
     let started = Instant::now();
-    let fetched: Result<RegistryFetch, String> = match client(timeout) {
-        Ok(c) => fetch_registry_with_timeout(&c, url, Some(timeout))
-            .await
-            .map_err(|e| e.to_string()),
+    let fetched = match client(timeout) {
+        Ok(c) => fetch_registry_with_timeout(&c, url, Some(timeout)).await,
         Err(e) => Err(e),
     };
     let seconds = fetched.as_ref().ok().map(|_| secs(started));
@@ -258,7 +256,7 @@ pub async fn probe_registry(
     };
     let (observation, error) = match fetched {
         Ok(f) => (Observation::RegistryFetched(f), None),
-        Err(e) => (Observation::Nothing, Some(redactor.text(&e))),
+        Err(e) => (Observation::Nothing, Some(redactor.text(&e.to_string()))),
     };
     let observed = Observed {
         steps: vec![record("registry", spec, observation, error.clone())],
@@ -298,7 +296,7 @@ pub async fn probe_agent(agent: &Agent, plan: &ProbePlan, redactor: &Redactor) -
     let wire = match client(plan.timeout) {
         Ok(c) => c,
         Err(e) => {
-            probe.failure = Some(e);
+            probe.failure = Some(e.to_string());
             return probe;
         }
     };

@@ -17,7 +17,7 @@ use super::common::scenarios_dir;
 
 /// The mock-agent profile, with its `pallas-mocks` build done once for these tests.
 fn mock_agent() -> Target {
-    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
+    static BUILT: OnceLock<Result<(), target::BuildError>> = OnceLock::new();
     let mut t = target::load(&scenarios_dir().join("targets/mock-agent.yaml")).unwrap();
     BUILT
         .get_or_init(|| t.build())

@@ -1,6 +1,7 @@
 //! Steps on the deployment: `reload`, `process`, `file`.
 
 use super::*;
+use crate::deploy::DeployError;
 
 impl Exec {
     pub(super) async fn process(&self, p: &ProcessStep, _timeout: Duration) -> ActionOutput {
@@ -37,9 +38,11 @@ impl Exec {
     pub(super) async fn reload(
         &self,
         r: &crate::scenario::ReloadStep,
-    ) -> Result<ActionOutput, String> {
+    ) -> Result<ActionOutput, DeployError> {
         let mut guard = self.0.deployment.lock().await;
-        let deployment = guard.as_mut().ok_or("no deployment to reload")?;
+        let deployment = guard
+            .as_mut()
+            .ok_or_else(|| DeployError::plain("no deployment to reload"))?;
         let mut dep = r
             .deployment
             .clone()

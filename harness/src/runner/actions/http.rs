@@ -11,7 +11,7 @@ impl Exec {
         };
         let url = match crate::client::http::target_url(h, agent_url.as_deref()) {
             Ok(u) => u,
-            Err(e) => return err(e),
+            Err(e) => return err(e.to_string()),
         };
         return match crate::client::http::send(h, &url, timeout).await {
             Ok(answer) => ActionOutput::observed(Observation::HttpAnswered(answer)),

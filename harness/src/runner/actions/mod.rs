@@ -33,7 +33,7 @@ macro_rules! conn {
     ($exec:expr, $agent:expr) => {
         match $exec.connection($agent).await {
             Ok(c) => c,
-            Err(e) => return ActionOutput::failed(e, false),
+            Err(e) => return ActionOutput::failed(e.to_string(), false),
         }
     };
 }
@@ -71,7 +71,7 @@ impl Exec {
             StepAction::Reload(r) => self
                 .reload(r)
                 .await
-                .unwrap_or_else(|e| ActionOutput::failed(e, false)),
+                .unwrap_or_else(|e| ActionOutput::failed(e.to_string(), false)),
             StepAction::Process(p) => self.process(p, timeout).await,
             StepAction::File(f) => self.file(f, timeout).await,
             StepAction::Wait(d) => {
