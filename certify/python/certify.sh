@@ -7,7 +7,7 @@
 #   TITLE     the implementation's name in the certified tables
 #   VENV_VAR  the environment variable the profile reads its venv from (e.g. AGNO_VENV)
 #
-#   .ci/certify-NAME [--update] [--jobs N] [--out DIR] [--filter GLOB]...
+#   .ci/certify-NAME [--update] [--jobs N|auto] [--out DIR] [--filter GLOB]...
 #
 # 1. creates (or reuses) the pinned CPython 3.13 venv of certify/NAME/requirements.txt
 #    (certify/python/setup-venv.sh) under the cargo target dir;
@@ -30,14 +30,16 @@
 # README.md. Review the diff before committing it.
 #
 # Environment: $VENV_VAR (venv directory; default TARGET_DIR/NAME/venv), CARGO_TARGET_DIR, PYTHON
-# (a CPython 3.13 for the venv), CERTIFY_JOBS (default 2).
+# (a CPython 3.13 for the venv), CERTIFY_JOBS (default auto: the harness
+# keeps one scenario per core going and starts more while the CPU is idle, so the scenarios that
+# wait on a retry back-off run beside the others; a number fixes it).
 set -euo pipefail
 : "${NAME:?}" "${PACKAGE:?}" "${TITLE:?}" "${VENV_VAR:?}"
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 
 update=false
-jobs=${CERTIFY_JOBS:-2}
+jobs=${CERTIFY_JOBS:-auto}
 out="$root/reports"
 filters=()
 usage() {
@@ -47,7 +49,7 @@ usage() {
 while [ $# -gt 0 ]; do
   case $1 in
     --update) update=true ;;
-    --jobs) jobs=${2:?--jobs needs a number}; shift ;;
+    --jobs) jobs=${2:?--jobs needs a number or auto}; shift ;;
     --out) out=${2:?--out needs a directory}; shift ;;
     --filter) filters+=(--filter "${2:?--filter needs a glob}"); shift ;;
     -h|--help) usage ;;
