@@ -115,19 +115,59 @@ impl Durations {
         }
     }
 
-    /// The order to start `scenarios` in: the longest remembered first; scenarios never seen
-    /// before lead (one may be long), in their given order, as do all when nothing is remembered.
+    /// The order to start `scenarios` in: the longest first, by the duration remembered or, for
+    /// a scenario never seen before, by the waits it declares ([`declared_waits_ms`]); ties in
+    /// their given order.
     pub fn order(&self, scenarios: &[Scenario]) -> VecDeque<usize> {
+        let keys: Vec<f64> = scenarios
+            .iter()
+            .map(|s| {
+                self.0
+                    .get(&s.spec.id)
+                    .copied()
+                    .unwrap_or_else(|| declared_waits_ms(s))
+            })
+            .collect();
         let mut order: Vec<usize> = (0..scenarios.len()).collect();
-        let key = |i: &usize| {
-            self.0
-                .get(&scenarios[*i].spec.id)
-                .copied()
-                .unwrap_or(f64::INFINITY)
-        };
-        order.sort_by(|a, b| key(b).total_cmp(&key(a)));
+        order.sort_by(|a, b| keys[*b].total_cmp(&keys[*a]));
         order.into()
     }
+}
+
+/// The time a scenario declares it waits, in milliseconds: its mocks' latencies and delays
+/// (`latency`, `chunk_delay`, `delay`, `initialize_delay`) and its steps' pauses (`wait`, a
+/// `listen`'s `for`), summed. A first run's estimate of which scenarios are long, before any
+/// was measured.
+pub fn declared_waits_ms(s: &Scenario) -> f64 {
+    const WAITS: [&str; 6] = [
+        "latency",
+        "chunk_delay",
+        "delay",
+        "initialize_delay",
+        "wait",
+        "for",
+    ];
+    fn walk(v: &serde_json::Value, total: &mut Duration) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    match v.as_str() {
+                        Some(text) if WAITS.contains(&k.as_str()) => {
+                            *total += humantime::parse_duration(text).unwrap_or_default();
+                        }
+                        _ => walk(v, total),
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| walk(v, total)),
+            _ => {}
+        }
+    }
+    let mut total = Duration::ZERO;
+    if let Ok(spec) = serde_json::to_value(&s.spec) {
+        walk(&spec, &mut total);
+    }
+    total.as_secs_f64() * 1000.0
 }
 
 /// Where the durations of runs against `target` are remembered: under `$XDG_CACHE_HOME` (or
@@ -326,15 +366,46 @@ mod tests {
         }
     }
 
+    fn waiting(id: &str, pause: &str) -> Scenario {
+        let text = format!(
+            "id: {id}\ntitle: t\nsteps:\n  - name: p\n    wait: {pause}\n  - name: r\n    registry: {{}}\nchecks:\n  - check: REG-002\n"
+        );
+        match crate::scenario::parse_str("t.yaml", &text) {
+            Ok(s) => s,
+            Err(e) => panic!("{}", e.render_plain()),
+        }
+    }
+
     #[test]
-    fn the_longest_remembered_goes_first_and_the_unknown_lead_in_order() {
-        let s = [scenario("a"), scenario("b"), scenario("c"), scenario("d")];
+    fn the_longest_remembered_goes_first_and_the_unknown_by_their_declared_waits() {
+        let s = [
+            scenario("a"),
+            scenario("b"),
+            waiting("c", "2s"),
+            scenario("d"),
+        ];
         let mut d = Durations::default();
-        assert_eq!(d.order(&s), VecDeque::from([0, 1, 2, 3]));
+        assert_eq!(d.order(&s), VecDeque::from([2, 0, 1, 3]));
         d.insert("a", 100.0);
         d.insert("b", 9000.0);
         d.insert("d", 500.0);
-        assert_eq!(d.order(&s), VecDeque::from([2, 1, 3, 0]));
+        assert_eq!(d.order(&s), VecDeque::from([1, 2, 3, 0]));
+    }
+
+    #[test]
+    fn declared_waits_sum_the_mocks_delays_and_the_steps_pauses() {
+        assert!((declared_waits_ms(&waiting("w", "1500ms")) - 1500.0).abs() < 1e-6);
+        assert!(declared_waits_ms(&scenario("none")).abs() < 1e-6);
+        let text = "id: m\ntitle: t\necosystem:\n  llms:\n    o:\n      dialect: openai\n      script:\n        - fault: {latency: 3s}\n          text: x\n  mcp_servers:\n    s:\n      initialize_delay: 500ms\n      tools:\n        - {name: hold, delay: 8s}\nsteps:\n  - name: l\n    listen: {agent: a, for: 2s}\nchecks:\n  - check: REG-002\n";
+        let s = match crate::scenario::parse_str("t.yaml", text) {
+            Ok(s) => s,
+            Err(e) => panic!("{}", e.render_plain()),
+        };
+        assert!(
+            (declared_waits_ms(&s) - 13_500.0).abs() < 1e-6,
+            "{}",
+            declared_waits_ms(&s)
+        );
     }
 
     #[test]
