@@ -2,7 +2,7 @@
 # Where a certification run's time goes: the embedded suite (or the given paths) against one
 # target profile, with figures from the run's own event stream and the harness process's CPU.
 #
-#   bench/certify-time.sh PROFILE [--binary PATH] [-- RUN-ARGS…]
+#   bench/certify-time.sh PROFILE [--release | --binary PATH] [-- RUN-ARGS…]
 #
 # Prints: wall time; CPU of the harness and everything it started (user + system, and the mean
 # number of busy cores); scenarios run and skipped; deployments started; the sum of scenario
@@ -10,25 +10,32 @@
 # each phase the runner times per scenario (mocks, start: render and spawn, ready, steps, stop:
 # observations and teardown, judge); the ten longest scenarios. RUN-ARGS go to `pallas-conformance run` (e.g. `--jobs 2`, `--forget-durations`, paths).
 #
-# Figures, not a test: nothing is asserted. The binary defaults to the release build
-# (`cargo build --release -p pallas-conformance`, made when missing).
+# Figures, not a test: nothing is asserted. The binary is the debug build README's `cargo run`
+# makes, or with --release the release build; either is built first (a no-op when up to date), so
+# the figures are never a stale binary's.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-profile=${1:?usage: bench/certify-time.sh PROFILE [--binary PATH] [-- RUN-ARGS…]}
+profile=${1:?usage: bench/certify-time.sh PROFILE [--release | --binary PATH] [-- RUN-ARGS…]}
 shift
 binary=""
+build=debug
 while [ $# -gt 0 ]; do
   case "$1" in
     --binary) binary=$2; shift 2 ;;
+    --release) build=release; shift ;;
     --) shift; break ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
 target_dir=${CARGO_TARGET_DIR:-target}
 if [ -z "$binary" ]; then
-  binary="$target_dir/release/pallas-conformance"
-  [ -x "$binary" ] || cargo build -q --release -p pallas-conformance --bin pallas-conformance
+  binary="$target_dir/$build/pallas-conformance"
+  if [ "$build" = release ]; then
+    cargo build -q --release -p pallas-conformance --bin pallas-conformance
+  else
+    cargo build -q -p pallas-conformance --bin pallas-conformance
+  fi
 fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
