@@ -1,6 +1,6 @@
-//! The command line: `run`, `report`, `checks`, `validate`, `schema`, `client`, `load`, `watch` and `record`,
-//! resolved into library calls. Output goes through the reporters, which render the run's event
-//! stream; `load` prints its own table and JSON. `main.rs` only maps the returned exit code.
+//! The command line: `run`, `report`, `checks`, `validate`, `schema`, `client`, `load`, `watch`,
+//! `record`, `verdicts` and `matrix`, resolved into library calls. Output goes through the
+//! reporters, which render the run's event stream; `load` prints its own table and JSON. `main.rs` only maps the returned exit code.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -121,6 +121,13 @@ pub enum Command {
     /// reasons (`harness/docs/certification.md`).
     #[command(subcommand)]
     Verdicts(VerdictsCommand),
+    /// Build the compliance matrix of certified implementations from their JSON reports:
+    /// `OUT/index.html` (one self-contained page: implementations × checks by family, each
+    /// cell the worst verdict of the check's entries, each implementation's level),
+    /// `OUT/matrix.json` (the same data) and `OUT/badges/<implementation>.svg`. Levels:
+    /// `docs/certification/LEVELS.md`. Exit codes: 0 written, 2 a report is unusable, 3 a file
+    /// cannot be written.
+    Matrix(crate::matrix::MatrixArgs),
 }
 
 /// `verdicts` subcommands.
@@ -377,6 +384,7 @@ pub async fn run_cli(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8
         Command::Watch(args) => crate::watch::run_command(&args, out, err).await,
         Command::Record(args) => crate::record::run_command(&args, out, err).await,
         Command::Verdicts(cmd) => verdicts_command(&cmd, out, err),
+        Command::Matrix(args) => crate::matrix::run_command(&args, out, err),
     }
 }
 

@@ -32,6 +32,7 @@ pub mod exit;
 pub mod init;
 pub mod load;
 pub mod log_format;
+pub mod matrix;
 pub mod observation;
 pub mod ports;
 pub mod process;

@@ -10,7 +10,8 @@ use super::findings::{FINDING_VERDICTS, Finding, findings, shared};
 use crate::checks::{CheckResult, Verdict};
 use crate::runner::{Counts, RunResult, ScenarioResult};
 
-const STYLE: &str = r#"
+/// The reports' stylesheet (the compliance matrix page shares it).
+pub(crate) const STYLE: &str = r#"
 :root { --fg: #1d2330; --muted: #5b6474; --line: #d9dde5; --bg: #fff; --alt: #f6f7f9;
   --pass: #1a7f37; --fail: #c62828; --warn: #a15c00; --info: #3558c4; --incon: #6f42c1;
   --skip: #6b7280; --error: #9b1c5a; }
@@ -75,7 +76,8 @@ const SCRIPT: &str = r#"
 })();
 "#;
 
-fn esc(s: &str) -> String {
+/// Escapes text for HTML content and attribute values.
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {

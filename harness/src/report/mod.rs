@@ -10,6 +10,7 @@ mod terminal;
 
 pub use findings::{FINDING_VERDICTS, Finding, findings};
 pub use html::html;
+pub(crate) use html::{STYLE, esc};
 pub use junit::junit;
 pub use markdown::markdown;
 pub use terminal::{event_line, summary};

@@ -1,0 +1,366 @@
+//! Conformance levels: the one table ([`LEVELS`]) and the rule that computes an implementation's
+//! level from the verdicts of its report ([`score`]). `docs/certification/LEVELS.md` says the
+//! same in prose; a test holds the two together.
+//!
+//! An entry is *judged* when its verdict is `pass`, `fail` or `warn` (a baselined `fail` counts
+//! as `fail`). `skip` entries (a capability the profile does not claim) are not counted, only
+//! shown. MAY and INFO entries never raise or lower a level.
+
+use serde::Serialize;
+
+use crate::checks::{CheckResult, Verdict};
+use crate::runner::Counts;
+use crate::scenario::Level;
+
+/// An implementation's conformance level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ConformanceLevel {
+    /// Core, and every judged SHOULD entry passes.
+    #[serde(rename = "full")]
+    Full,
+    /// Every judged MUST entry passes, none inconclusive or in error.
+    #[serde(rename = "core")]
+    Core,
+    /// A judged MUST entry does not pass.
+    #[serde(rename = "not compliant")]
+    NotCompliant,
+    /// Nothing to award a level on: no MUST entry judged, or one inconclusive or in error.
+    #[serde(rename = "not scored")]
+    NotScored,
+}
+
+impl ConformanceLevel {
+    /// The level's name as the page, the JSON and the badge show it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Full => "full",
+            Self::Core => "core",
+            Self::NotCompliant => "not compliant",
+            Self::NotScored => "not scored",
+        }
+    }
+
+    /// The badge colour (shields' names: brightgreen, green, red, lightgrey).
+    pub fn colour(self) -> &'static str {
+        match self {
+            Self::Full => "#4c1",
+            Self::Core => "#97ca00",
+            Self::NotCompliant => "#e05d44",
+            Self::NotScored => "#9f9f9f",
+        }
+    }
+}
+
+/// One row of the levels table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LevelDef {
+    /// The level.
+    pub level: ConformanceLevel,
+    /// When it is given, in the order the rules are tried.
+    pub rule: &'static str,
+}
+
+/// The levels, in the order [`score`] tries them: the first whose rule holds is the level.
+pub const LEVELS: [LevelDef; 4] = [
+    LevelDef {
+        level: ConformanceLevel::NotCompliant,
+        rule: "a MUST entry is judged fail or warn; the first such check (in the matrix's row order) is named",
+    },
+    LevelDef {
+        level: ConformanceLevel::NotScored,
+        rule: "no MUST entry is judged (pass, fail or warn), or a MUST entry is inconclusive or in error (the first such check is named): no level is awarded on what was not observed",
+    },
+    LevelDef {
+        level: ConformanceLevel::Full,
+        rule: "every judged MUST entry passes, at least one SHOULD entry is judged, every judged SHOULD entry passes, and no SHOULD entry is inconclusive or in error",
+    },
+    LevelDef {
+        level: ConformanceLevel::Core,
+        rule: "every judged MUST entry passes (at least one judged, none inconclusive or in error), and the SHOULD entries do not reach full: the first SHOULD check not passing, or why, is named",
+    },
+];
+
+/// An implementation's level, why, and the tallies it rests on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Score {
+    /// The level.
+    pub level: ConformanceLevel,
+    /// Why, in one sentence.
+    pub reason: String,
+    /// The first check (row order) whose entry decided a lower level: the failing MUST of
+    /// "not compliant", the unobserved MUST of "not scored", the SHOULD not passing (or not
+    /// observed) that keeps an implementation at "core".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
+    /// MUST entries by verdict.
+    pub must: Counts,
+    /// SHOULD entries by verdict.
+    pub should: Counts,
+    /// MAY and INFO entries by verdict (never used for the level).
+    pub may: Counts,
+    /// Entries skipped at any level (not counted).
+    pub skipped: usize,
+}
+
+/// Entries judged: pass, fail (baselined or not) or warn.
+pub fn judged(c: &Counts) -> usize {
+    c.pass + c.fail + c.baselined + c.warn
+}
+
+fn not_passing(c: &Counts) -> usize {
+    c.fail + c.baselined + c.warn
+}
+
+fn unobserved(c: &Counts) -> usize {
+    c.inconclusive + c.error
+}
+
+fn is_breach(c: &CheckResult) -> bool {
+    matches!(c.verdict, Verdict::Fail | Verdict::Warn)
+}
+
+fn is_unobserved(c: &CheckResult) -> bool {
+    matches!(c.verdict, Verdict::Inconclusive | Verdict::Error)
+}
+
+/// The level of one implementation from its entries, given in the matrix's row order (the
+/// first failing check named is the first in that order).
+pub fn score<'a>(entries: impl IntoIterator<Item = &'a CheckResult>) -> Score {
+    let (mut must, mut should, mut may) = (Counts::default(), Counts::default(), Counts::default());
+    let (mut first_must, mut first_must_unobserved) = (None, None);
+    let (mut first_should, mut first_should_unobserved) = (None, None);
+    let mut skipped = 0;
+    for c in entries {
+        if c.verdict == Verdict::Skip {
+            skipped += 1;
+        }
+        match c.level {
+            Level::Must => {
+                must.add(c);
+                if is_breach(c) && first_must.is_none() {
+                    first_must = Some(c);
+                }
+                if is_unobserved(c) && first_must_unobserved.is_none() {
+                    first_must_unobserved = Some(c);
+                }
+            }
+            Level::Should => {
+                should.add(c);
+                if is_breach(c) && first_should.is_none() {
+                    first_should = Some(c);
+                }
+                if is_unobserved(c) && first_should_unobserved.is_none() {
+                    first_should_unobserved = Some(c);
+                }
+            }
+            Level::May | Level::Info => may.add(c),
+        }
+    }
+    let mut s = Score {
+        level: ConformanceLevel::NotScored,
+        reason: String::new(),
+        decided_by: None,
+        must,
+        should,
+        may,
+        skipped,
+    };
+    if let Some(c) = first_must {
+        let more = not_passing(&must) - 1;
+        s.level = ConformanceLevel::NotCompliant;
+        s.reason = format!(
+            "MUST {} ({}) is {}{}",
+            c.id,
+            c.title,
+            c.verdict.as_str(),
+            if more > 0 {
+                format!("; {more} more MUST entr{} not passing", plural_y(more))
+            } else {
+                String::new()
+            }
+        );
+        s.decided_by = Some(c.id.clone());
+    } else if judged(&must) == 0 {
+        s.reason = format!(
+            "no MUST entry judged ({} MUST entr{} skipped)",
+            must.skip,
+            plural_y(must.skip)
+        );
+    } else if let Some(c) = first_must_unobserved {
+        s.reason = format!(
+            "MUST {} ({}) is {} ({} MUST entr{} inconclusive, {} in error): a level is not awarded on what was not observed",
+            c.id,
+            c.title,
+            c.verdict.as_str(),
+            must.inconclusive,
+            plural_y(must.inconclusive),
+            must.error
+        );
+        s.decided_by = Some(c.id.clone());
+    } else if let Some(c) = first_should {
+        s.level = ConformanceLevel::Core;
+        s.reason = format!(
+            "every judged MUST entry passes ({}); SHOULD {} ({}) is {} ({} SHOULD entr{} not passing)",
+            must.pass,
+            c.id,
+            c.title,
+            c.verdict.as_str(),
+            not_passing(&should),
+            plural_y(not_passing(&should))
+        );
+        s.decided_by = Some(c.id.clone());
+    } else if let Some(c) = first_should_unobserved {
+        s.level = ConformanceLevel::Core;
+        s.reason = format!(
+            "every judged MUST entry passes ({}); {} SHOULD entr{} inconclusive or in error, the first {}",
+            must.pass,
+            unobserved(&should),
+            plural_y(unobserved(&should)),
+            c.id
+        );
+        s.decided_by = Some(c.id.clone());
+    } else if judged(&should) == 0 {
+        s.level = ConformanceLevel::Core;
+        s.reason = format!(
+            "every judged MUST entry passes ({}); no SHOULD entry judged",
+            must.pass
+        );
+    } else {
+        s.level = ConformanceLevel::Full;
+        s.reason = format!(
+            "every judged MUST entry ({}) and SHOULD entry ({}) passes",
+            must.pass, should.pass
+        );
+    }
+    s
+}
+
+fn plural_y(n: usize) -> &'static str {
+    if n == 1 { "y" } else { "ies" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(id: &str, level: Level, verdict: Verdict) -> CheckResult {
+        CheckResult {
+            id: id.into(),
+            level,
+            refs: Vec::new(),
+            quote: None,
+            rule: None,
+            title: format!("{id} title"),
+            verdict,
+            reason: String::new(),
+            evidence: Vec::new(),
+            transcript: Vec::new(),
+            location: String::new(),
+            mode: None,
+            baselined: false,
+        }
+    }
+
+    fn level_of(entries: &[CheckResult]) -> (ConformanceLevel, Option<String>) {
+        let s = score(entries);
+        (s.level, s.decided_by)
+    }
+
+    use Level::{May, Must, Should};
+    use Verdict::{Error, Fail, Inconclusive, Info, Pass, Skip, Warn};
+
+    #[test]
+    fn full_needs_judged_must_and_should_entries_all_passing() {
+        let e = [entry("A-1", Must, Pass), entry("A-2", Should, Pass)];
+        assert_eq!(level_of(&e), (ConformanceLevel::Full, None));
+        let e = [entry("A-1", Must, Pass)];
+        assert_eq!(level_of(&e), (ConformanceLevel::Core, None));
+        assert_eq!(
+            score(&e).reason,
+            "every judged MUST entry passes (1); no SHOULD entry judged"
+        );
+    }
+
+    #[test]
+    fn a_warned_should_keeps_core_and_names_the_check() {
+        let e = [
+            entry("A-1", Must, Pass),
+            entry("A-2", Should, Pass),
+            entry("A-3", Should, Warn),
+        ];
+        assert_eq!(
+            level_of(&e),
+            (ConformanceLevel::Core, Some("A-3".to_owned()))
+        );
+        let e = [entry("A-1", Must, Pass), entry("A-2", Should, Inconclusive)];
+        assert_eq!(
+            level_of(&e),
+            (ConformanceLevel::Core, Some("A-2".to_owned()))
+        );
+    }
+
+    #[test]
+    fn the_first_failing_must_is_named_before_anything_unobserved() {
+        let e = [
+            entry("A-1", Must, Inconclusive),
+            entry("A-2", Must, Fail),
+            entry("A-3", Must, Fail),
+        ];
+        let s = score(&e);
+        assert_eq!(s.level, ConformanceLevel::NotCompliant);
+        assert_eq!(s.decided_by.as_deref(), Some("A-2"));
+        assert_eq!(
+            s.reason,
+            "MUST A-2 (A-2 title) is fail; 1 more MUST entry not passing"
+        );
+    }
+
+    #[test]
+    fn nothing_judged_or_something_unobserved_at_must_is_not_scored() {
+        let e = [entry("A-1", Must, Skip), entry("A-2", Should, Pass)];
+        let s = score(&e);
+        assert_eq!(s.level, ConformanceLevel::NotScored);
+        assert_eq!(s.reason, "no MUST entry judged (1 MUST entry skipped)");
+        assert_eq!(s.skipped, 1);
+        assert_eq!(level_of(&[]).0, ConformanceLevel::NotScored);
+        let e = [entry("A-1", Must, Pass), entry("A-2", Must, Error)];
+        let s = score(&e);
+        assert_eq!(s.level, ConformanceLevel::NotScored);
+        assert_eq!(s.decided_by.as_deref(), Some("A-2"));
+        assert!(
+            s.reason.contains("0 MUST entries inconclusive, 1 in error"),
+            "{}",
+            s.reason
+        );
+    }
+
+    #[test]
+    fn may_and_skipped_entries_never_lower_a_level() {
+        let e = [
+            entry("A-1", Must, Pass),
+            entry("A-2", Should, Pass),
+            entry("A-3", May, Info),
+            entry("A-4", May, Inconclusive),
+            entry("A-5", Level::Info, Error),
+            entry("A-6", Must, Skip),
+            entry("A-7", Should, Skip),
+        ];
+        let s = score(&e);
+        assert_eq!(s.level, ConformanceLevel::Full);
+        assert_eq!(s.skipped, 2);
+        assert_eq!(s.may.inconclusive, 1);
+    }
+
+    #[test]
+    fn the_table_lists_every_level_once() {
+        let all = [
+            ConformanceLevel::Full,
+            ConformanceLevel::Core,
+            ConformanceLevel::NotCompliant,
+            ConformanceLevel::NotScored,
+        ];
+        for l in all {
+            assert_eq!(LEVELS.iter().filter(|d| d.level == l).count(), 1, "{l:?}");
+        }
+    }
+}

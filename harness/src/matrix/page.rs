@@ -1,0 +1,275 @@
+//! The matrix page: one self-contained HTML file (the reports' inline stylesheet, no script, no
+//! network) rendered from a [`Matrix`] alone: the implementations with their levels and counts,
+//! the levels table, the matrix (a row per check, grouped by family; a column per
+//! implementation; each cell's title the rule's level and quote, its link the entries below) and
+//! every cell's entries as the reports have them.
+
+use std::fmt::Write;
+
+use super::{Cell, Implementation, Matrix, Row};
+use crate::checks::Verdict;
+use crate::report::{STYLE, esc};
+use crate::runner::Counts;
+
+const MATRIX_STYLE: &str = r"
+body { max-width: none; }
+#matrix-table td.cell, #matrix-table th.impl { text-align: center; white-space: nowrap; }
+#matrix-table tr.family th { background: #e9ecf2; }
+#matrix-table td.cell a { text-decoration: none; }
+#matrix-table td.absent { color: var(--skip); text-align: center; }
+.lvl-full { color: var(--pass); } .lvl-core { color: #4d7c0f; }
+.lvl-not-compliant { color: var(--fail); } .lvl-not-scored { color: var(--skip); }
+.lvl { font-weight: 600; }
+section.cell { border-top: 1px solid var(--line); margin-top: .8rem; }
+section.cell h3 { font-size: 1rem; margin: .5rem 0; }
+";
+
+/// The verdict order of the counts columns.
+const COLUMNS: [Verdict; 7] = [
+    Verdict::Pass,
+    Verdict::Fail,
+    Verdict::Warn,
+    Verdict::Info,
+    Verdict::Inconclusive,
+    Verdict::Error,
+    Verdict::Skip,
+];
+
+fn count_of(c: &Counts, v: Verdict) -> usize {
+    match v {
+        Verdict::Pass => c.pass,
+        Verdict::Fail => c.fail + c.baselined,
+        Verdict::Warn => c.warn,
+        Verdict::Info => c.info,
+        Verdict::Inconclusive => c.inconclusive,
+        Verdict::Skip => c.skip,
+        Verdict::Error => c.error,
+    }
+}
+
+fn level_class(i: &Implementation) -> String {
+    format!("lvl lvl-{}", i.score.level.as_str().replace(' ', "-"))
+}
+
+/// The cell's tooltip: the check, its rule's level, its title and the verbatim rule.
+fn tooltip(row: &Row, cell: &Cell) -> String {
+    let mut t = format!("{} ({}): {}", row.check, row.level.as_str(), row.title);
+    match &row.quote {
+        Some(q) => {
+            let _ = write!(t, "\n“{q}”");
+        }
+        None => t.push_str("\n(scenario assertions: no catalogued rule)"),
+    }
+    let _ = write!(
+        t,
+        "\n{} entr{}, {} {}",
+        cell.total,
+        if cell.total == 1 { "y" } else { "ies" },
+        cell.count,
+        cell.verdict.as_str()
+    );
+    t
+}
+
+fn implementations(out: &mut String, m: &Matrix) {
+    let _ = write!(
+        out,
+        "<section id=\"implementations\">\n<h2>Implementations</h2>\n<table>\n<thead><tr><th>implementation</th><th>level</th><th>why</th><th>kit (commit)</th><th>suite</th><th>date</th>"
+    );
+    for v in COLUMNS {
+        let _ = write!(out, "<th class=\"n\">{}</th>", v.as_str());
+    }
+    let _ = writeln!(out, "<th>report</th><th>badge</th></tr></thead>\n<tbody>");
+    for i in &m.implementations {
+        let _ = write!(
+            out,
+            "<tr data-implementation=\"{n}\" data-level=\"{l}\"><td><strong>{n}</strong></td><td><span class=\"{lc}\" data-testid=\"level\">{l}</span></td><td class=\"reason\">{why}</td><td>{kit} <code>{commit}</code></td><td><code>{suite}</code></td><td>{date}</td>",
+            n = esc(&i.name),
+            l = i.score.level.as_str(),
+            lc = level_class(i),
+            why = esc(&i.score.reason),
+            kit = esc(&i.kit_version),
+            commit = esc(i.kit_commit.as_deref().unwrap_or("—")),
+            suite = esc(i.suite_short().unwrap_or("—")),
+            date = esc(i.date.as_deref().unwrap_or("—")),
+        );
+        for v in COLUMNS {
+            let _ = write!(
+                out,
+                "<td class=\"n\" data-count=\"{v}\">{}</td>",
+                count_of(&i.counts, v),
+                v = v.as_str()
+            );
+        }
+        let _ = writeln!(
+            out,
+            "<td><code>{}</code></td><td><code>{}</code></td></tr>",
+            esc(&i.report),
+            esc(&i.badge)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "</tbody>\n</table>\n<p class=\"muted\">Skipped entries (a capability the profile does not claim) are not counted for a level; the <em>skip</em> column shows how many there are.</p>\n</section>"
+    );
+}
+
+fn levels(out: &mut String, m: &Matrix) {
+    let _ = writeln!(
+        out,
+        "<section id=\"levels\">\n<h2>Levels</h2>\n<p class=\"muted\">Tried in this order; the first whose rule holds is the level. An entry is judged when its verdict is pass, fail or warn. MAY and INFO entries never raise or lower a level.</p>\n<table>\n<thead><tr><th>level</th><th>when</th></tr></thead>\n<tbody>"
+    );
+    for d in &m.levels {
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"lvl lvl-{}\">{}</td><td>{}</td></tr>",
+            d.level.as_str().replace(' ', "-"),
+            d.level.as_str(),
+            esc(d.rule)
+        );
+    }
+    let _ = writeln!(out, "</tbody>\n</table>\n</section>");
+}
+
+fn table(out: &mut String, m: &Matrix) {
+    let _ = write!(
+        out,
+        "<section id=\"matrix\">\n<h2>Matrix</h2>\n<table id=\"matrix-table\">\n<thead><tr><th>check</th><th>level</th>"
+    );
+    for i in &m.implementations {
+        let _ = write!(
+            out,
+            "<th class=\"impl\" data-implementation=\"{n}\">{n}<br><span class=\"{lc}\">{l}</span></th>",
+            n = esc(&i.name),
+            lc = level_class(i),
+            l = i.score.level.as_str()
+        );
+    }
+    let _ = writeln!(out, "</tr></thead>");
+    let width = m.implementations.len() + 2;
+    for f in &m.families {
+        let _ = writeln!(
+            out,
+            "<tbody data-family=\"{n}\"><tr class=\"family\"><th colspan=\"{width}\">{n}</th></tr>",
+            n = esc(&f.name)
+        );
+        for row in &f.rows {
+            let _ = write!(
+                out,
+                "<tr data-check=\"{id}\"><td><code>{id}</code> {t}</td><td>{l}</td>",
+                id = esc(&row.check),
+                t = esc(&row.title),
+                l = row.level.as_str()
+            );
+            for i in &m.implementations {
+                match row.cells.get(&i.name) {
+                    Some(c) => {
+                        let _ = write!(
+                            out,
+                            "<td class=\"cell v-{v}\" data-implementation=\"{n}\" data-verdict=\"{v}\"><a href=\"#{a}\" title=\"{tip}\"><span class=\"tag\">{label}</span></a></td>",
+                            v = c.verdict.as_str(),
+                            n = esc(&i.name),
+                            a = esc(&c.anchor),
+                            tip = esc(&tooltip(row, c)),
+                            label = esc(&c.label)
+                        );
+                    }
+                    None => {
+                        let _ = write!(
+                            out,
+                            "<td class=\"absent\" data-implementation=\"{}\" title=\"no entry in this report\">—</td>",
+                            esc(&i.name)
+                        );
+                    }
+                }
+            }
+            let _ = writeln!(out, "</tr>");
+        }
+        let _ = writeln!(out, "</tbody>");
+    }
+    let _ = writeln!(out, "</table>\n</section>");
+}
+
+fn details(out: &mut String, m: &Matrix) {
+    let _ = writeln!(
+        out,
+        "<section id=\"details\">\n<h2>Entries</h2>\n<p class=\"muted\">Every entry of every cell, as its report has it.</p>"
+    );
+    for row in m.families.iter().flat_map(|f| &f.rows) {
+        for i in &m.implementations {
+            let Some(c) = row.cells.get(&i.name) else {
+                continue;
+            };
+            let _ = writeln!(
+                out,
+                "<section class=\"cell\" id=\"{a}\" data-check=\"{id}\" data-implementation=\"{n}\" data-verdict=\"{v}\">\n<h3><code>{id}</code> on {n}: <span class=\"v-{v}\"><span class=\"tag\">{label}</span></span></h3>\n<table>\n<thead><tr><th>scenario</th><th>entry</th><th>level</th><th>verdict</th><th>reason and evidence</th></tr></thead>\n<tbody>",
+                a = esc(&c.anchor),
+                id = esc(&row.check),
+                n = esc(&i.name),
+                v = c.verdict.as_str(),
+                label = esc(&c.label)
+            );
+            for e in &c.entries {
+                let _ = write!(
+                    out,
+                    "<tr class=\"v-{v}\"><td><code>{sid}</code><div class=\"muted\">{st}</div></td><td>{t}{loc}</td><td>{l}</td><td><span class=\"tag\">{v}{b}</span></td><td>",
+                    v = e.verdict.as_str(),
+                    sid = esc(&e.scenario),
+                    st = esc(&e.scenario_title),
+                    t = esc(&e.title),
+                    loc = if e.location.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " <span class=\"muted\"><code>{}</code></span>",
+                            esc(&e.location)
+                        )
+                    },
+                    l = e.level.as_str(),
+                    b = if e.baselined { " (baselined)" } else { "" },
+                );
+                if !e.reason.is_empty() {
+                    let _ = write!(out, "<div class=\"reason\">{}</div>", esc(&e.reason));
+                }
+                if let Some(r) = &e.rule {
+                    let _ = write!(
+                        out,
+                        "<div class=\"muted\">rule <code>{}</code></div>",
+                        esc(r)
+                    );
+                }
+                for ev in &e.evidence {
+                    let _ = write!(out, "<div class=\"evidence\">{}", esc(&ev.what));
+                    if let Some(x) = &ev.expected {
+                        let _ = write!(out, "<div>expected: <code>{}</code></div>", esc(x));
+                    }
+                    if let Some(x) = &ev.seen {
+                        let _ = write!(out, "<div>seen: <code>{}</code></div>", esc(x));
+                    }
+                    let _ = write!(out, "</div>");
+                }
+                let _ = writeln!(out, "</td></tr>");
+            }
+            let _ = writeln!(out, "</tbody>\n</table>\n</section>");
+        }
+    }
+    let _ = writeln!(out, "</section>");
+}
+
+/// The page.
+pub fn html(m: &Matrix) -> String {
+    let rows: usize = m.families.iter().map(|f| f.rows.len()).sum();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>Pallas conformance matrix</title>\n<style>{STYLE}{MATRIX_STYLE}</style>\n</head>\n<body>\n<header>\n<h1>Pallas conformance matrix</h1>\n<p class=\"muted\">{} implementation(s) × {rows} check(s), built by pallas-conformance {} from the implementations' JSON reports (the same data as <code>matrix.json</code>).</p>\n</header>",
+        m.implementations.len(),
+        esc(&m.kit_version)
+    );
+    implementations(&mut out, m);
+    levels(&mut out, m);
+    table(&mut out, m);
+    details(&mut out, m);
+    let _ = writeln!(out, "</body>\n</html>");
+    out
+}

@@ -1,0 +1,376 @@
+//! `pallas-conformance matrix` from the committed certifications: the levels they earn, a cell
+//! recomputed from the raw report, and one changed verdict moving the page, the badge and the
+//! JSON together.
+
+use std::path::{Path, PathBuf};
+
+use pallas_conformance::matrix::{self, Matrix, MatrixArgs, levels::ConformanceLevel};
+use serde_json::Value;
+
+fn committed() -> Vec<PathBuf> {
+    matrix::reports_in(&super::common::workspace().join("docs/certification")).unwrap()
+}
+
+fn level_of<'a>(m: &'a Matrix, name: &str) -> &'a pallas_conformance::matrix::levels::Score {
+    &m.implementations
+        .iter()
+        .find(|i| i.name == name)
+        .unwrap_or_else(|| panic!("no implementation {name}"))
+        .score
+}
+
+fn cell<'a>(m: &'a Matrix, check: &str, name: &str) -> &'a matrix::Cell {
+    m.families
+        .iter()
+        .flat_map(|f| &f.rows)
+        .find(|r| r.check == check)
+        .and_then(|r| r.cells.get(name))
+        .unwrap_or_else(|| panic!("no cell {check} × {name}"))
+}
+
+/// Runs the command as the CLI does; returns (exit code, stdout, stderr).
+fn run(reports: Vec<PathBuf>, out: &Path) -> (u8, String, String) {
+    let (mut o, mut e) = (Vec::new(), Vec::new());
+    let code = matrix::run_command(
+        &MatrixArgs {
+            reports,
+            out: out.to_owned(),
+        },
+        &mut o,
+        &mut e,
+    );
+    (
+        code,
+        String::from_utf8(o).unwrap(),
+        String::from_utf8(e).unwrap(),
+    )
+}
+
+fn read(p: PathBuf) -> String {
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The `<tr>` of one implementation in the page's implementations table.
+fn header_row<'a>(page: &'a str, name: &str) -> &'a str {
+    let start = page
+        .find(&format!("<tr data-implementation=\"{name}\""))
+        .unwrap_or_else(|| panic!("no header row of {name}"));
+    let len = page[start..].find("</tr>").unwrap();
+    &page[start..start + len]
+}
+
+/// The matrix cell of one check and implementation in the page.
+fn page_cell<'a>(page: &'a str, check: &str, name: &str) -> &'a str {
+    let row = page.find(&format!("<tr data-check=\"{check}\">")).unwrap();
+    let row = &page[row..row + page[row..].find("</tr>").unwrap()];
+    let at = row
+        .find(&format!("data-implementation=\"{name}\""))
+        .unwrap_or_else(|| panic!("no cell {check} × {name}"));
+    let start = row[..at].rfind("<td").unwrap();
+    &row[start..at + row[at..].find("</td>").unwrap()]
+}
+
+#[test]
+fn the_committed_certifications_make_a_matrix_with_honest_levels() {
+    let reports = committed();
+    assert!(reports.len() >= 6, "{reports:?}");
+    let m = matrix::build(&reports).unwrap();
+    assert_eq!(m.implementations.len(), reports.len());
+    // Mastra and LangGraph: every judged MUST and SHOULD entry passes.
+    for name in ["mastra", "langgraph"] {
+        assert_eq!(level_of(&m, name).level, ConformanceLevel::Full, "{name}");
+    }
+    // fast-agent fails MUST entries: not compliant, the first failing check named.
+    for name in ["fast-agent-0.7.22", "fast-agent-latest", "pallas-fastagent"] {
+        let s = level_of(&m, name);
+        assert_eq!(s.level, ConformanceLevel::NotCompliant, "{name}");
+        let first = s.decided_by.as_deref().unwrap();
+        assert!(
+            s.reason.starts_with(&format!("MUST {first} ")),
+            "{}",
+            s.reason
+        );
+    }
+    // Agno: a MUST entry was inconclusive, so no level is awarded.
+    let agno = level_of(&m, "agno");
+    assert_eq!(agno.level, ConformanceLevel::NotScored);
+    assert!(agno.reason.contains("inconclusive"), "{}", agno.reason);
+    assert_eq!(agno.must.inconclusive, 1);
+
+    // One cell recomputed from the raw report: every MCP-009 entry of fast-agent 0.7.22.
+    let raw: Value = serde_json::from_str(&read(
+        super::common::workspace().join("docs/certification/fast-agent-0.7.22.json"),
+    ))
+    .unwrap();
+    let verdicts: Vec<&str> = raw["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["checks"].as_array().unwrap())
+        .filter(|c| c["id"] == "MCP-009")
+        .map(|c| c["verdict"].as_str().unwrap())
+        .collect();
+    let fails = verdicts.iter().filter(|v| **v == "fail").count();
+    assert!(fails > 0 && verdicts.len() > 1, "{verdicts:?}");
+    let c = cell(&m, "MCP-009", "fast-agent-0.7.22");
+    assert_eq!(c.label, format!("fail {fails}/{}", verdicts.len()));
+    assert_eq!(c.entries.len(), verdicts.len());
+    // Skipped entries are shown, not counted.
+    let skips = raw["counts"]["skip"].as_u64().unwrap();
+    assert_eq!(level_of(&m, "fast-agent-0.7.22").skipped as u64, skips);
+
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(reports, dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("mastra") && out.contains("full"), "{out}");
+    let page = read(dir.path().join("index.html"));
+    // Self-contained: no resource fetched (report text may quote URLs, never load them).
+    for external in ["src=", "<link", "@import", "url(http", "href=\"http"] {
+        assert!(
+            !page.contains(external),
+            "the page loads something: {external}"
+        );
+    }
+    let label = format!("fail {fails}/{}", verdicts.len());
+    let html_cell = page_cell(&page, "MCP-009", "fast-agent-0.7.22");
+    assert!(
+        html_cell.contains(&format!("<span class=\"tag\">{label}</span>")),
+        "{html_cell}"
+    );
+    assert!(
+        html_cell.contains(&format!("href=\"#{}\"", c.anchor)),
+        "{html_cell}"
+    );
+    assert!(
+        html_cell.contains("(MUST)"),
+        "the rule's level in the tooltip: {html_cell}"
+    );
+    assert!(page.contains(&format!("<section class=\"cell\" id=\"{}\"", c.anchor)));
+    let agno_row = header_row(&page, "agno");
+    assert!(agno_row.contains(">not scored</span>"), "{agno_row}");
+    assert!(agno_row.contains("<code>6d969425f4cb</code>"), "{agno_row}");
+    assert!(agno_row.contains("<code>e9ef61261794</code>"), "{agno_row}");
+    assert!(agno_row.contains(&format!("data-count=\"skip\">{}<", raw_skips("agno.json"))));
+    let json: Value = serde_json::from_str(&read(dir.path().join("matrix.json"))).unwrap();
+    assert_eq!(json, serde_json::to_value(&m).unwrap());
+    assert_eq!(json["format"], "pallas-conformance/matrix/v1");
+    assert!(read(dir.path().join("badges/mastra.svg")).contains(">full</text>"));
+    assert!(read(dir.path().join("badges/agno.svg")).contains(">not scored</text>"));
+}
+
+fn raw_skips(file: &str) -> u64 {
+    let raw: Value = serde_json::from_str(&read(
+        super::common::workspace()
+            .join("docs/certification")
+            .join(file),
+    ))
+    .unwrap();
+    raw["counts"]["skip"].as_u64().unwrap()
+}
+
+/// The committed reports with `mastra.json` replaced by a copy changed by `edit`, in `dir`.
+fn with_mastra_changed(dir: &Path, edit: impl FnOnce(&mut Value)) -> Vec<PathBuf> {
+    let mut raw: Value = serde_json::from_str(&read(
+        super::common::workspace().join("docs/certification/mastra.json"),
+    ))
+    .unwrap();
+    edit(&mut raw);
+    let copy = dir.join("mastra.json");
+    std::fs::write(&copy, serde_json::to_string(&raw).unwrap()).unwrap();
+    committed()
+        .into_iter()
+        .map(|p| {
+            if p.file_name().unwrap() == "mastra.json" {
+                copy.clone()
+            } else {
+                p
+            }
+        })
+        .collect()
+}
+
+/// Every check entry of a report, mutably.
+fn entries(raw: &mut Value) -> impl Iterator<Item = &mut Value> {
+    raw["scenarios"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .flat_map(|s| s["checks"].as_array_mut().unwrap().iter_mut())
+}
+
+#[test]
+fn one_must_pass_turned_fail_drops_the_level_on_the_page_the_badge_and_the_json() {
+    let before_dir = tempfile::tempdir().unwrap();
+    let (code, _, err) = run(committed(), before_dir.path());
+    assert_eq!(code, 0, "{err}");
+    let before_page = read(before_dir.path().join("index.html"));
+    assert!(header_row(&before_page, "mastra").contains(">full</span>"));
+
+    let work = tempfile::tempdir().unwrap();
+    let mut changed = None;
+    let reports = with_mastra_changed(work.path(), |raw| {
+        let e = entries(raw)
+            .find(|c| c["level"] == "MUST" && c["verdict"] == "pass")
+            .unwrap();
+        e["verdict"] = "fail".into();
+        e["reason"] = "changed for the test".into();
+        changed = Some(e["id"].as_str().unwrap().to_owned());
+    });
+    let check = changed.unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let (code, stdout, err) = run(reports, out.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("not compliant"), "{stdout}");
+
+    // The JSON.
+    let json: Value = serde_json::from_str(&read(out.path().join("matrix.json"))).unwrap();
+    let mastra = json["implementations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "mastra")
+        .unwrap();
+    assert_eq!(mastra["score"]["level"], "not compliant");
+    assert_eq!(mastra["score"]["decided_by"], check.as_str());
+    assert_eq!(mastra["counts"]["fail"], 1);
+    let json_cell = json["families"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["rows"].as_array().unwrap())
+        .find(|r| r["check"] == check.as_str())
+        .map(|r| r["cells"]["mastra"].clone())
+        .unwrap();
+    assert_eq!(json_cell["verdict"], "fail");
+    assert_eq!(json_cell["count"], 1);
+    assert!(
+        json_cell["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["reason"] == "changed for the test")
+    );
+    let label = json_cell["label"].as_str().unwrap();
+    assert!(label == "fail" || label.starts_with("fail 1/"), "{label}");
+
+    // The page.
+    let page = read(out.path().join("index.html"));
+    let row = header_row(&page, "mastra");
+    assert!(row.contains(">not compliant</span>"), "{row}");
+    assert!(row.contains(&format!("MUST {check} ")), "{row}");
+    assert!(row.contains("data-count=\"fail\">1<"), "{row}");
+    let c = page_cell(&page, &check, "mastra");
+    assert!(c.contains("data-verdict=\"fail\""), "{c}");
+    assert!(
+        c.contains(&format!("<span class=\"tag\">{label}</span>")),
+        "{c}"
+    );
+    assert!(page.contains("changed for the test"));
+    let was = page_cell(&before_page, &check, "mastra");
+    assert!(was.contains("data-verdict=\"pass\""), "{was}");
+
+    // The badge.
+    let badge = read(out.path().join("badges/mastra.svg"));
+    assert!(
+        badge.contains("<title>pallas conformance: not compliant</title>"),
+        "{badge}"
+    );
+    assert!(badge.contains("#e05d44"), "{badge}");
+    let before_badge = read(before_dir.path().join("badges/mastra.svg"));
+    assert!(before_badge.contains("<title>pallas conformance: full</title>"));
+    // The others did not move.
+    assert_eq!(
+        read(out.path().join("badges/langgraph.svg")),
+        read(before_dir.path().join("badges/langgraph.svg"))
+    );
+}
+
+#[test]
+fn nothing_judged_at_must_is_not_scored_everywhere() {
+    let work = tempfile::tempdir().unwrap();
+    let reports = with_mastra_changed(work.path(), |raw| {
+        for e in entries(raw).filter(|c| c["level"] == "MUST") {
+            e["verdict"] = "skip".into();
+            e["reason"] = "capability not claimed".into();
+        }
+    });
+    let m = matrix::build(&reports).unwrap();
+    let s = level_of(&m, "mastra");
+    assert_eq!(s.level, ConformanceLevel::NotScored);
+    assert!(
+        s.reason.starts_with("no MUST entry judged ("),
+        "{}",
+        s.reason
+    );
+    assert_eq!(s.must.skip, s.skipped - s.should.skip - s.may.skip);
+
+    let out = tempfile::tempdir().unwrap();
+    let (code, _, err) = run(reports, out.path());
+    assert_eq!(code, 0, "{err}");
+    let row = header_row(&read(out.path().join("index.html")), "mastra").to_owned();
+    assert!(
+        row.contains(">not scored</span>") && row.contains("no MUST entry judged"),
+        "{row}"
+    );
+    assert!(read(out.path().join("badges/mastra.svg")).contains(">not scored</text>"));
+    let json: Value = serde_json::from_str(&read(out.path().join("matrix.json"))).unwrap();
+    assert!(
+        json["implementations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["name"] == "mastra" && i["score"]["level"] == "not scored")
+    );
+
+    // A MUST entry in error, none failing: not scored either, the entry named.
+    let reports = with_mastra_changed(work.path(), |raw| {
+        let e = entries(raw)
+            .find(|c| c["level"] == "MUST" && c["verdict"] == "pass")
+            .unwrap();
+        e["verdict"] = "error".into();
+    });
+    let s = level_of(&matrix::build(&reports).unwrap(), "mastra").clone();
+    assert_eq!(s.level, ConformanceLevel::NotScored);
+    assert!(
+        s.reason
+            .contains(" is error (0 MUST entries inconclusive, 1 in error)"),
+        "{}",
+        s.reason
+    );
+}
+
+#[test]
+fn unusable_inputs_are_refused_with_the_file_named() {
+    let work = tempfile::tempdir().unwrap();
+    let bogus = work.path().join("bogus.json");
+    std::fs::write(
+        &bogus,
+        r#"{"format": "something/else", "target": "x", "kit_version": "0", "scenarios": []}"#,
+    )
+    .unwrap();
+    let (code, _, err) = run(vec![bogus], &work.path().join("out"));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("bogus.json is not a pallas-conformance JSON report"),
+        "{err}"
+    );
+    assert!(err.contains("something/else"), "{err}");
+
+    let mastra = super::common::workspace().join("docs/certification/mastra.json");
+    let (code, _, err) = run(vec![mastra.clone(), mastra], &work.path().join("out"));
+    assert_eq!(code, 2);
+    assert!(err.contains("a second report of `mastra`"), "{err}");
+    assert!(!work.path().join("out").exists());
+}
+
+#[test]
+fn the_levels_table_is_the_documented_one() {
+    let doc = read(super::common::workspace().join("docs/certification/LEVELS.md"));
+    for d in matrix::levels::LEVELS {
+        let line = format!("| {} | {} |", d.level.as_str(), d.rule);
+        assert!(
+            doc.contains(&line),
+            "docs/certification/LEVELS.md lacks the row\n{line}"
+        );
+    }
+}
