@@ -20,6 +20,7 @@ body { max-width: none; }
 .lvl-full { color: var(--pass); } .lvl-core { color: #4d7c0f; }
 .lvl-not-compliant { color: var(--fail); } .lvl-not-scored { color: var(--skip); }
 .lvl { font-weight: 600; }
+#implementations td.reason { min-width: 26rem; }
 section.cell { border-top: 1px solid var(--line); margin-top: .8rem; }
 section.cell h3 { font-size: 1rem; margin: .5rem 0; }
 ";
