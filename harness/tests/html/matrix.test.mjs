@@ -1,0 +1,126 @@
+// The certification matrix (`pallas-conformance matrix`) in a real headless browser (Debian's
+// chromium through playwright-core): every implementation's level and counts as the page shows
+// them equal matrix.json, every cell shows the verdict matrix.json gives it, a cell's link leads
+// to its entries, each badge is an image the browser renders with the level in its text, and the
+// page loads nothing from anywhere.
+//
+//   MATRIX_DIR=reports/matrix node --test harness/tests/html/matrix.test.mjs
+//
+// CHROMIUM overrides the browser (default /usr/bin/chromium).
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const dir = resolve(process.env.MATRIX_DIR ?? 'reports/matrix');
+const matrix = JSON.parse(readFileSync(join(dir, 'matrix.json'), 'utf8'));
+const COUNTS = ['pass', 'fail', 'warn', 'info', 'inconclusive', 'error', 'skip'];
+
+let browser;
+let page;
+const outside = [];
+
+before(async () => {
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+  page = await browser.newPage();
+  page.on('request', (r) => {
+    if (!r.url().startsWith('file:')) outside.push(r.url());
+  });
+  await page.goto(pathToFileURL(join(dir, 'index.html')).href);
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+test('the page is self-contained: no request leaves it, no external resource', async () => {
+  assert.deepEqual(outside, []);
+  assert.equal(await page.locator('link[href], script[src], iframe').count(), 0);
+});
+
+test('each implementation shows the level and the counts matrix.json gives it', async () => {
+  assert.ok(matrix.implementations.length > 0, 'matrix.json lists no implementation');
+  for (const imp of matrix.implementations) {
+    const row = page.locator(`tr[data-implementation="${imp.name}"]`);
+    assert.equal(await row.count(), 1, `${imp.name}: one header row`);
+    assert.ok(await row.isVisible(), `${imp.name}: header row rendered`);
+    assert.equal(await row.getAttribute('data-level'), imp.score.level, imp.name);
+    assert.equal((await row.getByTestId('level').textContent()).trim(), imp.score.level, imp.name);
+    for (const verdict of COUNTS) {
+      const shown = await row.locator(`[data-count="${verdict}"]`).textContent();
+      assert.equal(Number(shown), imp.counts[verdict], `${imp.name}: ${verdict}`);
+    }
+  }
+});
+
+test('every cell shows the verdict matrix.json gives it', async () => {
+  const fromJson = new Map();
+  for (const family of matrix.families) {
+    for (const row of family.rows) {
+      for (const [name, cell] of Object.entries(row.cells)) {
+        fromJson.set(`${name}|${row.check}`, cell.verdict);
+      }
+    }
+  }
+  assert.ok(fromJson.size > 0, 'matrix.json has no cell');
+  const onPage = await page.locator('section.cell').evaluateAll((sections) =>
+    sections.map((s) => [`${s.dataset.implementation}|${s.dataset.check}`, s.dataset.verdict]),
+  );
+  assert.equal(onPage.length, fromJson.size, 'one entry section per cell');
+  for (const [key, verdict] of onPage) {
+    assert.equal(verdict, fromJson.get(key), key);
+  }
+});
+
+test("a cell's link leads to its entries", async () => {
+  // A failing cell if there is one: that is the cell a reader follows.
+  let target;
+  for (const family of matrix.families) {
+    for (const row of family.rows) {
+      for (const cell of Object.values(row.cells)) {
+        if (!target || (cell.verdict === 'fail' && target.verdict !== 'fail')) target = cell;
+      }
+    }
+  }
+  const link = page.locator(`a[href="#${target.anchor}"]`).first();
+  assert.ok(await link.isVisible(), `${target.anchor}: the cell's link is rendered`);
+  await link.click();
+  assert.ok(page.url().endsWith(`#${target.anchor}`), page.url());
+  const section = page.locator(`[id="${target.anchor}"]`);
+  assert.ok(await section.isVisible(), `${target.anchor}: its entries are rendered`);
+  const text = await section.textContent();
+  for (const entry of target.entries) {
+    assert.ok(text.includes(entry.scenario), `${target.anchor}: names ${entry.scenario}`);
+  }
+});
+
+test('each badge renders as an image whose text is the level', async () => {
+  const badgePage = await browser.newPage();
+  try {
+    for (const imp of matrix.implementations) {
+      const url = pathToFileURL(join(dir, imp.badge)).href;
+      await badgePage.goto(url);
+      const label = await badgePage.locator('svg').getAttribute('aria-label');
+      assert.equal(label, `pallas conformance: ${imp.score.level}`, imp.name);
+      const box = await badgePage.locator('svg').boundingBox();
+      assert.ok(box && box.width > 0 && box.height > 0, `${imp.name}: the badge has a size`);
+    }
+  } finally {
+    await badgePage.close();
+  }
+});
