@@ -203,12 +203,37 @@ fn details(out: &mut String, m: &Matrix) {
             };
             let _ = writeln!(
                 out,
-                "<section class=\"cell\" id=\"{a}\" data-check=\"{id}\" data-implementation=\"{n}\" data-verdict=\"{v}\">\n<h3><code>{id}</code> on {n}: <span class=\"v-{v}\"><span class=\"tag\">{label}</span></span></h3>\n<table>\n<thead><tr><th>scenario</th><th>entry</th><th>level</th><th>verdict</th><th>reason and evidence</th></tr></thead>\n<tbody>",
+                "<section class=\"cell\" id=\"{a}\" data-check=\"{id}\" data-implementation=\"{n}\" data-verdict=\"{v}\">\n<h3><code>{id}</code> on {n}: <span class=\"v-{v}\"><span class=\"tag\">{label}</span></span></h3>",
                 a = esc(&c.anchor),
                 id = esc(&row.check),
                 n = esc(&i.name),
                 v = c.verdict.as_str(),
                 label = esc(&c.label)
+            );
+            if c.entries.iter().all(|e| e.verdict == Verdict::Skip) {
+                // Entries that were not run: each reason once, with the scenarios it holds in.
+                let mut by_reason: std::collections::BTreeMap<&str, Vec<&str>> =
+                    std::collections::BTreeMap::new();
+                for e in &c.entries {
+                    let scenarios = by_reason.entry(e.reason.as_str()).or_default();
+                    if !scenarios.contains(&e.scenario.as_str()) {
+                        scenarios.push(e.scenario.as_str());
+                    }
+                }
+                for (reason, scenarios) in by_reason {
+                    let _ = writeln!(
+                        out,
+                        "<p class=\"v-skip\">not run: {r} <span class=\"muted\">(<code>{s}</code>)</span></p>",
+                        r = esc(reason),
+                        s = esc(&scenarios.join(", "))
+                    );
+                }
+                let _ = writeln!(out, "</section>");
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                "<table>\n<thead><tr><th>scenario</th><th>entry</th><th>level</th><th>verdict</th><th>reason and evidence</th></tr></thead>\n<tbody>"
             );
             for e in &c.entries {
                 let _ = write!(
