@@ -1,13 +1,17 @@
-//! The badge: a shields-style flat SVG, "pallas conformance | LEVEL", plain SVG text in the
-//! system's Verdana/DejaVu Sans (no font fetched, no script, no external reference).
+//! The badges: shields-style flat SVGs, "MCP agent bridge | LEVEL" and "Pallas | LEVEL", plain
+//! SVG text in the system's Verdana/DejaVu Sans (no font fetched, no script, no external
+//! reference).
 
 use std::fmt::Write;
 
 use super::levels::ConformanceLevel;
 use crate::report::esc;
 
-/// The badge's left-hand text.
-pub const LABEL: &str = "pallas conformance";
+/// The left-hand text of the badge of the generic contract's level.
+pub const BRIDGE_LABEL: &str = "MCP agent bridge";
+
+/// The left-hand text of the badge of the Pallas level.
+pub const PALLAS_LABEL: &str = "Pallas";
 
 /// The width of a text at 11 px Verdana, approximated per character (shields measures the
 /// same font; 7 px for wide letters, 3.5 px for narrow ones, 6.5 px otherwise), plus padding.
@@ -24,10 +28,10 @@ fn width(text: &str) -> u32 {
     tenths.div_ceil(10) + 10
 }
 
-/// The badge of a level.
-pub fn svg(level: ConformanceLevel) -> String {
+/// The badge of a level, `label` on its left.
+pub fn svg(label: &str, level: ConformanceLevel) -> String {
     let value = level.as_str();
-    let (lw, vw) = (width(LABEL), width(value));
+    let (lw, vw) = (width(label), width(value));
     let total = lw + vw;
     let mut s = String::new();
     let _ = writeln!(
@@ -41,7 +45,7 @@ pub fn svg(level: ConformanceLevel) -> String {
 <text x=\"{lx}\" y=\"15\" fill=\"#010101\" fill-opacity=\".3\">{label}</text><text x=\"{lx}\" y=\"14\">{label}</text>\
 <text x=\"{vx}\" y=\"15\" fill=\"#010101\" fill-opacity=\".3\">{value}</text><text x=\"{vx}\" y=\"14\">{value}</text>\
 </g></svg>",
-        label = esc(LABEL),
+        label = esc(label),
         value = esc(value),
         colour = level.colour(),
         lx = f64::from(lw) / 2.0,
@@ -56,17 +60,20 @@ mod tests {
 
     #[test]
     fn a_badge_names_its_level_in_its_colour_and_fits_its_text() {
-        let b = svg(ConformanceLevel::NotCompliant);
+        let b = svg(BRIDGE_LABEL, ConformanceLevel::NotCompliant);
         assert!(
-            b.contains("<title>pallas conformance: not compliant</title>"),
+            b.contains("<title>MCP agent bridge: not compliant</title>"),
             "{b}"
         );
         assert!(b.contains("fill=\"#e05d44\""), "{b}");
         assert!(!b.contains("href") && !b.contains("@import") && !b.contains("<script"));
         assert!(width("not compliant") > width("core"));
-        let full = svg(ConformanceLevel::Full);
+        assert!(width(BRIDGE_LABEL) > width(PALLAS_LABEL));
+        let full = svg(PALLAS_LABEL, ConformanceLevel::Full);
         assert!(
-            full.contains(">full</text>") && full.contains("fill=\"#4c1\""),
+            full.contains(">full</text>")
+                && full.contains(">Pallas</text>")
+                && full.contains("fill=\"#4c1\""),
             "{full}"
         );
     }

@@ -235,6 +235,19 @@ pub fn score<'a>(entries: impl IntoIterator<Item = &'a CheckResult>) -> Score {
     s
 }
 
+/// The Pallas level: [`score`] over the entries of the Pallas-only checks; a bridge none of whose
+/// Pallas-only entries was judged (it claims no Pallas capability) is not scored, and says so.
+pub fn score_pallas<'a>(entries: impl IntoIterator<Item = &'a CheckResult>) -> Score {
+    let mut s = score(entries);
+    if judged(&s.must) + judged(&s.should) + unobserved(&s.must) + unobserved(&s.should) == 0 {
+        s.reason = format!(
+            "not a Pallas on this report: every Pallas-only entry ({}) was skipped, a capability its profile does not claim",
+            s.skipped
+        );
+    }
+    s
+}
+
 fn plural_y(n: usize) -> &'static str {
     if n == 1 { "y" } else { "ies" }
 }
@@ -268,6 +281,28 @@ mod tests {
 
     use Level::{May, Must, Should};
     use Verdict::{Error, Fail, Inconclusive, Info, Pass, Skip, Warn};
+
+    #[test]
+    fn the_pallas_scale_is_not_scored_on_a_bridge_that_claims_no_pallas_capability() {
+        let skipped = [
+            entry("REG-001", Level::Must, Verdict::Skip),
+            entry("HEALTH-001", Level::Should, Verdict::Skip),
+        ];
+        let s = score_pallas(&skipped);
+        assert_eq!(s.level, ConformanceLevel::NotScored);
+        assert!(s.reason.starts_with("not a Pallas"), "{}", s.reason);
+        assert!(s.reason.contains("(2)"), "{}", s.reason);
+        let judged = [
+            entry("REG-001", Level::Must, Verdict::Pass),
+            entry("HEALTH-001", Level::Should, Verdict::Skip),
+        ];
+        let s = score_pallas(&judged);
+        assert_eq!(s.level, ConformanceLevel::Core);
+        let inconclusive = [entry("REG-001", Level::Must, Verdict::Inconclusive)];
+        let s = score_pallas(&inconclusive);
+        assert_eq!(s.level, ConformanceLevel::NotScored);
+        assert!(!s.reason.starts_with("not a Pallas"), "{}", s.reason);
+    }
 
     #[test]
     fn full_needs_judged_must_and_should_entries_all_passing() {

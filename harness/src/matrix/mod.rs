@@ -139,10 +139,17 @@ pub struct Implementation {
     pub date: Option<String>,
     /// Every entry by verdict.
     pub counts: Counts,
-    /// Its level.
+    /// Its level as an MCP agent bridge: over the entries of the generic contract (checks that
+    /// need no capability or a generic one: `harness/docs/capabilities.md`).
     pub score: Score,
-    /// The badge, relative to the matrix folder.
+    /// Its level as a Pallas: over the entries of the Pallas-only checks (registry, health,
+    /// metrics, Pallas config, logging, preflight, single-agent mode, seed 000's progress
+    /// wording). A bridge that claims none of them is not scored.
+    pub pallas: Score,
+    /// The badge of `score`, relative to the matrix folder.
     pub badge: String,
+    /// The badge of `pallas`, relative to the matrix folder.
+    pub pallas_badge: String,
 }
 
 impl Implementation {
@@ -224,6 +231,13 @@ pub struct Entry {
     /// Expected and seen.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<Evidence>,
+}
+
+/// Whether a check belongs to the Pallas scale: its capability is one only a Pallas has.
+fn is_pallas_only(id: &str) -> bool {
+    crate::catalog::get(id)
+        .and_then(|d| d.capability)
+        .is_some_and(crate::vocab::Capability::is_pallas_only)
 }
 
 /// How bad a verdict is in a cell: the highest is shown.
@@ -339,11 +353,16 @@ pub fn build(paths: &[PathBuf]) -> Result<Matrix, MatrixError> {
     }
     let mut implementations = Vec::with_capacity(reports.len());
     for (path, r) in &reports {
-        let in_row_order = rows
+        let in_row_order: Vec<&CheckResult> = rows
             .values()
             .filter_map(|cells| cells.get(&r.target))
-            .flat_map(|es| es.iter().map(|(_, c)| *c));
-        let score = levels::score(in_row_order);
+            .flat_map(|es| es.iter().map(|(_, c)| *c))
+            .collect();
+        let (pallas_only, generic): (Vec<&CheckResult>, Vec<&CheckResult>) = in_row_order
+            .into_iter()
+            .partition(|c| is_pallas_only(&c.id));
+        let score = levels::score(generic);
+        let pallas = levels::score_pallas(pallas_only);
         let mut counts = Counts::default();
         for c in r.scenarios.iter().flat_map(|s| &s.checks) {
             counts.add(c);
@@ -360,7 +379,9 @@ pub fn build(paths: &[PathBuf]) -> Result<Matrix, MatrixError> {
             date: r.date.clone(),
             counts,
             score,
+            pallas,
             badge: format!("badges/{}.svg", slug(&r.target)),
+            pallas_badge: format!("badges/{}-pallas.svg", slug(&r.target)),
         });
     }
     let mut families: Vec<Family> = Vec::new();
@@ -460,7 +481,14 @@ impl Matrix {
             (dir.join("matrix.json"), self.json_text()),
         ];
         for i in &self.implementations {
-            files.push((dir.join(&i.badge), badge::svg(i.score.level)));
+            files.push((
+                dir.join(&i.badge),
+                badge::svg(badge::BRIDGE_LABEL, i.score.level),
+            ));
+            files.push((
+                dir.join(&i.pallas_badge),
+                badge::svg(badge::PALLAS_LABEL, i.pallas.level),
+            ));
         }
         let mut written = Vec::with_capacity(files.len());
         for (path, text) in files {
@@ -536,10 +564,13 @@ pub fn run_command(
     for i in &matrix.implementations {
         let _ = writeln!(
             out,
-            "  {:<24} {:<14} {}",
+            "  {:<24} agent bridge {:<14} {}\n  {:<24} Pallas       {:<14} {}",
             i.name,
             i.score.level.as_str(),
-            i.score.reason
+            i.score.reason,
+            "",
+            i.pallas.level.as_str(),
+            i.pallas.reason
         );
     }
     crate::exit::SUCCESS

@@ -6,7 +6,8 @@
 
 use std::fmt::Write;
 
-use super::{Cell, Implementation, Matrix, Row};
+use super::levels::ConformanceLevel;
+use super::{Cell, Matrix, Row};
 use crate::checks::Verdict;
 use crate::report::{STYLE, esc};
 use crate::runner::Counts;
@@ -48,8 +49,8 @@ fn count_of(c: &Counts, v: Verdict) -> usize {
     }
 }
 
-fn level_class(i: &Implementation) -> String {
-    format!("lvl lvl-{}", i.score.level.as_str().replace(' ', "-"))
+fn level_class(level: ConformanceLevel) -> String {
+    format!("lvl lvl-{}", level.as_str().replace(' ', "-"))
 }
 
 /// The cell's tooltip: the check, its rule's level, its title and the verbatim rule.
@@ -75,7 +76,7 @@ fn tooltip(row: &Row, cell: &Cell) -> String {
 fn implementations(out: &mut String, m: &Matrix) {
     let _ = write!(
         out,
-        "<section id=\"implementations\">\n<h2>Implementations</h2>\n<table>\n<thead><tr><th>implementation</th><th>level</th><th>why</th><th>kit (commit)</th><th>suite</th><th>date</th>"
+        "<section id=\"implementations\">\n<h2>Implementations</h2>\n<table>\n<thead><tr><th>implementation</th><th>MCP agent bridge</th><th>why</th><th>Pallas</th><th>why</th><th>kit (commit)</th><th>suite</th><th>date</th>"
     );
     for v in COLUMNS {
         let _ = write!(out, "<th class=\"n\">{}</th>", v.as_str());
@@ -84,11 +85,14 @@ fn implementations(out: &mut String, m: &Matrix) {
     for i in &m.implementations {
         let _ = write!(
             out,
-            "<tr data-implementation=\"{n}\" data-level=\"{l}\"><td><strong>{n}</strong></td><td><span class=\"{lc}\" data-testid=\"level\">{l}</span></td><td class=\"reason\">{why}</td><td>{kit} <code>{commit}</code></td><td><code>{suite}</code></td><td>{date}</td>",
+            "<tr data-implementation=\"{n}\" data-level=\"{l}\" data-pallas-level=\"{pl}\"><td><strong>{n}</strong></td><td><span class=\"{lc}\" data-testid=\"level\">{l}</span></td><td class=\"reason\">{why}</td><td><span class=\"{plc}\" data-testid=\"pallas-level\">{pl}</span></td><td class=\"reason\">{pwhy}</td><td>{kit} <code>{commit}</code></td><td><code>{suite}</code></td><td>{date}</td>",
             n = esc(&i.name),
             l = i.score.level.as_str(),
-            lc = level_class(i),
+            lc = level_class(i.score.level),
             why = esc(&i.score.reason),
+            pl = i.pallas.level.as_str(),
+            plc = level_class(i.pallas.level),
+            pwhy = esc(&i.pallas.reason),
             kit = esc(&i.kit_version),
             commit = esc(i.kit_commit.as_deref().unwrap_or("—")),
             suite = esc(i.suite_short().unwrap_or("—")),
@@ -104,14 +108,15 @@ fn implementations(out: &mut String, m: &Matrix) {
         }
         let _ = writeln!(
             out,
-            "<td><code>{}</code></td><td><code>{}</code></td></tr>",
+            "<td><code>{}</code></td><td><code>{}</code><br><code>{}</code></td></tr>",
             esc(&i.report),
-            esc(&i.badge)
+            esc(&i.badge),
+            esc(&i.pallas_badge)
         );
     }
     let _ = writeln!(
         out,
-        "</tbody>\n</table>\n<p class=\"muted\">Skipped entries (a capability the profile does not claim) are not counted for a level; the <em>skip</em> column shows how many there are.</p>\n</section>"
+        "</tbody>\n</table>\n<p class=\"muted\">Two levels: as an MCP agent bridge, over the checks of the generic contract (no capability, or one any bridge may have), and as a Pallas, over the checks only a Pallas has (registry, health, metrics, Pallas config and logging, preflight, single-agent mode, seed 000's progress wording). Skipped entries (a capability the profile does not claim) are not counted for a level; the <em>skip</em> column shows how many there are.</p>\n</section>"
     );
 }
 
@@ -140,10 +145,12 @@ fn table(out: &mut String, m: &Matrix) {
     for i in &m.implementations {
         let _ = write!(
             out,
-            "<th class=\"impl\" data-implementation=\"{n}\">{n}<br><span class=\"{lc}\">{l}</span></th>",
+            "<th class=\"impl\" data-implementation=\"{n}\">{n}<br><span class=\"{lc}\">{l}</span><br><span class=\"{plc}\">Pallas: {pl}</span></th>",
             n = esc(&i.name),
-            lc = level_class(i),
-            l = i.score.level.as_str()
+            lc = level_class(i.score.level),
+            l = i.score.level.as_str(),
+            plc = level_class(i.pallas.level),
+            pl = i.pallas.level.as_str()
         );
     }
     let _ = writeln!(out, "</tr></thead>");

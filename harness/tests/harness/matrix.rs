@@ -115,9 +115,36 @@ fn the_committed_certifications_make_a_matrix_with_honest_levels() {
     let c = cell(&m, "MCP-009", "fast-agent-0.7.22");
     assert_eq!(c.label, format!("fail {fails}/{}", verdicts.len()));
     assert_eq!(c.entries.len(), verdicts.len());
-    // Skipped entries are shown, not counted.
+    // Skipped entries are shown, not counted: every one on one scale or the other.
     let skips = raw["counts"]["skip"].as_u64().unwrap();
-    assert_eq!(level_of(&m, "fast-agent-0.7.22").skipped as u64, skips);
+    let fa = m
+        .implementations
+        .iter()
+        .find(|i| i.name == "fast-agent-0.7.22")
+        .unwrap();
+    assert_eq!((fa.score.skipped + fa.pallas.skipped) as u64, skips);
+
+    // The Pallas scale: the five bridges that are not a Pallas claim no Pallas-only capability
+    // and are not scored on it, saying why; pallas-fastagent is judged on it.
+    for i in &m.implementations {
+        if i.name == "pallas-fastagent" {
+            assert!(matrix::levels::judged(&i.pallas.must) > 0, "{:?}", i.pallas);
+            assert_ne!(
+                i.pallas.level,
+                ConformanceLevel::NotScored,
+                "{:?}",
+                i.pallas
+            );
+        } else {
+            assert_eq!(i.pallas.level, ConformanceLevel::NotScored, "{}", i.name);
+            assert!(
+                i.pallas.reason.starts_with("not a Pallas"),
+                "{}",
+                i.pallas.reason
+            );
+            assert!(i.pallas.skipped > 0, "{}", i.name);
+        }
+    }
 
     let dir = tempfile::tempdir().unwrap();
     let (code, out, err) = run(reports, dir.path());
@@ -272,12 +299,17 @@ fn one_must_pass_turned_fail_drops_the_level_on_the_page_the_badge_and_the_json(
     // The badge.
     let badge = read(out.path().join("badges/mastra.svg"));
     assert!(
-        badge.contains("<title>pallas conformance: not compliant</title>"),
+        badge.contains("<title>MCP agent bridge: not compliant</title>"),
         "{badge}"
     );
     assert!(badge.contains("#e05d44"), "{badge}");
     let before_badge = read(before_dir.path().join("badges/mastra.svg"));
-    assert!(before_badge.contains("<title>pallas conformance: full</title>"));
+    assert!(before_badge.contains("<title>MCP agent bridge: full</title>"));
+    let pallas_badge = read(out.path().join("badges/mastra-pallas.svg"));
+    assert!(
+        pallas_badge.contains("<title>Pallas: not scored</title>"),
+        "{pallas_badge}"
+    );
     // The others did not move.
     assert_eq!(
         read(out.path().join("badges/langgraph.svg")),

@@ -1,8 +1,8 @@
 // The certification matrix (`pallas-conformance matrix`) in a real headless browser (Debian's
 // chromium through playwright-core): every implementation's level and counts as the page shows
-// them equal matrix.json, every cell shows the verdict matrix.json gives it, a cell's link leads
-// to its entries, each badge is an image the browser renders with the level in its text, and the
-// page loads nothing from anywhere.
+// them equal matrix.json (both levels: MCP agent bridge and Pallas), every cell shows the verdict
+// matrix.json gives it, a cell's link leads to its entries, each badge is an image the browser
+// renders with its scale and level in its text, and the page loads nothing from anywhere.
 //
 //   MATRIX_DIR=reports/matrix node --test harness/tests/html/matrix.test.mjs
 //
@@ -61,6 +61,12 @@ test('each implementation shows the level and the counts matrix.json gives it', 
     assert.ok(await row.isVisible(), `${imp.name}: header row rendered`);
     assert.equal(await row.getAttribute('data-level'), imp.score.level, imp.name);
     assert.equal((await row.getByTestId('level').textContent()).trim(), imp.score.level, imp.name);
+    assert.equal(await row.getAttribute('data-pallas-level'), imp.pallas.level, imp.name);
+    assert.equal(
+      (await row.getByTestId('pallas-level').textContent()).trim(),
+      imp.pallas.level,
+      imp.name,
+    );
     for (const verdict of COUNTS) {
       const shown = await row.locator(`[data-count="${verdict}"]`).textContent();
       assert.equal(Number(shown), imp.counts[verdict], `${imp.name}: ${verdict}`);
@@ -113,12 +119,17 @@ test('each badge renders as an image whose text is the level', async () => {
   const badgePage = await browser.newPage();
   try {
     for (const imp of matrix.implementations) {
-      const url = pathToFileURL(join(dir, imp.badge)).href;
-      await badgePage.goto(url);
-      const label = await badgePage.locator('svg').getAttribute('aria-label');
-      assert.equal(label, `pallas conformance: ${imp.score.level}`, imp.name);
-      const box = await badgePage.locator('svg').boundingBox();
-      assert.ok(box && box.width > 0 && box.height > 0, `${imp.name}: the badge has a size`);
+      const badges = [
+        [imp.badge, `MCP agent bridge: ${imp.score.level}`],
+        [imp.pallas_badge, `Pallas: ${imp.pallas.level}`],
+      ];
+      for (const [file, expected] of badges) {
+        await badgePage.goto(pathToFileURL(join(dir, file)).href);
+        const label = await badgePage.locator('svg').getAttribute('aria-label');
+        assert.equal(label, expected, `${imp.name}: ${file}`);
+        const box = await badgePage.locator('svg').boundingBox();
+        assert.ok(box && box.width > 0 && box.height > 0, `${imp.name}: ${file} has a size`);
+      }
     }
   } finally {
     await badgePage.close();
