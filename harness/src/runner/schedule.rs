@@ -1,12 +1,14 @@
 //! Which scenario runs next, and when another may start: the longest first (durations remembered
-//! from the last run against the same target), and as many at once as the machine has room for.
+//! from the last run against the same target; a scenario never timed by the waits it declares),
+//! and as many at once as the machine has room for.
 //!
 //! A scenario mostly waits (on sockets, on an implementation's start, on a retry back-off), so a
 //! run that starts only one scenario per core leaves the machine idle; one that starts many at
-//! once overloads a target whose start is CPU-bound. Without `--jobs`, the runner always keeps one
-//! scenario per core going and starts more, up to six per core, while the CPU is mostly idle: each
-//! look at the CPU (a tenth of a second) allows as many more as it had idle cores, and the next
-//! look sees their load. With `--jobs N`, exactly up to N.
+//! once overloads a target whose start is CPU-bound. With `--jobs auto` (the default), the runner
+//! always keeps one scenario per core going and starts more, up to six per core, while the CPU is
+//! mostly idle (niced work counts as idle): each look at the CPU (a twentieth of a second) allows
+//! as many more as it had idle cores, and the next look sees their load. With `--jobs N`, exactly
+//! up to N.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
