@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
+import { openPage } from './browser.mjs';
 
 const dir = resolve(process.env.MATRIX_DIR ?? 'reports/matrix');
 const matrix = JSON.parse(readFileSync(join(dir, 'matrix.json'), 'utf8'));
@@ -21,27 +21,10 @@ const COUNTS = ['pass', 'fail', 'warn', 'info', 'inconclusive', 'error', 'skip']
 
 let browser;
 let page;
-const outside = [];
+let outside;
 
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
-  page = await browser.newPage();
-  page.on('request', (r) => {
-    if (!r.url().startsWith('file:')) outside.push(r.url());
-  });
-  await page.goto(pathToFileURL(join(dir, 'index.html')).href);
+  ({ browser, page, outside } = await openPage(join(dir, 'index.html')));
 });
 
 after(async () => {

@@ -13,8 +13,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
+import { openPage } from './browser.mjs';
 
 const htmlPath = resolve(process.env.REPORT_HTML ?? 'reports/reference.html');
 const jsonPath = resolve(process.env.REPORT_JSON ?? 'reports/reference.json');
@@ -23,27 +22,10 @@ const VERDICTS = ['pass', 'fail', 'warn', 'info', 'inconclusive', 'skip', 'error
 
 let browser;
 let page;
-const outside = [];
+let outside;
 
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
-  page = await browser.newPage();
-  page.on('request', (r) => {
-    if (!r.url().startsWith('file:')) outside.push(r.url());
-  });
-  await page.goto(pathToFileURL(htmlPath).href);
+  ({ browser, page, outside } = await openPage(htmlPath));
 });
 
 after(async () => {
