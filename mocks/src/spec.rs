@@ -361,6 +361,11 @@ pub struct ToolSpec {
     )]
     #[schemars(with = "Option<String>")]
     pub delay: Option<Duration>,
+    /// With `delay`: answer as soon as a call of this tool (of the same server) has arrived,
+    /// or when the delay ends, whichever comes first. A scenario that holds one call while
+    /// another reaches the server waits for that other call, not for a fixed time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_called: Option<String>,
     /// Emit this many `notifications/progress` before the result when the call carries a
     /// `progressToken`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -235,6 +235,22 @@ fn validate_mcp(
                 None,
             ));
         }
+        if let Some(other) = &tool.until_called {
+            if tool.delay.is_none() {
+                issues.push(SpecIssue::new(
+                    format!("{tpath}.until_called"),
+                    "`until_called` shortens a `delay`, and this tool has none",
+                    Some("add the longest wait, e.g. `delay: 8s`"),
+                ));
+            }
+            if !mcp.tools.iter().any(|t| t.name == *other) {
+                issues.push(SpecIssue::new(
+                    format!("{tpath}.until_called"),
+                    format!("this server declares no tool `{other}`"),
+                    Some("name another tool of the same server"),
+                ));
+            }
+        }
         if let Some(s) = &tool.input_schema
             && !s.is_object()
         {

@@ -24,6 +24,7 @@ fn tool(name: &str, result: ToolResultSpec, progress: Option<u32>) -> ToolSpec {
         input_schema: None,
         result,
         delay: None,
+        until_called: None,
         progress,
     }
 }

@@ -55,12 +55,30 @@ struct McpShared {
     spec: McpMockSpec,
     tools: Vec<Tool>,
     journal: Arc<Journal<McpJournalEntry>>,
+    /// Bumped at each `tools/call` journaled, for the calls that wait on another one
+    /// (`until_called`).
+    calls: tokio::sync::watch::Sender<u64>,
     opened: AtomicU64,
     deleted: AtomicU64,
     ct: CancellationToken,
 }
 
 impl McpShared {
+    /// Returns once a call of `tool` is in the journal (at once if one already is).
+    async fn called(&self, tool: &str) {
+        let mut calls = self.calls.subscribe();
+        loop {
+            let seen = self
+                .journal
+                .snapshot()
+                .iter()
+                .any(|e| e.tool.as_deref() == Some(tool));
+            if seen || calls.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
     fn stats(&self) -> SessionStats {
         let opened = self.opened.load(Ordering::SeqCst);
         let deleted = self.deleted.load(Ordering::SeqCst);
@@ -125,6 +143,7 @@ impl McpMock {
             spec: spec.clone(),
             tools,
             journal: Journal::new(),
+            calls: tokio::sync::watch::Sender::new(0),
             opened: AtomicU64::new(0),
             deleted: AtomicU64::new(0),
             ct: CancellationToken::new(),
@@ -358,6 +377,7 @@ async fn observe(State(shared): State<Arc<McpShared>>, req: Request, next: Next)
         .get("mcp-session-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    let is_call = tool.is_some();
     let ticket = shared.journal.push(McpJournalEntry {
         time: now_rfc3339(),
         method: parts.method.as_str().to_owned(),
@@ -368,6 +388,9 @@ async fn observe(State(shared): State<Arc<McpShared>>, req: Request, next: Next)
         session_id,
         status: None,
     });
+    if is_call {
+        shared.calls.send_modify(|n| *n += 1);
+    }
 
     let resp = if let Some(status) = shared.spec.http_status {
         let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);

@@ -191,8 +191,15 @@ impl ServerHandler for MockServer {
             }
         };
         if let Some(d) = spec.delay {
+            let released = async {
+                match &spec.until_called {
+                    Some(other) => self.shared.called(other).await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 () = tokio::time::sleep(d) => {}
+                () = released => {}
                 () = stopped() => return Err(cancelled()),
             }
         }

@@ -61,6 +61,7 @@ impl McpRecording {
                     input_schema: t.input_schema.clone(),
                     result: ToolResultSpec::Recorded(t.calls.clone()),
                     delay: None,
+                    until_called: None,
                     progress: None,
                 })
                 .collect(),

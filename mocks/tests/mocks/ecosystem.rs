@@ -108,6 +108,16 @@ fn semantic_errors_point_at_the_offending_key() {
             3,
             "already used",
         ),
+        (
+            "mcp_servers:\n  a:\n    tools:\n      - {name: hold, until_called: b}\n      - {name: b}\n",
+            4,
+            "has none",
+        ),
+        (
+            "mcp_servers:\n  a:\n    tools:\n      - {name: hold, delay: 1s, until_called: nope}\n",
+            4,
+            "no tool `nope`",
+        ),
     ];
     for (text, line, needle) in cases {
         let err = parse_ecosystem("e.yaml", text).unwrap_err();

@@ -391,6 +391,44 @@ async fn tool_delay_holds_the_answer_back() {
 }
 
 #[tokio::test]
+async fn a_held_tool_answers_once_the_tool_it_waits_for_is_called() {
+    let m = mcp(concat!(
+        "tools:\n",
+        "  - {name: hold, delay: 30s, until_called: other, result: {text: released}}\n",
+        "  - {name: other, result: {text: here}}\n",
+    ))
+    .await;
+    let held = ().serve(StreamableHttpClientTransport::from_uri(m.url())).await.unwrap();
+    let start = Instant::now();
+    let call = tokio::spawn(async move {
+        let r = held.call_tool(CallToolRequestParams::new("hold")).await;
+        (r, held)
+    });
+    // Not released by anything else: the held call is still pending after a while.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !call.is_finished(),
+        "the held call answered before `other` was called"
+    );
+    let second = ().serve(StreamableHttpClientTransport::from_uri(m.url())).await.unwrap();
+    second
+        .call_tool(CallToolRequestParams::new("other"))
+        .await
+        .unwrap();
+    let (r, held) = tokio::time::timeout(Duration::from_secs(10), call)
+        .await
+        .expect("the held call was not released by the call of `other`")
+        .unwrap();
+    assert!(start.elapsed() < Duration::from_secs(30));
+    assert_eq!(
+        serde_json::to_value(&r.unwrap().content).unwrap()[0]["text"],
+        "released"
+    );
+    held.cancel().await.unwrap();
+    second.cancel().await.unwrap();
+}
+
+#[tokio::test]
 async fn shutdown_ends_a_hanging_call_promptly() {
     let m = mcp(TOOLS).await;
     let c = client();
