@@ -116,6 +116,16 @@ pub(super) fn msg_round_trip(c: &CheckSpec, o: &Observed) -> Outcome {
                 vec![Evidence::new(&s.name, "a tool result", excerpt(e, 240))],
             );
         }
+        if let Some(why) = s.observation.reply_error() {
+            return fail(
+                format!("`{}` did not come back as a text result: {why}", s.name),
+                vec![Evidence::new(
+                    &s.name,
+                    "isError false, a text block holding the answer where the profile's `reply_path` reads it",
+                    excerpt(result_or_null(s), 300),
+                )],
+            );
+        }
         let text = s.observation.text().unwrap_or("");
         if is_error_result(s) || text.is_empty() {
             return fail(

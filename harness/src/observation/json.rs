@@ -139,15 +139,17 @@ impl Observation {
                     return json!({"dropped_at_ms": at});
                 }
                 let Some(at) = m.cancellation else {
-                    return m
-                        .exchange
-                        .as_ref()
-                        .map_or(Value::Null, |x| exchange_json(x, keys, copy));
+                    return m.exchange.as_ref().map_or(Value::Null, |x| {
+                        with_reply(exchange_json(x, keys, copy), x, &m.reply)
+                    });
                 };
                 let mut o = m
                     .exchange
                     .as_ref()
                     .map_or_else(|| json!({}), |x| exchange_json(x, keys, copy));
+                if let Some(x) = &m.exchange {
+                    o = with_reply(o, x, &m.reply);
+                }
                 o["cancelled_at_ms"] = json!(at);
                 if let (Some(at), Some(x)) = (at, &m.exchange)
                     && keys.has("progress_after_cancel")
@@ -168,6 +170,24 @@ impl Observation {
             Self::Reloaded(files) => json!({"files": files}),
         }
     }
+}
+
+/// A message-tool call's output when the profile's `reply_path` was read: `text` is the answer
+/// read there (`null` when it could not be), `raw_text` the text block as written, and
+/// `reply_error` why no answer was read.
+fn with_reply(mut o: Value, x: &Exchange, reply: &Option<Result<String, String>>) -> Value {
+    let Some(reply) = reply else {
+        return o;
+    };
+    o["raw_text"] = json!(first_text(x));
+    match reply {
+        Ok(answer) => o["text"] = json!(answer),
+        Err(e) => {
+            o["text"] = Value::Null;
+            o["reply_error"] = json!(e);
+        }
+    }
+    o
 }
 
 /// An MCP exchange as step output, with the message keys `keys` names.
@@ -427,6 +447,63 @@ mod tests {
         assert!(j["after_response"].as_array().is_some_and(Vec::is_empty));
     }
 
+    /// A profile's `reply_path`: the send step's `text` is the answer read there (light and whole
+    /// output alike), `raw_text` the text as written; a text that is not such JSON leaves `text`
+    /// null and says why; without a `reply_path` the output is as before.
+    #[test]
+    fn a_reply_path_reads_the_answer_into_the_send_steps_text() {
+        let reply = |text: &str| {
+            let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": text}]}});
+            exchange(vec![(1.0, answer.clone())], answer)
+        };
+        let path = serde_json_path::JsonPath::parse("$.text").expect("a path");
+        let wrapped = r#"{"text": "the answer", "usage": {"totalTokens": 3}}"#;
+        let o = Observation::MessageSent(MessageSent::new(Some(reply(wrapped)), None, Some(&path)));
+        assert_eq!(o.text(), Some("the answer"));
+        assert_eq!(o.reply_error(), None);
+        for j in [o.to_json(), o.to_light_json()] {
+            assert_eq!(j["text"], "the answer");
+            assert_eq!(j["raw_text"], wrapped);
+            assert!(j.get("reply_error").is_none());
+        }
+        let cancelled = Observation::MessageSent(MessageSent::new(
+            Some(reply(wrapped)),
+            Some(None),
+            Some(&path),
+        ));
+        assert_eq!(cancelled.to_json()["text"], "the answer");
+
+        let o = Observation::MessageSent(MessageSent::new(
+            Some(reply("plain words")),
+            None,
+            Some(&path),
+        ));
+        assert_eq!(o.text(), None);
+        assert!(o.reply_error().is_some_and(|e| e.contains("not the JSON")));
+        let j = o.to_json();
+        assert_eq!(j["text"], Value::Null);
+        assert_eq!(j["raw_text"], "plain words");
+        assert!(
+            j["reply_error"]
+                .as_str()
+                .is_some_and(|e| e.contains("not the JSON"))
+        );
+
+        let several = serde_json_path::JsonPath::parse("$.*").expect("a path");
+        let o =
+            Observation::MessageSent(MessageSent::new(Some(reply(wrapped)), None, Some(&several)));
+        assert!(
+            o.reply_error().is_some_and(|e| e.contains("2 values")),
+            "{o:?}"
+        );
+
+        let o = Observation::MessageSent(MessageSent::new(Some(reply(wrapped)), None, None));
+        assert_eq!(o.text(), Some(wrapped));
+        let j = o.to_json();
+        assert_eq!(j["text"], wrapped);
+        assert!(j.get("raw_text").is_none() && j.get("reply_error").is_none());
+    }
+
     /// Every path gives the same nodes over the light output and its observation as over the
     /// whole output, whichever way `output_query` takes (in place, one key built, all built).
     #[test]
@@ -448,15 +525,23 @@ mod tests {
                 exchange: Some(x.clone()),
                 cancellation: Some(Some(1.5)),
                 dropped: None,
+                reply: None,
             }),
             Observation::MessageSent(MessageSent {
                 exchange: Some(Exchange {
                     response: None,
-                    ..x
+                    ..x.clone()
                 }),
                 cancellation: None,
                 dropped: None,
+                reply: None,
             }),
+            // A profile's `reply_path` over a text that is not JSON: `text` null, `reply_error`.
+            Observation::MessageSent(MessageSent::new(
+                Some(x.clone()),
+                None,
+                JsonPath::parse("$.text").ok().as_ref(),
+            )),
         ];
         let paths = [
             "$.result.content[1].text",
@@ -543,6 +628,7 @@ mod tests {
                 exchange: Some(x.clone()),
                 cancellation,
                 dropped: None,
+                reply: None,
             })
         };
         let j = sent(Some(Some(5.0))).to_json();
@@ -559,6 +645,7 @@ mod tests {
             exchange: None,
             cancellation: None,
             dropped: None,
+            reply: None,
         });
         assert_eq!(failed.to_json(), Value::Null);
         // A dropped stream: when it was dropped, and no exchange.
@@ -566,6 +653,7 @@ mod tests {
             exchange: None,
             cancellation: None,
             dropped: Some(7.5),
+            reply: None,
         });
         assert_eq!(dropped.to_json(), json!({"dropped_at_ms": 7.5}));
     }

@@ -78,6 +78,72 @@ pub struct MessageSent {
     /// When the step closed the call's response stream after some progress (ms on the
     /// recorder's clock); the exchange is then `None`.
     pub dropped: Option<f64>,
+    /// The answer read with the profile's `reply_path` from the result's text block, or why it
+    /// could not be read there (the text is not JSON, the path selects no single string). `None`
+    /// when the profile sets no `reply_path`, or the call brought no text result to read it in
+    /// (no result, an `isError` result, no text block): the text block is then read as written.
+    pub reply: Option<Result<String, String>>,
+}
+
+impl MessageSent {
+    /// A message-tool call as observed, its answer read with `reply_path` when there is one.
+    pub fn new(
+        exchange: Option<Exchange>,
+        cancellation: Option<Option<f64>>,
+        reply_path: Option<&serde_json_path::JsonPath>,
+    ) -> Self {
+        let reply = reply_path.and_then(|p| exchange.as_ref().and_then(|x| read_reply(x, p)));
+        Self {
+            exchange,
+            cancellation,
+            dropped: None,
+            reply,
+        }
+    }
+}
+
+/// The answer `path` selects in the JSON document the exchange's text result carries: `None`
+/// when there is no such result to read (no result, `isError: true`, no text block).
+fn read_reply(x: &Exchange, path: &serde_json_path::JsonPath) -> Option<Result<String, String>> {
+    let result = x.result()?;
+    if result.get("isError").and_then(JsonRef::as_bool) == Some(true) {
+        return None;
+    }
+    let text = first_text(x)?;
+    let doc: serde_json::Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            return Some(Err(format!(
+                "the text is not the JSON document `reply_path` reads ({e})"
+            )));
+        }
+    };
+    let nodes = path.query(&doc).all();
+    Some(match nodes.as_slice() {
+        [serde_json::Value::String(answer)] => Ok(answer.clone()),
+        [] => Err(format!(
+            "`reply_path` {path} selects nothing in the text's JSON"
+        )),
+        [other] => Err(format!(
+            "`reply_path` {path} selects {}, not a string",
+            kind(other)
+        )),
+        many => Err(format!(
+            "`reply_path` {path} selects {} values, not one string",
+            many.len()
+        )),
+    })
+}
+
+fn kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
 }
 
 impl Observation {
@@ -124,9 +190,25 @@ impl Observation {
             .filter(|e| !e.is_null())
     }
 
-    /// The first text block of a tool result.
+    /// The answer text: the first text block of a tool result, or, for a message-tool call
+    /// whose profile sets `reply_path`, the answer read there (`None` when it could not be:
+    /// [`Observation::reply_error`] says why).
     pub fn text(&self) -> Option<&str> {
-        self.exchange().and_then(first_text)
+        match self {
+            Self::MessageSent(MessageSent { reply: Some(r), .. }) => r.as_deref().ok(),
+            _ => self.exchange().and_then(first_text),
+        }
+    }
+
+    /// Why a message-tool call's answer could not be read with the profile's `reply_path`.
+    pub fn reply_error(&self) -> Option<&str> {
+        match self {
+            Self::MessageSent(MessageSent {
+                reply: Some(Err(e)),
+                ..
+            }) => Some(e),
+            _ => None,
+        }
     }
 
     /// The `notifications/progress` messages received during the exchange.

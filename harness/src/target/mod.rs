@@ -63,6 +63,13 @@ pub struct TargetSpec {
     /// must hold `{message}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_arguments: Option<BTreeMap<String, serde_json::Value>>,
+    /// Where the answer stands in the message tool's reply, when its text block is not the
+    /// answer itself but a JSON document that carries it: a JSONPath (RFC 9535) that selects
+    /// exactly one string in that document, e.g. `$.text` for `{"text": "…", "usage": {…}}`.
+    /// Absent: the first text block is the answer. Read only on the message tool's results
+    /// that are not `isError`; a text that is not such JSON is observed as no answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_path: Option<String>,
     /// Name of the health tool.
     #[serde(default = "default_health_tool")]
     pub health_tool: String,
@@ -312,6 +319,14 @@ impl Target {
             .unwrap_or_else(|| "message".to_owned())
     }
 
+    /// The profile's `reply_path`, parsed (checked when the profile was loaded).
+    pub fn reply_path(&self) -> Option<serde_json_path::JsonPath> {
+        self.spec
+            .reply_path
+            .as_deref()
+            .and_then(|p| serde_json_path::JsonPath::parse(p).ok())
+    }
+
     /// Whether the target claims a capability.
     pub fn claims(&self, cap: Capability) -> bool {
         self.spec.capabilities.contains(&cap)
@@ -544,6 +559,15 @@ pub fn parse_str(file: &str, text: &str) -> Result<TargetSpec, InvalidFiles> {
             "message_arguments",
             "`message_arguments` sends no `{message}`: no string value holds it".into(),
             "e.g. `message_arguments: {message: \"{message}\"}`",
+        ));
+    }
+    if let Some(path) = &spec.reply_path
+        && let Err(e) = serde_json_path::JsonPath::parse(path)
+    {
+        errors.push(at_key(
+            "reply_path",
+            format!("`reply_path` is not a JSONPath: {e}"),
+            "e.g. `reply_path: \"$.text\"` for a reply `{\"text\": \"…\"}`",
         ));
     }
     if errors.is_empty() {

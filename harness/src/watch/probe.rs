@@ -447,11 +447,15 @@ async fn canary(
     let mut step = record(
         "canary",
         spec,
-        Observation::MessageSent(MessageSent {
+        Observation::MessageSent(MessageSent::new(
             exchange,
-            cancellation: None,
-            dropped: None,
-        }),
+            None,
+            plan.tools
+                .target
+                .as_ref()
+                .and_then(|t| t.reply_path())
+                .as_ref(),
+        )),
         error,
     );
     step.progress_token = Some(token);

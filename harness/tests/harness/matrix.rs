@@ -80,8 +80,13 @@ fn the_committed_certifications_make_a_matrix_with_honest_levels() {
     for name in ["mastra", "langgraph"] {
         assert_eq!(level_of(&m, name).level, ConformanceLevel::Full, "{name}");
     }
-    // fast-agent fails MUST entries: not compliant, the first failing check named.
-    for name in ["fast-agent-0.7.22", "fast-agent-latest", "pallas-fastagent"] {
+    // fast-agent and VoltAgent fail MUST entries: not compliant, the first failing check named.
+    for name in [
+        "fast-agent-0.7.22",
+        "fast-agent-latest",
+        "pallas-fastagent",
+        "voltagent",
+    ] {
         let s = level_of(&m, name);
         assert_eq!(s.level, ConformanceLevel::NotCompliant, "{name}");
         let first = s.decided_by.as_deref().unwrap();

@@ -46,6 +46,20 @@ fn a_template_that_sends_no_message_is_refused_at_load() {
 }
 
 #[test]
+fn a_reply_path_is_a_jsonpath_checked_at_load_and_absent_by_default() {
+    assert!(profile("").unwrap().reply_path().is_none());
+    let t = profile("reply_path: \"$.text\"\n").unwrap();
+    let path = t.reply_path().expect("the profile's reply_path");
+    assert_eq!(
+        path.query(&json!({"text": "hi", "usage": {}})).all(),
+        vec![&json!("hi")]
+    );
+    let err = profile("reply_path: \"text[\"\n").unwrap_err();
+    assert!(err.contains("`reply_path` is not a JSONPath"), "{err}");
+    assert!(err.contains("t.yaml:4"), "{err}");
+}
+
+#[test]
 fn a_call_of_the_message_tool_carries_the_fixed_arguments_unless_the_step_sets_them() {
     let t = profile(
         "message_tool: run_agent\nmessage_arguments:\n  agent_id: \"{agent}\"\n  message: \"{message}\"\n  \

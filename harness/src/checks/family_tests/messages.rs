@@ -40,6 +40,60 @@ fn msg_002_wants_a_text_result_produced_by_the_model() {
 }
 
 #[test]
+fn msg_002_reads_the_answer_where_the_profiles_reply_path_says() {
+    let send = |out: Value| step("send", "send", 0, 2, out);
+    let reply = r#"{"text": "hello back", "finishReason": "stop", "usage": {"totalTokens": 3}}"#;
+    // The profile's `reply_path`: the answer is the field, not the JSON text that carries it.
+    let o = obs(vec![send(
+        json!({"status": 200, "text": reply, "reply_path": "$.text"}),
+    )]);
+    assert_eq!(o.steps[0].observation.text(), Some("hello back"));
+    assert_eq!(
+        run("MSG-002", &with(json!({"contains": "hello back"})), &o),
+        Outcome::Pass
+    );
+    assert!(fails(&run(
+        "MSG-002",
+        &with(json!({"contains": "finishReason"})),
+        &o
+    )));
+    // Without it the same text is the answer as written.
+    let o = obs(vec![send(json!({"status": 200, "text": reply}))]);
+    assert_eq!(
+        run("MSG-002", &with(json!({"contains": "finishReason"})), &o),
+        Outcome::Pass
+    );
+    // A reply that is not the JSON the path reads: no answer, the raw text as evidence.
+    for (text, why) in [
+        ("hello back", "not the JSON document"),
+        (r#"{"answer": "hello back"}"#, "selects nothing"),
+        (r#"{"text": 42}"#, "selects a number"),
+    ] {
+        let o = obs(vec![send(
+            json!({"status": 200, "text": text, "reply_path": "$.text"}),
+        )]);
+        match run("MSG-002", &CheckSpec::default(), &o) {
+            Outcome::Fail(reason, evidence) => {
+                assert!(
+                    reason.contains("did not come back as a text result") && reason.contains(why),
+                    "{reason}"
+                );
+                let seen = format!("{evidence:?}");
+                assert!(seen.contains("hello back") || seen.contains("42"), "{seen}");
+            }
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+    // An `isError` result is read as written (it carries no answer), and fails as before.
+    let o = obs(vec![send(
+        json!({"status": 200, "reply_path": "$.text", "result": {"isError": true, "content": [{"type": "text", "text": "boom"}]}}),
+    )]);
+    assert_eq!(o.steps[0].observation.text(), Some("boom"));
+    assert!(o.steps[0].observation.reply_error().is_none());
+    assert!(fails(&run("MSG-002", &CheckSpec::default(), &o)));
+}
+
+#[test]
 fn msg_003_wants_images_at_a_vision_model_and_leaves_a_model_without_vision_unjudged() {
     let mut s = step(
         "img",

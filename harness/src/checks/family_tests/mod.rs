@@ -198,11 +198,20 @@ pub(super) fn typed(action: &str, out: &Value) -> Observation {
                     },
                     gate: out["gate"].as_str().unwrap_or_default().to_owned(),
                 }),
-                "send" => Observation::MessageSent(MessageSent {
-                    exchange,
-                    cancellation: out.get("cancelled_at_ms").map(Value::as_f64),
-                    dropped: out.get("dropped_at_ms").and_then(Value::as_f64),
-                }),
+                "send" => {
+                    // A fixture's `reply_path`: the profile's, read as the runner reads it.
+                    let reply_path = out.get("reply_path").and_then(Value::as_str).map(|p| {
+                        serde_json_path::JsonPath::parse(p).expect("a fixture's reply_path")
+                    });
+                    Observation::MessageSent(MessageSent {
+                        dropped: out.get("dropped_at_ms").and_then(Value::as_f64),
+                        ..MessageSent::new(
+                            exchange,
+                            out.get("cancelled_at_ms").map(Value::as_f64),
+                            reply_path.as_ref(),
+                        )
+                    })
+                }
                 "connect" => match exchange {
                     Some(exchange) => Observation::Connected(Connected {
                         exchange,

@@ -17,17 +17,16 @@ impl Exec {
         }
         let tool = self.0.cx.target.message_tool(&agent);
         let o = opts(&m.bearer, &m.progress_token);
+        // The profile's `reply_path`: where the answer stands in the reply's text.
+        let reply_path = self.0.cx.target.reply_path();
+        let reply_path = reply_path.as_ref();
         let sent = |cancellation| {
             move |exchange| {
-                Observation::MessageSent(MessageSent {
-                    exchange: Some(exchange),
-                    cancellation,
-                    dropped: None,
-                })
+                Observation::MessageSent(MessageSent::new(Some(exchange), cancellation, reply_path))
             }
         };
         if let Some(after) = m.drop_after_progress {
-            return drop_after(c, tool, args, o, after).await;
+            return drop_after(c, tool, args, o, after, reply_path).await;
         }
         let Some(after) = m.cancel_after_progress else {
             return from_client(c.call_tool(&tool, args, &o).await, sent(None));
@@ -65,11 +64,8 @@ impl Exec {
             Err(e) => err(e.to_string()),
         };
         if matches!(out.observation, Observation::Nothing) {
-            out.observation = Observation::MessageSent(MessageSent {
-                exchange: None,
-                cancellation: Some(cancelled_at),
-                dropped: None,
-            });
+            out.observation =
+                Observation::MessageSent(MessageSent::new(None, Some(cancelled_at), None));
         }
         if out.timed_out {
             // A cancelled request may legitimately never answer (MCP cancellation).
@@ -87,6 +83,7 @@ async fn drop_after(
     args: Value,
     o: CallOptions,
     after: u32,
+    reply_path: Option<&serde_json_path::JsonPath>,
 ) -> ActionOutput {
     let (call, mut rx) = start_streaming(&c, &tool, args, o);
     let mut seen = 0u32;
@@ -105,18 +102,12 @@ async fn drop_after(
         call.abort();
         let _ = call.await;
         return ActionOutput::observed(Observation::MessageSent(MessageSent {
-            exchange: None,
-            cancellation: None,
             dropped,
+            ..MessageSent::new(None, None, None)
         }));
     }
-    let sent = |exchange| {
-        Observation::MessageSent(MessageSent {
-            exchange: Some(exchange),
-            cancellation: None,
-            dropped: None,
-        })
-    };
+    let sent =
+        |exchange| Observation::MessageSent(MessageSent::new(Some(exchange), None, reply_path));
     match call.await {
         Ok(r) => from_client(r, sent),
         Err(e) => ActionOutput::failed(e.to_string(), false),
