@@ -361,6 +361,7 @@ fn reviewer_notes_match_the_verdicts_they_discuss() {
     for name in [
         "agno",
         "langgraph",
+        "llamaindex",
         "mastra",
         "fast-agent-0.7.22",
         "fast-agent-latest",
