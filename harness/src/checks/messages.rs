@@ -11,6 +11,7 @@ use super::verdict::{Evidence, Outcome};
 use crate::catalog::params;
 use crate::observation::{Observed, StepRecord};
 use crate::scenario::{ActionKind, CheckSpec, InstanceScope, StepAction};
+use crate::target::MessageKey;
 
 /// The checks of this family: evaluator and premise.
 pub(super) const CHECKS: &[Check] = &[
@@ -26,6 +27,7 @@ pub(super) fn message_tool_listed(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return na("list_tools");
     }
+    let mut undecided: Option<String> = None;
     for s in steps {
         let agent = s.agent.clone().unwrap_or_default();
         let want = o
@@ -47,26 +49,32 @@ pub(super) fn message_tool_listed(c: &CheckSpec, o: &Observed) -> Outcome {
             );
         };
         let schema = t.get("inputSchema").map_or(Value::Null, JsonRef::to_value);
-        // The argument the profile sends the message in (`message` unless its template says).
-        let key = o.message_key.as_deref().unwrap_or("message");
-        let msg_type = schema
-            .get("properties")
-            .and_then(|p| p.get(key))
-            .and_then(|m| m.get("type"))
-            .and_then(Value::as_str);
-        let required = schema
-            .get("required")
-            .and_then(Value::as_array)
-            .is_some_and(|r| r.contains(&json!(key)));
-        if msg_type != Some("string") || !required {
-            return fail(
-                format!("`{key}` is not a required string"),
-                vec![Evidence::new(
-                    &s.name,
-                    format!("properties.{key}.type = string, required"),
-                    excerpt(&schema, 300),
-                )],
-            );
+        // Where the profile sends the message (`message` unless its template says): a path of
+        // keys, each a required property of the (sub)schema above it.
+        let default_key = MessageKey::default();
+        let key = o.message_key.as_ref().unwrap_or(&default_key);
+        match message_property(&schema, key) {
+            Walked::String => {}
+            Walked::Broken { level, at } => {
+                return fail(
+                    format!("`{key}` is not a required string"),
+                    vec![Evidence::new(
+                        &s.name,
+                        expected_message_property(key),
+                        if key.keys().len() == 1 {
+                            excerpt(&schema, 300)
+                        } else {
+                            format!("{}: {}", level_name(key, at), excerpt(level, 300))
+                        },
+                    )],
+                );
+            }
+            Walked::Unresolved(why) => {
+                // Nothing to judge in this listing; a later listing may still break the rule.
+                undecided.get_or_insert_with(|| {
+                    format!("`{want}`'s inputSchema cannot be walked to `{key}`: {why}")
+                });
+            }
         }
         if let Some(images) = schema.pointer("/properties/images")
             && images.get("type").is_some_and(|t| {
@@ -84,7 +92,112 @@ pub(super) fn message_tool_listed(c: &CheckSpec, o: &Observed) -> Outcome {
             );
         }
     }
-    Outcome::Pass
+    undecided.map_or(Outcome::Pass, Outcome::Inconclusive)
+}
+
+/// How far [`message_property`] got along the message key in a tool's `inputSchema`.
+enum Walked<'a> {
+    /// Every key is a required property, and the last one's schema is `type: string`.
+    String,
+    /// The (sub)schema at key index `at` (`at == keys.len()`: the last key's own schema) lacks
+    /// the key as a required property, or is not a string.
+    Broken { level: &'a Value, at: usize },
+    /// A `$ref` (or a combinator) the walk cannot follow: nothing to judge.
+    Unresolved(String),
+}
+
+/// Walks `schema` along `key`: at each level the (sub)schema, its `$ref` into the schema's own
+/// `$defs` or `definitions` followed, must list the key in `properties` and in `required`; the
+/// last key's schema must be `type: string`.
+fn message_property<'a>(schema: &'a Value, key: &MessageKey) -> Walked<'a> {
+    let mut node = schema;
+    for (at, k) in key.keys().iter().enumerate() {
+        let level = match resolve_ref(schema, node) {
+            Ok(level) => level,
+            Err(why) => return Walked::Unresolved(why),
+        };
+        let property = level.get("properties").and_then(|p| p.get(k));
+        let required = level
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| r.contains(&json!(k)));
+        if property.is_none() && level.get("properties").is_none() {
+            // Declared, if at all, behind `allOf`/`anyOf`/`oneOf`: not walked.
+            if let Some(c) = ["allOf", "anyOf", "oneOf"]
+                .into_iter()
+                .find(|c| level.get(c).is_some())
+            {
+                return Walked::Unresolved(format!(
+                    "{} declares its properties through `{c}`, which is not walked: {}",
+                    level_name(key, at),
+                    excerpt(level, 200)
+                ));
+            }
+        }
+        match property {
+            Some(p) if required => node = p,
+            _ => return Walked::Broken { level, at },
+        }
+    }
+    match resolve_ref(schema, node) {
+        Ok(leaf) if leaf.get("type").and_then(Value::as_str) == Some("string") => Walked::String,
+        Ok(leaf) => Walked::Broken {
+            level: leaf,
+            at: key.keys().len(),
+        },
+        Err(why) => Walked::Unresolved(why),
+    }
+}
+
+/// `node` with its `$ref`s followed into the root schema's own `$defs` or `definitions`
+/// (`#/$defs/NAME`, `#/definitions/NAME`); any other reference is an error naming it.
+fn resolve_ref<'a>(root: &'a Value, node: &'a Value) -> Result<&'a Value, String> {
+    const MAX_HOPS: usize = 32;
+    let mut node = node;
+    for _ in 0..MAX_HOPS {
+        let Some(r) = node.get("$ref") else {
+            return Ok(node);
+        };
+        let target = r
+            .as_str()
+            .and_then(|r| r.strip_prefix('#'))
+            .filter(|p| p.starts_with("/$defs/") || p.starts_with("/definitions/"))
+            .and_then(|p| root.pointer(p));
+        match target {
+            Some(t) => node = t,
+            None => {
+                return Err(format!(
+                    "`$ref` {} does not point into the schema's own `$defs` or `definitions`",
+                    excerpt(r, 120)
+                ));
+            }
+        }
+    }
+    Err(format!("more than {MAX_HOPS} `$ref`s in a row"))
+}
+
+/// What MSG-001 wants of the message key, for the evidence.
+fn expected_message_property(key: &MessageKey) -> String {
+    let keys = key.keys();
+    let path: Vec<String> = keys.iter().map(|k| format!("properties.{k}")).collect();
+    if keys.len() == 1 {
+        format!("{}.type = string, required", path.join("."))
+    } else {
+        format!(
+            "{}.type = string, each key required at its level (`$ref`s followed)",
+            path.join(".")
+        )
+    }
+}
+
+/// The schema level `at` of the walk along `key`, named for the evidence: `inputSchema`,
+/// `inputSchema at run_args`, ….
+fn level_name(key: &MessageKey, at: usize) -> String {
+    if at == 0 {
+        "inputSchema".to_owned()
+    } else {
+        format!("inputSchema at {}", key.keys()[..at].join("."))
+    }
 }
 
 /// MSG-002: a message round-trips through the agent loop to a text result (`with: {contains}`

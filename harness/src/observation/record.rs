@@ -165,8 +165,8 @@ pub struct Observed {
     pub vars: Vars,
     /// The message tool's name per agent.
     pub message_tools: BTreeMap<String, String>,
-    /// The message tool's argument that carries the message (`message` when unset).
-    pub message_key: Option<String>,
+    /// Where the message tool's arguments carry the message (`message` when unset).
+    pub message_key: Option<crate::target::MessageKey>,
     /// The health tool's name.
     pub health_tool: String,
     /// Agent key → URL.

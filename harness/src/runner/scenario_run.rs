@@ -296,7 +296,10 @@ pub async fn run_one(
     let deployed_agents = s.spec.deployment.iter().flat_map(|d| d.agents.keys());
     for n in reach.agent_urls.keys().chain(deployed_agents) {
         vars.insert(format!("agents.{n}.message_tool"), target.message_tool(n));
-        vars.insert(format!("agents.{n}.message_key"), target.message_key());
+        vars.insert(
+            format!("agents.{n}.message_key"),
+            target.message_key().to_string(),
+        );
     }
     let live = steps.is_some();
     let cx = ScenarioContext {

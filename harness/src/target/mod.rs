@@ -4,6 +4,7 @@
 
 mod agent_module;
 mod launch;
+mod message_key;
 mod render;
 
 use std::collections::BTreeMap;
@@ -13,6 +14,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use message_key::MessageKey;
 pub use render::{Rendered, render_deployment};
 
 use crate::log_format::LogFormat;
@@ -60,7 +62,10 @@ pub struct TargetSpec {
     /// The message tool's arguments, templated: an object whose string values may hold
     /// `{message}` (the message sent) and `{agent}` (the agent's name), at any depth; other
     /// values are sent as written. Absent: `{"message": "{message}"}`. At least one string
-    /// must hold `{message}`.
+    /// must hold `{message}`. The message key (what MSG-001 wants the listed tool's
+    /// `inputSchema` to declare a required string) is the path of keys to the string that is
+    /// exactly `{message}`, at any depth (`{run_args: {message: "{message}"}}`:
+    /// `run_args.message`); none such: `message`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_arguments: Option<BTreeMap<String, serde_json::Value>>,
     /// Where the answer stands in the message tool's reply, when its text block is not the
@@ -305,18 +310,15 @@ impl Target {
         Some(Value::Object(args))
     }
 
-    /// The message tool's argument that carries the message: the top-level key of
-    /// `message_arguments` whose value is exactly `{message}` (default `message`).
-    pub fn message_key(&self) -> String {
+    /// Where the message tool's arguments carry the message: the path of keys, at any depth of
+    /// `message_arguments`, to the string that is exactly `{message}` (the shallowest; see
+    /// [`MessageKey::of_template`]), default `message`.
+    pub fn message_key(&self) -> MessageKey {
         self.spec
             .message_arguments
             .as_ref()
-            .and_then(|t| {
-                t.iter()
-                    .find(|(_, v)| v.as_str() == Some("{message}"))
-                    .map(|(k, _)| k.clone())
-            })
-            .unwrap_or_else(|| "message".to_owned())
+            .and_then(MessageKey::of_template)
+            .unwrap_or_default()
     }
 
     /// The profile's `reply_path`, parsed (checked when the profile was loaded).

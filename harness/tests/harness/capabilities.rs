@@ -113,6 +113,7 @@ fn no_pallas_only_check_judges_a_target_that_does_not_claim_it() {
         "fast-agent-latest",
         "agno",
         "langgraph",
+        "llamaindex",
         "mastra",
         "voltagent",
     ] {

@@ -375,6 +375,7 @@ fn reviewer_notes_match_the_verdicts_they_discuss() {
     for name in [
         "agno",
         "langgraph",
+        "llamaindex",
         "mastra",
         "fast-agent-0.7.22",
         "fast-agent-latest",
@@ -430,9 +431,17 @@ fn notes_that_a_changed_report_no_longer_supports_are_caught() {
 
 #[test]
 fn the_message_key_is_the_template_key_that_carries_the_message() {
-    assert_eq!(profile("").unwrap().message_key(), "message");
+    assert_eq!(profile("").unwrap().message_key().to_string(), "message");
     let t = profile("message_arguments: {agent_id: \"{agent}\", input: \"{message}\"}\n").unwrap();
-    assert_eq!(t.message_key(), "input");
+    assert_eq!(t.message_key().to_string(), "input");
+    // At any depth: the path of keys to the exact `{message}` string.
+    let t = profile("message_arguments: {run_args: {message: \"{message}\"}}\n").unwrap();
+    assert_eq!(t.message_key().keys(), ["run_args", "message"]);
+    assert_eq!(t.message_key().to_string(), "run_args.message");
+    assert_eq!(
+        t.message_arguments("research", "hi"),
+        json!({"run_args": {"message": "hi"}})
+    );
 }
 
 /// Renders a one-agent deployment asking for `instance_scope: request` with `t`; the text of

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 use super::*;
 use crate::checks::run_builtin as run;
 use crate::checks::{CheckSpec, Outcome};
+use crate::target::MessageKey;
 
 #[test]
 fn msg_002_wants_a_text_result_produced_by_the_model() {
@@ -287,8 +288,109 @@ fn msg_001_wants_the_targets_message_argument_required() {
     );
     let mut o = obs(vec![tools]);
     assert!(fails(&run("MSG-001", &CheckSpec::default(), &o)));
-    o.message_key = Some("input".into());
+    o.message_key = MessageKey::new(["input"]);
     assert_eq!(run("MSG-001", &CheckSpec::default(), &o), Outcome::Pass);
-    o.message_key = Some("message".into());
+    o.message_key = MessageKey::new(["message"]);
     assert!(fails(&run("MSG-001", &CheckSpec::default(), &o)));
+}
+
+/// A `list_tools` step listing `send_message` with `schema` as its inputSchema.
+fn listed(schema: Value) -> crate::observation::Observed {
+    let tools = step(
+        "tools",
+        "list_tools",
+        0,
+        1,
+        json!({"result": {"tools": [{"name": "send_message", "inputSchema": schema}]}}),
+    );
+    obs(vec![tools])
+}
+
+/// The inputSchema pydantic writes for a tool taking `run_args: RunArgs` where
+/// `RunArgs` has a required `message: str`: the nested model behind a `$ref` into `$defs`.
+fn nested_schema() -> Value {
+    json!({
+        "type": "object",
+        "$defs": {"RunArgs": {"type": "object", "title": "RunArgs",
+            "properties": {"message": {"type": "string", "title": "Message"}},
+            "required": ["message"]}},
+        "properties": {"run_args": {"$ref": "#/$defs/RunArgs"}},
+        "required": ["run_args"]
+    })
+}
+
+/// MSG-001 walks a nested message key (`run_args.message`) through the listed tool's
+/// inputSchema, following `$ref`s into its own `$defs`/`definitions`: each key a required
+/// property of its level, the last a string. Each broken variant fails; a reference it cannot
+/// follow is inconclusive, never a fail.
+#[test]
+fn msg_001_walks_a_nested_message_key_through_refs() {
+    let key = MessageKey::new(["run_args", "message"]);
+    let judge = |schema: Value| {
+        let mut o = listed(schema);
+        o.message_key = key.clone();
+        run("MSG-001", &CheckSpec::default(), &o)
+    };
+    assert_eq!(judge(nested_schema()), Outcome::Pass);
+    // The same under `definitions`, and inline without any `$ref`.
+    let mut old = nested_schema();
+    old["definitions"] = old["$defs"].take();
+    old["properties"]["run_args"]["$ref"] = json!("#/definitions/RunArgs");
+    assert_eq!(judge(old), Outcome::Pass);
+    let mut inline = nested_schema();
+    inline["properties"]["run_args"] = inline["$defs"]["RunArgs"].clone();
+    assert_eq!(judge(inline), Outcome::Pass);
+
+    // Broken: the nested key is missing.
+    let mut missing = nested_schema();
+    missing["$defs"]["RunArgs"]["properties"] = json!({"msg": {"type": "string"}});
+    missing["$defs"]["RunArgs"]["required"] = json!(["msg"]);
+    let Outcome::Fail(reason, evidence) = judge(missing) else {
+        panic!("a missing nested key fails");
+    };
+    assert!(reason.contains("`run_args.message`"), "{reason}");
+    assert!(
+        evidence[0]
+            .seen
+            .as_deref()
+            .is_some_and(|s| s.contains("inputSchema at run_args")),
+        "{evidence:?}"
+    );
+    // Broken: not a string.
+    let mut number = nested_schema();
+    number["$defs"]["RunArgs"]["properties"]["message"] = json!({"type": "integer"});
+    assert!(fails(&judge(number)));
+    // Broken: not required at the nested level, or not at the top.
+    let mut optional = nested_schema();
+    optional["$defs"]["RunArgs"]["required"] = json!([]);
+    assert!(fails(&judge(optional)));
+    let mut optional_top = nested_schema();
+    optional_top["required"] = json!([]);
+    assert!(fails(&judge(optional_top)));
+    // Broken: the outer key is missing.
+    let mut no_outer = nested_schema();
+    no_outer["properties"] = json!({"message": {"type": "string"}});
+    no_outer["required"] = json!(["message"]);
+    assert!(fails(&judge(no_outer)));
+
+    // Unresolvable: a reference outside the schema, or to a definition it lacks.
+    for r in ["https://example.com/run-args.json", "#/$defs/Missing"] {
+        let mut external = nested_schema();
+        external["properties"]["run_args"]["$ref"] = json!(r);
+        let Outcome::Inconclusive(why) = judge(external) else {
+            panic!("an unresolvable `$ref` ({r}) is inconclusive");
+        };
+        assert!(why.contains(r) && why.contains("$defs"), "{why}");
+    }
+    // Unresolvable: the level declares its properties through a combinator.
+    let mut combined = nested_schema();
+    combined["properties"]["run_args"] = json!({"allOf": [{"$ref": "#/$defs/RunArgs"}]});
+    let Outcome::Inconclusive(why) = judge(combined) else {
+        panic!("a combinator is not walked");
+    };
+    assert!(why.contains("allOf"), "{why}");
+    // A `$ref` cycle ends.
+    let mut cycle = nested_schema();
+    cycle["$defs"]["RunArgs"] = json!({"$ref": "#/$defs/RunArgs"});
+    assert!(matches!(judge(cycle), Outcome::Inconclusive(_)));
 }
