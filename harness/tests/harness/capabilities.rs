@@ -114,6 +114,8 @@ fn no_pallas_only_check_judges_a_target_that_does_not_claim_it() {
         "agno",
         "langgraph",
         "mastra",
+        "google-adk",
+        "ms-agent-framework",
     ] {
         assert!(
             profiles.iter().any(|(n, _)| n == name),
