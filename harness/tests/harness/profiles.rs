@@ -362,7 +362,6 @@ fn reviewer_notes_match_the_verdicts_they_discuss() {
         "agno",
         "langgraph",
         "mastra",
-        "google-adk",
         "ms-agent-framework",
         "fast-agent-0.7.22",
         "fast-agent-latest",
