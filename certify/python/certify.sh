@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Certify a Python agent runtime served over MCP (Agno AgentOS, LangGraph Server) with the kit.
-# Called by .ci/certify-agno and .ci/certify-langgraph, which set:
+# Certify a Python agent runtime served over MCP (Agno AgentOS, LangGraph Server, Google ADK,
+# Microsoft Agent Framework) with the kit. Called by .ci/certify-agno, -langgraph, -google-adk and
+# -ms-agent-framework, which set:
 #
 #   NAME      report and profile name (scenarios/targets/NAME.yaml, docs/certification/NAME.*)
 #   PACKAGE   the PyPI distribution whose version the report names (e.g. agno)
@@ -43,7 +44,7 @@ jobs=${CERTIFY_JOBS:-auto}
 out="$root/reports"
 filters=()
 usage() {
-  sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 while [ $# -gt 0 ]; do

@@ -116,6 +116,8 @@ fn no_pallas_only_check_judges_a_target_that_does_not_claim_it() {
         "llamaindex",
         "mastra",
         "voltagent",
+        "google-adk",
+        "ms-agent-framework",
     ] {
         assert!(
             profiles.iter().any(|(n, _)| n == name),

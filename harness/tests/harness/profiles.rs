@@ -377,6 +377,7 @@ fn reviewer_notes_match_the_verdicts_they_discuss() {
         "langgraph",
         "llamaindex",
         "mastra",
+        "ms-agent-framework",
         "fast-agent-0.7.22",
         "fast-agent-latest",
         "pallas-fastagent",
