@@ -258,8 +258,10 @@ impl Admission {
     }
 
     /// Whether another scenario above the floor may start: each look of [`LOOK`] at a mostly
-    /// idle CPU allows as many as its idle cores, and the next look begins when they are used
-    /// (so it sees their load).
+    /// idle CPU allows two per idle core (a scenario spends most of its time waiting on its
+    /// implementation and mocks: one per core admitted at most 20 a second per core, the bound of
+    /// a suite of short scenarios), and the next look begins when they are used (so it sees
+    /// their load).
     fn idle_enough(&self) -> bool {
         let Ok(mut w) = self.cpu.lock() else {
             return false;
@@ -279,7 +281,7 @@ impl Admission {
             if idle < IDLE_ENOUGH || idle_cores == 0 {
                 return false;
             }
-            w.budget = idle_cores;
+            w.budget = idle_cores * 2;
         }
         w.budget -= 1;
         if w.budget == 0 {
