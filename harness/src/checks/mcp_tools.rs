@@ -244,10 +244,11 @@ pub(super) fn mcp_tool_inputs(c: &CheckSpec, o: &Observed) -> Outcome {
             continue;
         }
         // Refused with another JSON-RPC error: validated, but not reported the way the tools
-        // page says input validation errors are (SHOULD). Executed: not validated.
+        // page says input validation errors are, and the schema's isError SHOULD asks. Executed: not
+        // validated.
         if jsonrpc_error(s).is_some() {
             return Outcome::breaks(
-                "mcp.input-validation-tool-error",
+                "mcp.tool-execution-errors",
                 format!(
                     "`{}` sent arguments its inputSchema rejects and got JSON-RPC error {} instead of an isError result or -32602",
                     s.name,

@@ -140,12 +140,22 @@ fn message_property<'a>(schema: &'a Value, key: &MessageKey) -> Walked<'a> {
         }
     }
     match resolve_ref(schema, node) {
-        Ok(leaf) if leaf.get("type").and_then(Value::as_str) == Some("string") => Walked::String,
+        Ok(leaf) if takes_a_string(leaf) => Walked::String,
         Ok(leaf) => Walked::Broken {
             level: leaf,
             at: key.keys().len(),
         },
         Err(why) => Walked::Unresolved(why),
+    }
+}
+
+/// A schema whose `type` is `string`, or a list of types holding `string` (pydantic's
+/// `Optional[str]` is `["string", "null"]`): a string message is valid against it.
+fn takes_a_string(schema: &Value) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => t == "string",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "string"),
+        _ => false,
     }
 }
 
@@ -229,15 +239,14 @@ pub(super) fn msg_round_trip(c: &CheckSpec, o: &Observed) -> Outcome {
                 vec![Evidence::new(&s.name, "a tool result", excerpt(e, 240))],
             );
         }
+        // The profile says where the answer stands in the reply; a reply it cannot be read in
+        // is a profile and implementation that disagree, not a breach of a rule: no verdict.
         if let Some(why) = s.observation.reply_error() {
-            return fail(
-                format!("`{}` did not come back as a text result: {why}", s.name),
-                vec![Evidence::new(
-                    &s.name,
-                    "isError false, a text block holding the answer where the profile's `reply_path` reads it",
-                    excerpt(result_or_null(s), 300),
-                )],
-            );
+            return Outcome::Error(format!(
+                "`{}`: the answer could not be read where the profile's `reply_path` says ({why}); the result was {}",
+                s.name,
+                excerpt(result_or_null(s), 300)
+            ));
         }
         let text = s.observation.text().unwrap_or("");
         if is_error_result(s) || text.is_empty() {
@@ -441,6 +450,17 @@ pub(super) fn msg_provider_failure(c: &CheckSpec, o: &Observed) -> Outcome {
 
 /// MSG-005: `{agent}_history` holds every earlier message and reply sent to the agent (a
 /// request-scoped agent has none).
+/// A message call that ended before `h` began with an answer read: no harness error, no
+/// `isError`, not cancelled, and (with a profile's `reply_path`) its answer readable.
+fn answered_before(s: &StepRecord, h: &StepRecord) -> bool {
+    matches!(s.action(), Some(StepAction::Send(_)))
+        && s.ended_at <= h.started_at
+        && s.error.is_none()
+        && !is_error_result(s)
+        && !cancelled(s)
+        && s.observation.reply_error().is_none()
+}
+
 pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
     // `history:` steps, and `request:` steps getting a `*_history` prompt.
     let steps: Vec<&StepRecord> = steps_of(o, c, &[ActionKind::History, ActionKind::Request])
@@ -531,16 +551,11 @@ pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
         let history = result_text(h);
         let scoped = scope.is_some_and(|sc| sc != InstanceScope::Shared);
         for s in o.steps.iter().filter(|s| {
-            matches!(s.action(), Some(StepAction::Send(_)))
-                && (if scoped {
-                    s.agent == h.agent
-                } else {
-                    agent_of(&s.agent) == h_agent
-                })
-                && s.ended_at <= h.started_at
-                && s.error.is_none()
-                && !is_error_result(s)
-                && !cancelled(s)
+            (if scoped {
+                s.agent == h.agent
+            } else {
+                agent_of(&s.agent) == h_agent
+            }) && answered_before(s, h)
         }) {
             judged += 1;
             let msg = match s.action() {

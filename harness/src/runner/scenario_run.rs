@@ -431,14 +431,26 @@ async fn observe(
 }
 
 /// Every JSON-RPC message received, with its negotiated version and the method it answers.
+///
+/// The JSON body of an HTTP error (a status outside 2xx) counts only when it is a JSON-RPC
+/// message (it has `jsonrpc`): MCP's transport answers a request it cannot accept with an HTTP
+/// error status, whose body "MAY comprise a JSON-RPC _error response_" — any other body is no
+/// message of the protocol to judge.
 fn received_messages(
     recorder: &Recorder,
     versions: &BTreeMap<String, String>,
 ) -> Vec<ReceivedMessage> {
     let mut sent_methods: BTreeMap<(String, String), String> = BTreeMap::new();
+    let mut http_errors: std::collections::BTreeSet<u64> = std::collections::BTreeSet::new();
     let mut received = Vec::new();
     for o in recorder.take() {
         match o.kind {
+            WireEventKind::Http(h) if h.status.is_some_and(|s| !(200..300).contains(&s)) => {
+                http_errors.insert(o.seq);
+            }
+            WireEventKind::Received {
+                message, http_seq, ..
+            } if http_errors.contains(&http_seq) && message.get("jsonrpc").is_none() => {}
             WireEventKind::Sent(v) => {
                 if let (Some(id), Some(m)) = (v.get("id"), v.get("method").and_then(|m| m.as_str()))
                 {
@@ -617,5 +629,59 @@ mod tests {
         };
         assert_eq!(messages_sent(&steps), 1 + 3 + 1);
         assert_eq!(messages_sent(&[]), 0);
+    }
+
+    /// An HTTP error's JSON body is a message to judge only when it is JSON-RPC; a 2xx body
+    /// always is.
+    #[test]
+    fn an_http_errors_body_counts_as_a_message_only_when_it_is_json_rpc() {
+        use crate::client::{Recorder, WireEventKind};
+        use serde_json::json;
+        let rec = Recorder::new();
+        let answer = |status: u16, body: serde_json::Value| {
+            let seq = rec.record("a", WireEventKind::Http(http(status)));
+            rec.record(
+                "a",
+                WireEventKind::Received {
+                    message: std::sync::Arc::new(body.into()),
+                    sse_event_id: None,
+                    http_seq: seq,
+                },
+            );
+        };
+        answer(404, json!({"error": "Session not found"}));
+        answer(
+            400,
+            json!({"jsonrpc": "2.0", "error": {"code": -32000, "message": "Bad Request"}}),
+        );
+        answer(200, json!({"error": "not JSON-RPC either"}));
+        let kept: Vec<String> = super::received_messages(&rec, &Default::default())
+            .iter()
+            .map(|m| m.message.root().to_value().to_string())
+            .collect();
+        assert_eq!(
+            kept,
+            vec![
+                json!({"jsonrpc": "2.0", "error": {"code": -32000, "message": "Bad Request"}})
+                    .to_string(),
+                json!({"error": "not JSON-RPC either"}).to_string(),
+            ]
+        );
+    }
+
+    fn http(status: u16) -> crate::client::HttpExchange {
+        crate::client::HttpExchange {
+            method: "POST".into(),
+            url: "http://127.0.0.1:1/mcp".into(),
+            request_headers: Vec::new(),
+            request_body: None,
+            status: Some(status),
+            response_headers: Vec::new(),
+            content_type: Some("application/json".into()),
+            response_body: None,
+            elapsed_ms: 0.0,
+            completed_ms: None,
+            error: None,
+        }
     }
 }

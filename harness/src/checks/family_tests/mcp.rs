@@ -142,7 +142,7 @@ fn mcp_007_classifies_calls_against_the_listed_tools() {
     ]);
     assert!(breaks(
         &run("MCP-011", &CheckSpec::default(), &o),
-        "mcp.input-validation-tool-error"
+        "mcp.tool-execution-errors"
     ));
     // An unknown tool's error whose code is not an integer breaks the MUST of MCP-007.
     let o = obs(vec![
