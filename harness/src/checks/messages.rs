@@ -39,6 +39,13 @@ pub(super) fn message_tool_listed(c: &CheckSpec, o: &Observed) -> Outcome {
             .into_iter()
             .find(|t| t.get("name").and_then(JsonRef::as_str) == Some(want.as_str()))
         else {
+            if want != "send_message" {
+                // A name the profile gives: the profile and the implementation disagree.
+                return Outcome::Error(format!(
+                    "`{}`: no tool named `{want}` (the profile's `message_tool`) is listed",
+                    s.name
+                ));
+            }
             return fail(
                 format!("`{want}` is not listed"),
                 vec![Evidence::new(
@@ -55,6 +62,17 @@ pub(super) fn message_tool_listed(c: &CheckSpec, o: &Observed) -> Outcome {
         let key = o.message_key.as_ref().unwrap_or(&default_key);
         match message_property(&schema, key) {
             Walked::String => {}
+            Walked::Broken { level, at } if *key != default_key => {
+                // A key the profile gives (seed 001's is `message`): where the profile says the
+                // message goes, the tool takes no required string — the profile and the
+                // implementation disagree, no verdict on the implementation.
+                return Outcome::Error(format!(
+                    "`{}`: `{want}` takes no required string at `{key}` (the profile's message key); {}: {}",
+                    s.name,
+                    level_name(key, at),
+                    excerpt(level, 300)
+                ));
+            }
             Walked::Broken { level, at } => {
                 return fail(
                     format!("`{key}` is not a required string"),

@@ -295,6 +295,39 @@ fn msg_001_wants_the_targets_message_argument_required() {
     assert_eq!(run("MSG-001", &CheckSpec::default(), &o), Outcome::Pass);
     o.message_key = MessageKey::new(["message"]);
     assert!(fails(&run("MSG-001", &CheckSpec::default(), &o)));
+    // A key of the profile's own that the tool does not take: the profile and the
+    // implementation disagree, an error (seed 001's `message` missing is the failure above).
+    o.message_key = MessageKey::new(["prompt"]);
+    assert!(matches!(
+        run("MSG-001", &CheckSpec::default(), &o),
+        Outcome::Error(r) if r.contains("`prompt`")
+    ));
+    // Seed 001's `send_message` not listed fails; a tool name the profile gives, not listed,
+    // is an error.
+    o.message_key = MessageKey::new(["input"]);
+    o.message_tools
+        .insert("research".into(), "ask_research".into());
+    assert!(matches!(
+        run("MSG-001", &CheckSpec::default(), &o),
+        Outcome::Error(r) if r.contains("`ask_research`")
+    ));
+    o.message_tools.insert("research".into(), "send_msg".into());
+    assert!(matches!(
+        run("MSG-001", &CheckSpec::default(), &o),
+        Outcome::Error(_)
+    ));
+    let unlisted = step(
+        "tools",
+        "list_tools",
+        0,
+        1,
+        json!({"result": {"tools": [{"name": "other", "inputSchema": {"type": "object"}}]}}),
+    );
+    assert!(fails(&run(
+        "MSG-001",
+        &CheckSpec::default(),
+        &obs(vec![unlisted])
+    )));
 }
 
 /// A `list_tools` step listing `send_message` with `schema` as its inputSchema.
@@ -344,25 +377,24 @@ fn msg_001_walks_a_nested_message_key_through_refs() {
     inline["properties"]["run_args"] = inline["$defs"]["RunArgs"].clone();
     assert_eq!(judge(inline), Outcome::Pass);
 
-    // Broken: the nested key is missing.
+    // Broken where the profile says the message goes: the profile and the implementation
+    // disagree (a key of the profile's, not seed 001's `message`), an error naming where.
+    let disagree =
+        |o: Outcome| matches!(o, Outcome::Error(ref r) if r.contains("`run_args.message`"));
     let mut missing = nested_schema();
     missing["$defs"]["RunArgs"]["properties"] = json!({"msg": {"type": "string"}});
     missing["$defs"]["RunArgs"]["required"] = json!(["msg"]);
-    let Outcome::Fail(reason, evidence) = judge(missing) else {
-        panic!("a missing nested key fails");
+    let Outcome::Error(reason) = judge(missing) else {
+        panic!("a missing nested key is an error");
     };
-    assert!(reason.contains("`run_args.message`"), "{reason}");
     assert!(
-        evidence[0]
-            .seen
-            .as_deref()
-            .is_some_and(|s| s.contains("inputSchema at run_args")),
-        "{evidence:?}"
+        reason.contains("`run_args.message`") && reason.contains("inputSchema at run_args"),
+        "{reason}"
     );
     // Broken: not a string.
     let mut number = nested_schema();
     number["$defs"]["RunArgs"]["properties"]["message"] = json!({"type": "integer"});
-    assert!(fails(&judge(number)));
+    assert!(disagree(judge(number)));
     // A list of types holding `string` (pydantic's `Optional[str]`) takes a string; one
     // without it does not.
     let mut nullable = nested_schema();
@@ -371,19 +403,19 @@ fn msg_001_walks_a_nested_message_key_through_refs() {
     let mut nullable_number = nested_schema();
     nullable_number["$defs"]["RunArgs"]["properties"]["message"] =
         json!({"type": ["integer", "null"]});
-    assert!(fails(&judge(nullable_number)));
+    assert!(disagree(judge(nullable_number)));
     // Broken: not required at the nested level, or not at the top.
     let mut optional = nested_schema();
     optional["$defs"]["RunArgs"]["required"] = json!([]);
-    assert!(fails(&judge(optional)));
+    assert!(disagree(judge(optional)));
     let mut optional_top = nested_schema();
     optional_top["required"] = json!([]);
-    assert!(fails(&judge(optional_top)));
+    assert!(disagree(judge(optional_top)));
     // Broken: the outer key is missing.
     let mut no_outer = nested_schema();
     no_outer["properties"] = json!({"message": {"type": "string"}});
     no_outer["required"] = json!(["message"]);
-    assert!(fails(&judge(no_outer)));
+    assert!(disagree(judge(no_outer)));
 
     // Unresolvable: a reference outside the schema, or to a definition it lacks.
     for r in ["https://example.com/run-args.json", "#/$defs/Missing"] {
