@@ -347,7 +347,7 @@ pub async fn run_cli(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8
             let (loaded, what) = if paths.is_empty() {
                 (crate::suite::load(), "in the embedded suite")
             } else {
-                (scenario::load_paths(&paths), "on disk")
+                (crate::suite::load_paths(&paths), "on disk")
             };
             match loaded {
                 Ok(s) => {
@@ -424,7 +424,7 @@ async fn run_command(args: RunArgs, out: &mut impl Write, err: &mut impl Write) 
         (crate::suite::load(), crate::suite::SuiteSource::Embedded)
     } else {
         (
-            scenario::load_paths(&args.paths),
+            crate::suite::load_paths(&args.paths),
             crate::suite::SuiteSource::Files,
         )
     };

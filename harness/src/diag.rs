@@ -100,6 +100,17 @@ pub fn offset_of(text: &str, line: usize, column: usize) -> Option<usize> {
     None
 }
 
+/// Line and column (1-based) of the first occurrence of `needle` in `text` at or after line
+/// `from_line`; `(from_line, 1)` when there is none.
+pub fn find_from(text: &str, needle: &str, from_line: usize) -> (usize, usize) {
+    for (i, l) in text.lines().enumerate().skip(from_line.saturating_sub(1)) {
+        if let Some(c) = l.find(needle) {
+            return (i + 1, l[..c].chars().count() + 1);
+        }
+    }
+    (from_line, 1)
+}
+
 /// The closest candidate to `word` (Jaro-Winkler ≥ 0.8 or edit distance ≤ 2).
 pub fn did_you_mean<'a>(
     word: &str,

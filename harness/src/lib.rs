@@ -11,8 +11,8 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use pallas_conformance::{runner, scenario, target};
-//! let scenarios = scenario::load_paths(&["scenarios".into()])?;
+//! use pallas_conformance::{runner, suite, target};
+//! let scenarios = suite::load_paths(&["scenarios".into()])?;
 //! let profile = target::load("scenarios/targets/mock-agent.yaml".as_ref())?;
 //! let run = runner::run(&scenarios, &profile, &runner::RunOptions::default()).await;
 //! assert!(run.exit_code() == pallas_conformance::exit::SUCCESS);

@@ -2,7 +2,9 @@
 //! profiles (`targets/`), compiled into the binary by `build.rs` and versioned with the kit.
 //! `run` with no scenario path runs it, `scenarios export DIR` writes it out, and its digest
 //! (SHA-256 of a `sha256sum`-style manifest of the files, see `build.rs`) is printed by
-//! `--version` and named in every report.
+//! `--version` and named in every report. Loading a suite, embedded or on disk, validates each
+//! scenario as a file ([`scenario::parse_str`]) and each check entry's `with:` against the
+//! parameters its check declares ([`crate::checks::with_errors`]).
 
 use std::path::{Path, PathBuf};
 
@@ -89,10 +91,42 @@ pub fn load() -> Result<Vec<Scenario>, InvalidFiles> {
             .filter(|(rel, _)| is_scenario(rel))
             .map(|(rel, text)| {
                 let file = format!("{PREFIX}/{rel}");
-                let loaded = scenario::parse_str(&file, text);
+                let loaded = parse_str(&file, text);
                 (file, loaded, move || (*text).to_owned())
             }),
     )
+}
+
+/// Parses and validates one scenario from text (`file` names it in diagnostics), the `with:`
+/// of its check entries included.
+pub fn parse_str(file: &str, text: &str) -> Result<Scenario, InvalidFiles> {
+    let loaded = scenario::parse_str(file, text)?;
+    let errors = crate::checks::with_errors(&loaded, text);
+    if errors.is_empty() {
+        Ok(loaded)
+    } else {
+        Err(InvalidFiles { errors })
+    }
+}
+
+/// Reads and validates one scenario file, as [`parse_str`].
+pub fn load_file(path: &Path) -> Result<Scenario, InvalidFiles> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse_str(&path.display().to_string(), &text),
+        // The file format's loader says why it cannot be read.
+        Err(_) => scenario::load_file(path),
+    }
+}
+
+/// Loads and validates every scenario under `paths` ([`scenario::discover`]), as [`parse_str`]:
+/// all problems of all files are reported together, and a duplicated `id` is an error.
+pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<Scenario>, InvalidFiles> {
+    scenario::collect(scenario::discover(paths).into_iter().map(|path| {
+        let loaded = load_file(&path);
+        (path.display().to_string(), loaded, move || {
+            std::fs::read_to_string(&path).unwrap_or_default()
+        })
+    }))
 }
 
 /// Writes the embedded suite under `dir` (created if needed). Refuses to replace an existing

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use pallas_conformance::client::{CallOptions, Era, McpConnection, Recorder, WireClient};
 use pallas_conformance::record::{self, Naming, Proxy};
-use pallas_conformance::scenario;
+use pallas_conformance::suite;
 use pallas_mocks::{McpMock, McpMockSpec};
 use serde_json::json;
 
@@ -88,7 +88,7 @@ async fn a_session_through_the_proxy_becomes_a_valid_scenario_without_its_bearer
     record::write(&recorded, &naming, &path).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(!text.contains(BEARER), "{text}");
-    let loaded = scenario::load_paths(&[path]).expect("the scenario validates");
+    let loaded = suite::load_paths(&[path]).expect("the scenario validates");
     assert_eq!(loaded.len(), 1);
     let doc: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
     let steps = doc["steps"].as_array().unwrap();

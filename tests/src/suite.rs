@@ -64,7 +64,7 @@ pub fn pack_scenario_files(root: &Path, pack: &str) -> Vec<PathBuf> {
 
 /// Loads one scenario file, with its diagnostics rendered as plain text on error.
 pub fn load_scenario(path: &Path) -> Result<Scenario, SuiteError> {
-    scenario::load_file(path).map_err(|e| SuiteError::Scenario {
+    pallas_conformance::suite::load_file(path).map_err(|e| SuiteError::Scenario {
         message: e.render_plain(),
     })
 }

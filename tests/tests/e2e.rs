@@ -259,7 +259,7 @@ fn table_trials(shared: &Arc<Shared>) -> Vec<Trial> {
         "table::every_scenario_file_loads_with_a_unique_id",
         move || {
             let files = suite::scenario_files(&s.root);
-            pallas_conformance::scenario::load_paths(&[s.root.join("scenarios")])
+            pallas_conformance::suite::load_paths(&[s.root.join("scenarios")])
                 .map_err(|e| Failed::from(e.render_plain()))?;
             if files.len() != s.scenarios.len() {
                 return Err(format!("{} files, {} loaded", files.len(), s.scenarios.len()).into());

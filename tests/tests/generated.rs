@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use pallas_conformance::runner::{self, RunOptions};
-use pallas_conformance::scenario;
 use pallas_e2e::generated::{self, Budget, Case, Found};
 use pallas_e2e::suite::{self, AllowedWarnings};
 
@@ -60,7 +59,7 @@ fn run_texts(
     let mut scenarios = Vec::new();
     let mut out: Vec<Option<Result<(), String>>> = Vec::new();
     for (file, text) in texts {
-        match scenario::parse_str(file, text) {
+        match pallas_conformance::suite::parse_str(file, text) {
             Ok(s) => {
                 scenarios.push(s);
                 out.push(None);
@@ -188,7 +187,7 @@ fn a_break_only_other_inputs_reach_is_found_shrunk_and_written_as_a_reproducing_
     // The file written out is an ordinary scenario: it loads, fails against the defect and
     // passes against the clean reference.
     let path = write_out(&found);
-    let loaded = scenario::load_file(&path);
+    let loaded = pallas_conformance::suite::load_file(&path);
     assert!(loaded.is_ok(), "{} loads", path.display());
     let text = std::fs::read_to_string(&path).unwrap_or_default();
     let name = path.display().to_string();

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use pallas_conformance::checks::Verdict;
 use pallas_conformance::runner::{self, RunEvent, RunOptions, RunResult};
-use pallas_conformance::{report, scenario, target};
+use pallas_conformance::{report, suite, target};
 
 /// One mode: the verdict a check must have (by check id or title prefix), and what its reason
 /// must say.
@@ -193,7 +193,7 @@ struct Figures {
 )]
 fn run_mode(rt: &tokio::runtime::Runtime, m: &Mode) -> Result<Figures, String> {
     let root = root();
-    let scen = scenario::load_file(&root.join("tests/scenarios/hostile.yaml"))
+    let scen = suite::load_file(&root.join("tests/scenarios/hostile.yaml"))
         .map_err(|e| e.render_plain())?;
     let mut tgt =
         target::load(&root.join("tests/targets/hostile.yaml")).map_err(|e| e.render_plain())?;

@@ -96,7 +96,7 @@ fn named_paths(text: &str, here: &[String], is_mod_file: bool) -> Vec<Vec<String
     let mut i = 0;
     while i < bytes.len() {
         let rest = &text[i..];
-        let (prefix, base): (&str, Vec<String>) = if rest.starts_with("crate::") {
+        let (prefix, mut base): (&str, Vec<String>) = if rest.starts_with("crate::") {
             ("crate::", Vec::new())
         } else if rest.starts_with("super::") {
             // `super` of `a/b.rs` (a::b) is `a`; of `a/b/mod.rs` (a::b) it is `a` too.
@@ -120,6 +120,13 @@ fn named_paths(text: &str, here: &[String], is_mod_file: bool) -> Vec<Vec<String
             .next_back()
             .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':');
         i += prefix.len();
+        if prefix == "super::" {
+            // `super::super::…` climbs once more for each further `super`.
+            while text[i..].starts_with("super::") {
+                base.pop();
+                i += "super::".len();
+            }
+        }
         if standalone {
             let mut paths = Vec::new();
             i += parse_tree(&text[i..], base, &mut paths);
@@ -142,8 +149,16 @@ fn parse_tree(s: &str, base: Vec<String>, out: &mut Vec<Vec<String>>) -> usize {
             path.push(ident.clone());
             i += ident.len();
         }
-        if s[i..].starts_with("::{") {
-            i += 3;
+        // `a::{…}`, or a group right after the prefix (`super::{a, b}`).
+        let group = if s[i..].starts_with("::{") {
+            Some(3)
+        } else if ident.is_empty() && s[i..].starts_with('{') {
+            Some(1)
+        } else {
+            None
+        };
+        if let Some(open) = group {
+            i += open;
             loop {
                 let ws = s[i..].len() - s[i..].trim_start().len();
                 i += ws;
@@ -260,8 +275,10 @@ fn no_crate_has_an_import_circle_between_its_modules_at_any_depth() {
     }
 }
 
-/// What the non-test code of the modules under `folder` (a module of `src`) names in that
-/// folder's own `mod.rs`: `(child file, item)` for every reference from a child to its parent.
+/// What the non-test code of the modules under `folder` (a module of `src`) names of an
+/// ancestor inside that folder (the folder's own `mod.rs`, or a module between it and the
+/// file): `(child file, what)` for every reference from a child to an ancestor — an item of
+/// it, or the module itself (`use super::*`, `use crate::checks`).
 fn references_to_the_front_door(src: &Path, folder: &[&str]) -> Vec<(String, String)> {
     let dir = folder.iter().fold(src.to_path_buf(), |d, f| d.join(f));
     let mut files = Vec::new();
@@ -293,8 +310,14 @@ fn references_to_the_front_door(src: &Path, folder: &[&str]) -> Vec<(String, Str
             while !module.is_empty() && !modules.contains(&module) {
                 module.pop();
             }
-            if module == parent && path.len() > parent.len() {
-                out.push((rel.display().to_string(), path[parent.len()].clone()));
+            let ancestor = module.len() < here.len()
+                && module.starts_with(&parent)
+                && here.starts_with(&module);
+            if ancestor {
+                let what = path
+                    .get(module.len())
+                    .map_or_else(|| format!("{}::*", module.join("::")), Clone::clone);
+                out.push((rel.display().to_string(), what));
             }
         }
     }
@@ -302,13 +325,54 @@ fn references_to_the_front_door(src: &Path, folder: &[&str]) -> Vec<(String, Str
 }
 
 /// `harness/src/checks/` has a front door only: its `mod.rs` declares and re-exports; the
-/// families and shared modules name each other, never an item of the parent.
+/// families and shared modules name each other, never the parent or an item of it (no
+/// child ↔ parent loop: the parent names its children, so a child naming an ancestor closes one).
 #[test]
 fn the_checks_folder_has_a_front_door_only() {
     let refs = references_to_the_front_door(&root().join("harness/src"), &["checks"]);
     assert!(
         refs.is_empty(),
         "children of checks/ name items of checks/mod.rs (name the sibling module that defines them): {refs:?}"
+    );
+}
+
+#[test]
+fn a_reference_to_an_ancestor_is_counted_glob_or_item() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    std::fs::create_dir_all(src.join("checks/deep")).unwrap();
+    std::fs::write(src.join("lib.rs"), "pub mod checks;").unwrap();
+    std::fs::write(
+        src.join("checks/mod.rs"),
+        "mod a; mod deep; pub struct Item;",
+    )
+    .unwrap();
+    std::fs::write(src.join("checks/a.rs"), "use std::fmt;").unwrap();
+    std::fs::write(src.join("checks/deep/mod.rs"), "mod leaf;").unwrap();
+    std::fs::write(
+        src.join("checks/deep/leaf.rs"),
+        "use super::super::a; use crate::checks::a::f;",
+    )
+    .unwrap();
+    assert_eq!(references_to_the_front_door(src, &["checks"]), vec![]);
+    std::fs::write(src.join("checks/a.rs"), "use super::*;").unwrap();
+    std::fs::write(
+        src.join("checks/deep/leaf.rs"),
+        "use crate::checks::Item; use super::*; use super::super::a;",
+    )
+    .unwrap();
+    let mut refs = references_to_the_front_door(src, &["checks"]);
+    refs.sort();
+    assert_eq!(
+        refs,
+        vec![
+            ("checks/a.rs".to_owned(), "checks::*".to_owned()),
+            ("checks/deep/leaf.rs".to_owned(), "Item".to_owned()),
+            (
+                "checks/deep/leaf.rs".to_owned(),
+                "checks::deep::*".to_owned()
+            ),
+        ]
     );
 }
 
@@ -331,6 +395,11 @@ fn paths_resolve_through_groups_super_and_self() {
         false,
     );
     let joined: Vec<String> = paths.iter().map(|p| p.join("::")).collect();
+    let climbed = named_paths("use super::super::net::Ca;", &here, false);
+    assert_eq!(climbed, vec![vec!["net".to_owned(), "Ca".to_owned()]]);
+    let grouped = named_paths("use super::{source, error::Position};", &here, false);
+    let grouped: Vec<String> = grouped.iter().map(|p| p.join("::")).collect();
+    assert_eq!(grouped, ["config::source", "config::error::Position"]);
     assert!(
         joined.contains(&"config::source::SourceFile".to_owned()),
         "{joined:?}"

@@ -17,7 +17,7 @@ use pallas_conformance::client::{
 use pallas_conformance::load::deploy::{self, DeployOptions, Deployed};
 use pallas_conformance::record::{self, Naming, Proxy};
 use pallas_conformance::runner::{self, RunOptions, ScenarioResult};
-use pallas_conformance::{scenario, target::Target};
+use pallas_conformance::target::Target;
 use pallas_e2e::suite;
 use serde_json::json;
 
@@ -55,8 +55,8 @@ async fn replay(
     record::write(recorded, &naming(id), &path).expect("written");
     let text = std::fs::read_to_string(&path).expect("read");
     assert!(!text.contains(BEARER), "the bearer was written:\n{text}");
-    let scenarios =
-        scenario::load_paths(std::slice::from_ref(&path)).expect("the recorded scenario loads");
+    let scenarios = pallas_conformance::suite::load_paths(std::slice::from_ref(&path))
+        .expect("the recorded scenario loads");
     let opts = RunOptions {
         registry_url: Some(registry.to_owned()),
         jobs: 1,

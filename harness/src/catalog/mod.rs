@@ -4,8 +4,6 @@
 //! IDs never change meaning once published; new rules get new IDs. `pallas-conformance checks`
 //! lists this table.
 
-pub mod params;
-
 pub use crate::rules::{CheckDef, Evaluation, family_of};
 
 /// Every check, ordered by family then number (empty if the bundled rules failed to load,

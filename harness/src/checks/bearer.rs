@@ -2,22 +2,39 @@
 
 use std::collections::BTreeSet;
 
+use schemars::JsonSchema;
+use serde::Deserialize;
+
 use super::common::*;
+use super::params::OneOrMany;
 use super::premise;
 use super::value::Check;
 use super::verdict::{Evidence, Outcome};
-use crate::catalog::params;
 use crate::observation::{Observed, StepRecord};
 use crate::scenario::template::render;
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
 
 /// The checks of this family: evaluator and premise.
 pub(super) const CHECKS: &[Check] = &[
-    Check::new("AUTH-001", auth_forwarded).premise(premise::downstream_call),
-    Check::new("AUTH-002", auth_not_leaked).premise(premise::downstream_call),
-    Check::new("AUTH-003", auth_explicit).premise(premise::downstream_call),
-    Check::new("AUTH-004", auth_isolation).premise(premise::downstream_call),
-    Check::new("AUTH-005", auth_none).premise(premise::downstream_call),
+    Check::new("AUTH-001", auth_forwarded)
+        .premise(premise::downstream_call)
+        .params::<AuthForwarded>()
+        .by_default("— (`server` is required)"),
+    Check::new("AUTH-002", auth_not_leaked)
+        .premise(premise::downstream_call)
+        .params::<AuthNotLeaked>()
+        .by_default("every server without `forward_inbound_auth` or an explicit `Authorization`"),
+    Check::new("AUTH-003", auth_explicit)
+        .premise(premise::downstream_call)
+        .params::<AuthExplicit>()
+        .by_default("every server with an explicit `Authorization` header; that header, templated"),
+    Check::new("AUTH-004", auth_isolation)
+        .premise(premise::downstream_call)
+        .by_default("(use `steps:` with `for_each`) selected bearer-carrying calls: headers echoed in their result are their own; every bearer in the journals belongs to a call running at that time"),
+    Check::new("AUTH-005", auth_none)
+        .premise(premise::downstream_call)
+        .params::<AuthNone>()
+        .by_default("every bearer-less send; every `forward_inbound_auth` server; requests that overlap a bearer-carrying call are not attributed"),
     Check::new("AUTH-006", auth_probes).premise(premise::health_probe),
     Check::new("AUTH-007", |_, o| logs_clean(o)),
     Check::new("AUTH-008", auth_not_to_llm),
@@ -28,7 +45,7 @@ pub(super) fn bearers(o: &Observed) -> Vec<String> {
 }
 
 pub(super) fn auth_forwarded(c: &CheckSpec, o: &Observed) -> Outcome {
-    let p: params::AuthForwarded = match params(c) {
+    let p: AuthForwarded = match params(c) {
         Ok(p) => p,
         Err(o) => return o,
     };
@@ -92,7 +109,7 @@ pub(super) fn auth_not_leaked(c: &CheckSpec, o: &Observed) -> Outcome {
     if tokens.is_empty() {
         return na("bearer-carrying");
     }
-    let p: params::AuthNotLeaked = match params(c) {
+    let p: AuthNotLeaked = match params(c) {
         Ok(p) => p,
         Err(o) => return o,
     };
@@ -272,7 +289,7 @@ pub(super) fn auth_explicit(c: &CheckSpec, o: &Observed) -> Outcome {
             .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
             .map(|(_, v)| render(v, &o.vars).unwrap_or_else(|_| v.clone()))
     };
-    let p: params::AuthExplicit = match params(c) {
+    let p: AuthExplicit = match params(c) {
         Ok(p) => p,
         Err(o) => return o,
     };
@@ -417,7 +434,7 @@ pub(super) fn auth_isolation(c: &CheckSpec, o: &Observed) -> Outcome {
 /// AUTH-005: a call without a bearer forwards none, even after calls that had one
 /// (`with: {step, server}`; default: every bearer-less send and every opted-in server).
 pub(super) fn auth_none(c: &CheckSpec, o: &Observed) -> Outcome {
-    let p: params::AuthNone = match params(c) {
+    let p: AuthNone = match params(c) {
         Ok(p) => p,
         Err(o) => return o,
     };
@@ -528,4 +545,40 @@ pub(super) fn auth_none(c: &CheckSpec, o: &Observed) -> Outcome {
         ));
     }
     Outcome::Pass
+}
+
+/// The `with:` parameters of `AUTH-001`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AuthForwarded {
+    /// The downstream server (mock name) that must receive each inbound bearer (required).
+    pub(super) server: Option<String>,
+}
+
+/// The `with:` parameters of `AUTH-002`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AuthNotLeaked {
+    /// The server that must never see an inbound bearer.
+    pub(super) server: Option<String>,
+}
+
+/// The `with:` parameters of `AUTH-003`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AuthExplicit {
+    /// The server with an explicit `Authorization` header.
+    pub(super) server: Option<String>,
+    /// The header value it must receive (templated); default: the configured one.
+    pub(super) header: Option<String>,
+}
+
+/// The `with:` parameters of `AUTH-005`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AuthNone {
+    /// Bearer-less steps to judge (names or globs).
+    pub(super) step: Option<OneOrMany>,
+    /// The forwarding server that must receive no bearer.
+    pub(super) server: Option<String>,
 }

@@ -36,7 +36,7 @@ pub(super) fn fail(reason: impl Into<String>, ev: Vec<Evidence>) -> Outcome {
 pub(super) fn params<T: serde::de::DeserializeOwned + Default>(
     c: &CheckSpec,
 ) -> Result<T, Outcome> {
-    crate::catalog::params::read(c.with.as_ref()).map_err(|e| Outcome::Error(e.to_string()))
+    super::params::read(c.with.as_ref()).map_err(|e| Outcome::Error(e.to_string()))
 }
 
 pub(super) fn progress_of(s: &StepRecord) -> Vec<JsonRef<'_>> {
@@ -53,9 +53,9 @@ pub(super) const MCP_ACTIONS: &[ActionKind] = &ActionKind::MCP;
 /// Steps named by a `with:` step parameter (names or globs), when it is present.
 pub(super) fn named_steps<'a>(
     o: &'a Observed,
-    names: Option<&crate::catalog::params::OneOrMany>,
+    names: Option<&super::params::OneOrMany>,
 ) -> Option<Vec<&'a StepRecord>> {
-    let names = crate::catalog::params::strings(names);
+    let names = super::params::strings(names);
     (!names.is_empty()).then(|| select_steps(&o.steps, &names))
 }
 

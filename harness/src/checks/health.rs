@@ -1,6 +1,8 @@
 //! Health checks (HEALTH-*): the `get_health` tool, its answer, its probes and its timing.
 
 use crate::client::JsonRef;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::common::*;
@@ -8,7 +10,6 @@ use super::premise;
 use super::read::excerpt;
 use super::value::Check;
 use super::verdict::{Evidence, Outcome};
-use crate::catalog::params;
 use crate::client::HealthReport;
 use crate::observation::{HealthAnswered, Observation};
 use crate::observation::{Observed, StepRecord};
@@ -19,12 +20,14 @@ pub(super) const CHECKS: &[Check] = &[
     Check::new("HEALTH-001", health_listed),
     Check::new("HEALTH-002", health_status_known),
     Check::new("HEALTH-003", health_message_present),
-    Check::new("HEALTH-004", health_status_expected),
+    Check::new("HEALTH-004", health_status_expected).params::<HealthStatus>(),
     Check::new("HEALTH-005", health_no_llm),
-    Check::new("HEALTH-006", health_fast),
+    Check::new("HEALTH-006", health_fast)
+        .params::<HealthFast>()
+        .by_default("1000 ms"),
     Check::new("HEALTH-007", sessions_closed).premise(premise::health_probe),
     Check::new("HEALTH-008", health_no_progress),
-    Check::new("HEALTH-009", health_gate),
+    Check::new("HEALTH-009", health_gate).params::<HealthGate>(),
     Check::assertion("HEALTH-010").premise(premise::health_probe),
     Check::new("HEALTH-011", health_timestamp_iso8601),
     Check::assertion("HEALTH-012").premise(premise::health_probe),
@@ -110,7 +113,7 @@ pub(super) fn health_listed(c: &CheckSpec, o: &Observed) -> Outcome {
 
 /// HEALTH-009: Daedalus's gate over each `get_health` answer (`with: {gate}`).
 pub(super) fn health_gate(c: &CheckSpec, o: &Observed) -> Outcome {
-    let gate_param: params::HealthGate = match params(c) {
+    let gate_param: HealthGate = match params(c) {
         Ok(p) => p,
         Err(o) => return o,
     };
@@ -223,7 +226,7 @@ pub(super) fn health_timestamp_iso8601(c: &CheckSpec, o: &Observed) -> Outcome {
 
 /// HEALTH-004: the status and message match the situation (`with: {status, mentions}`).
 pub(super) fn health_status_expected(c: &CheckSpec, o: &Observed) -> Outcome {
-    let status_param: params::HealthStatus = match params(c) {
+    let status_param: HealthStatus = match params(c) {
         Ok(p) => p,
         Err(o) => return o,
     };
@@ -303,7 +306,7 @@ pub(super) fn health_fast(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return na("health");
     }
-    let p: params::HealthFast = match params(c) {
+    let p: HealthFast = match params(c) {
         Ok(p) => p,
         Err(o) => return o,
     };
@@ -384,6 +387,33 @@ pub(super) fn health_no_progress(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     Outcome::Pass
+}
+
+/// The `with:` parameters of `HEALTH-004`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct HealthStatus {
+    /// The status every health answer must report (`ok`, `degraded`, `error`).
+    pub(super) status: Option<String>,
+    /// Words the health message must contain (server names).
+    #[serde(default)]
+    pub(super) mentions: Vec<String>,
+}
+
+/// The `with:` parameters of `HEALTH-006`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct HealthFast {
+    /// The budget of one `get_health` answer, in milliseconds (default 1000).
+    pub(super) max_ms: Option<f64>,
+}
+
+/// The `with:` parameters of `HEALTH-009`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct HealthGate {
+    /// How Daedalus must gate chat (`enabled`, `disabled`…; a prefix).
+    pub(super) gate: Option<String>,
 }
 
 #[cfg(test)]

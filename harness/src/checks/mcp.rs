@@ -1,14 +1,16 @@
 //! MCP wire checks (MCP-*): schema validity, handshake, sessions, content types, tool errors, SSE and responses.
 
 use crate::client::JsonRef;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::common::*;
+use super::params::OneOrMany;
 use super::read::excerpt;
 use super::value::Check;
 use super::verdict::{Evidence, Outcome};
 use super::{premise, wire};
-use crate::catalog::params;
 use crate::observation::Observation;
 use crate::observation::{Observed, StepRecord};
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
@@ -17,17 +19,29 @@ use crate::scenario::{ActionKind, CheckSpec, StepAction};
 pub(super) const CHECKS: &[Check] = &[
     Check::new("MCP-001", |_, o| wire_valid(o)),
     Check::new("MCP-002", handshake),
-    Check::new("MCP-003", mcp_delete),
+    Check::new("MCP-003", mcp_delete)
+        .by_default("DELETE answers 2xx (405 is a skip) and the next request on the old session gets 404"),
     Check::new("MCP-004", content_types),
-    Check::new("MCP-005", mcp_accept),
-    Check::new("MCP-006", mcp_sessions),
-    Check::new("MCP-007", super::mcp_tools::mcp_tool_errors),
-    Check::new("MCP-008", mcp_sse).premise(premise::sse_answer),
+    Check::new("MCP-005", mcp_accept)
+        .by_default("raw steps whose `Accept` does not accept one of the two types get 406 (media ranges as RFC 9110 reads them: `*/*` or `application/*` accepts `application/json`, `q=0` refuses)"),
+    Check::new("MCP-006", mcp_sessions)
+        .params::<McpSessions>()
+        .by_default("raw steps with `with_session: false` (not `initialize`) get 400; raw steps with their own `Mcp-Session-Id` get 404"),
+    Check::new("MCP-007", super::mcp_tools::mcp_tool_errors)
+        .params::<super::mcp_tools::McpToolErrors>()
+        .by_default("`call`/raw `tools/call` steps of tools no `list_tools` listed get a JSON-RPC error"),
+    Check::new("MCP-011", super::mcp_tools::mcp_tool_inputs)
+        .params::<super::mcp_tools::McpToolErrors>()
+        .by_default("`call`/raw `tools/call` steps whose arguments the target's own listed `inputSchema` rejects get `isError` or -32602 with no model request at a mock LLM while they run (a model request then fails; no model request anywhere in the run, or another step running beside the call, is inconclusive); a step named in `invalid_arguments` that the schema accepts is not judged"),
+    Check::new("MCP-008", mcp_sse)
+        .premise(premise::sse_answer)
+        .by_default("every message of an SSE response carries an event id; no non-JSON data"),
     Check::new("MCP-009", responses),
     Check::new("MCP-010", one_response),
-    Check::new("MCP-011", super::mcp_tools::mcp_tool_inputs),
-    Check::new("MCP-012", super::mcp_http::mcp_get),
-    Check::new("MCP-013", super::mcp_http::mcp_accepted),
+    Check::new("MCP-012", super::mcp_http::mcp_get)
+        .by_default("`listen` steps (a GET of the MCP endpoint, with the session when one was issued): `Content-Type: text/event-stream` with a 2xx status, or 405"),
+    Check::new("MCP-013", super::mcp_http::mcp_accepted)
+        .by_default("the `notifications/initialized` of `connect` steps, `request` steps with `notification: true`, raw steps POSTing a notification or a response: when answered 2xx, 202 with no body (an HTTP error status is not judged)"),
 ];
 
 /// The actions that send an MCP request and expect its response.
@@ -485,7 +499,7 @@ pub(super) fn mcp_accept(c: &CheckSpec, o: &Observed) -> Outcome {
 /// (`with: {missing_session: [steps], unknown_session: [steps]}`; default: raw steps with
 /// `with_session: false`, and raw steps sending their own `Mcp-Session-Id`).
 pub(super) fn mcp_sessions(c: &CheckSpec, o: &Observed) -> Outcome {
-    let p: params::McpSessions = match params(c) {
+    let p: McpSessions = match params(c) {
         Ok(p) => p,
         Err(o) => return o,
     };
@@ -568,4 +582,14 @@ pub(super) fn mcp_sse(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     Outcome::Pass
+}
+
+/// The `with:` parameters of `MCP-006`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct McpSessions {
+    /// Raw steps sent without a session (names or globs).
+    pub(super) missing_session: Option<OneOrMany>,
+    /// Raw steps sent with an unknown session (names or globs).
+    pub(super) unknown_session: Option<OneOrMany>,
 }

@@ -2,12 +2,14 @@
 //! tool inputs are validated against the target's own `inputSchema` (MCP-011).
 
 use crate::client::JsonRef;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::common::*;
+use super::params::OneOrMany;
 use super::read::excerpt;
 use super::verdict::{Evidence, Outcome};
-use crate::catalog::params;
 use crate::observation::{Observed, StepRecord};
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
 use pallas_mocks::LlmJournalEntry;
@@ -56,7 +58,7 @@ fn tool_calls<'a>(c: &CheckSpec, o: &'a Observed) -> Result<ToolCalls<'a>, Outco
                 .collect::<Vec<_>>()
         })
         .collect();
-    let p: params::McpToolErrors = params(c)?;
+    let p: McpToolErrors = params(c)?;
     let named_unknown = named_steps(o, p.unknown_tool.as_ref());
     let named_invalid = named_steps(o, p.invalid_arguments.as_ref());
     let mut calls = ToolCalls {
@@ -278,4 +280,14 @@ pub(super) fn mcp_tool_inputs(c: &CheckSpec, o: &Observed) -> Outcome {
     } else {
         Outcome::Inconclusive(undecided.join("; "))
     }
+}
+
+/// The `with:` parameters of `MCP-007`, `MCP-011`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct McpToolErrors {
+    /// Steps calling a tool that was not listed (names or globs).
+    pub(super) unknown_tool: Option<OneOrMany>,
+    /// Steps calling a tool with arguments its `inputSchema` rejects (names or globs).
+    pub(super) invalid_arguments: Option<OneOrMany>,
 }

@@ -1,14 +1,16 @@
 //! Message checks (MSG-*): the message tool, the agent loop, images, provider failures and history.
 
 use crate::client::JsonRef;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::common::*;
+use super::params::OneOrMany;
 use super::premise;
 use super::read::excerpt;
 use super::value::Check;
 use super::verdict::{Evidence, Outcome};
-use crate::catalog::params;
 use crate::observation::{Observed, StepRecord};
 use crate::scenario::{ActionKind, CheckSpec, InstanceScope, StepAction};
 use crate::target::MessageKey;
@@ -16,10 +18,21 @@ use crate::target::MessageKey;
 /// The checks of this family: evaluator and premise.
 pub(super) const CHECKS: &[Check] = &[
     Check::new("MSG-001", message_tool_listed),
-    Check::new("MSG-002", msg_round_trip).premise(premise::llm_requests),
-    Check::new("MSG-003", msg_images).premise(premise::llm_requests),
-    Check::new("MSG-004", msg_provider_failure).premise(premise::llm_requests),
-    Check::new("MSG-005", msg_history).premise(premise::llm_requests),
+    Check::new("MSG-002", msg_round_trip)
+        .premise(premise::llm_requests)
+        .params::<MessageRoundTrip>()
+        .by_default("every non-cancelled send ends in a non-error result with text"),
+    Check::new("MSG-003", msg_images)
+        .premise(premise::llm_requests)
+        .params::<MessageImages>()
+        .by_default("`model_capabilities.vision`; on: every valid image's data reaches a model request; off, or an image that is not base64 `image/*` data: an `isError` result or JSON-RPC error naming images or vision, nothing sent to the model"),
+    Check::new("MSG-004", msg_provider_failure)
+        .premise(premise::llm_requests)
+        .params::<MessageProviderFailure>()
+        .by_default("sends during which a mock LLM answered ≥ 400: an `isError` result, and later steps to the agent answer (health not `error`)"),
+    Check::new("MSG-005", msg_history)
+        .premise(premise::llm_requests)
+        .by_default("`history` steps and `request` steps getting a `*_history` prompt: every earlier successful send's message and reply appear (across connections unless `instance_scope` is per connection); a `request`-scoped agent serves none"),
 ];
 
 pub(super) fn message_tool_listed(c: &CheckSpec, o: &Observed) -> Outcome {
@@ -238,7 +251,7 @@ pub(super) fn msg_round_trip(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return na("send");
     }
-    let p: params::MessageRoundTrip = match params(c) {
+    let p: MessageRoundTrip = match params(c) {
         Ok(p) => p,
         Err(o) => return o,
     };
@@ -317,7 +330,7 @@ pub(super) fn msg_images(c: &CheckSpec, o: &Observed) -> Outcome {
     if with_images.is_empty() {
         return na("send with images");
     }
-    let p: params::MessageImages = match params(c) {
+    let p: MessageImages = match params(c) {
         Ok(p) => p,
         Err(o) => return o,
     };
@@ -403,7 +416,7 @@ pub(super) fn image_is_valid(i: &Value) -> bool {
 /// MSG-004: a provider failure gives an `isError` result and the agent stays healthy
 /// (`with: {step}`; default: sends during which a mock LLM answered an error status).
 pub(super) fn msg_provider_failure(c: &CheckSpec, o: &Observed) -> Outcome {
-    let p: params::MessageProviderFailure = match params(c) {
+    let p: MessageProviderFailure = match params(c) {
         Ok(p) => p,
         Err(o) => return o,
     };
@@ -599,4 +612,31 @@ pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
         return Outcome::NotApplicable("no message was sent before the history step".into());
     }
     Outcome::Pass
+}
+
+/// The `with:` parameters of `MSG-002`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct MessageRoundTrip {
+    /// Text every answer must contain.
+    pub(super) contains: Option<String>,
+    /// The answer must come from the model (a model request was made during the send).
+    #[serde(default)]
+    pub(super) via_model: bool,
+}
+
+/// The `with:` parameters of `MSG-003`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct MessageImages {
+    /// Whether the model accepts images (default: the deployment's `model_capabilities.vision`).
+    pub(super) vision: Option<bool>,
+}
+
+/// The `with:` parameters of `MSG-004`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct MessageProviderFailure {
+    /// The sends to judge (names or globs).
+    pub(super) step: Option<OneOrMany>,
 }

@@ -1,12 +1,15 @@
 //! Metrics checks (MET-*): the Prometheus exposition, its families, counters and health gauges.
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
 use super::common::*;
+use super::params::{OneOrMany, strings};
 use super::read::excerpt;
 use super::value::Check;
 use super::verdict::{Evidence, Outcome};
-use crate::catalog::params;
 use crate::client::MetricsScrape;
 use crate::observation::Observation;
 use crate::observation::{Observed, StepRecord};
@@ -16,8 +19,11 @@ use crate::scenario::{ActionKind, CheckSpec, StepAction};
 pub(super) const CHECKS: &[Check] = &[
     Check::new("MET-001", met_exposition),
     Check::new("MET-002", met_families),
-    Check::new("MET-003", met_moves),
-    Check::new("MET-004", met_health_gauges),
+    Check::new("MET-003", met_moves)
+        .params::<MetricsMove>()
+        .by_default("`pallas_send_message_total` and `pallas_send_message_duration_seconds` (`_count`) grow between the first and last scrape around a send, or are positive in a scrape after one"),
+    Check::new("MET-004", met_health_gauges)
+        .by_default("`pallas_agent_health_status{agent}` is 1 / 0.5 / 0 for the last `get_health` before each scrape; when `ok`, every `pallas_downstream_up{agent}` is 1"),
 ];
 
 /// The seed's metrics: name, type, label names.
@@ -257,11 +263,11 @@ fn scraped_value(
 
 /// MET-003: counters and histograms move after calls (`with: {metric, before, after, labels}`).
 pub(super) fn met_moves(c: &CheckSpec, o: &Observed) -> Outcome {
-    let p: params::MetricsMove = match params(c) {
+    let p: MetricsMove = match params(c) {
         Ok(p) => p,
         Err(o) => return o,
     };
-    let mut metrics = params::strings(p.metric.as_ref());
+    let mut metrics = strings(p.metric.as_ref());
     if metrics.is_empty() {
         metrics = vec![
             "pallas_send_message_total".into(),
@@ -408,4 +414,19 @@ pub(super) fn met_health_gauges(c: &CheckSpec, o: &Observed) -> Outcome {
         return Outcome::NotApplicable("no metrics scrape after a get_health".into());
     }
     Outcome::Pass
+}
+
+/// The `with:` parameters of `MET-003`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct MetricsMove {
+    /// The metric or metrics that must move.
+    pub(super) metric: Option<OneOrMany>,
+    /// The metrics step scraped before the calls.
+    pub(super) before: Option<String>,
+    /// The metrics step scraped after the calls.
+    pub(super) after: Option<String>,
+    /// Labels the series must carry.
+    #[serde(default)]
+    pub(super) labels: BTreeMap<String, String>,
 }

@@ -6,6 +6,7 @@ mod verdict;
 pub use assert::predicate as assert_predicate;
 pub use assert::predicate_on as assert_predicate_on;
 pub use verdict::{CheckResult, Evidence, Grading, Outcome, Subject, Verdict};
+mod params;
 mod premise;
 mod read;
 mod value;
@@ -25,6 +26,8 @@ mod progress_walk;
 mod registry;
 
 pub use metrics::{SEED_METRICS, metric_value};
+pub(crate) use params::with_errors;
+pub use params::with_table;
 pub use read::{excerpt, select_steps};
 pub use registry::python_title;
 pub mod wire;

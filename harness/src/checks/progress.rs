@@ -2,16 +2,18 @@
 
 use crate::client::JsonRef;
 use regex::Regex;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::json;
 
 use super::common::*;
+use super::params::{OneOrMany, strings};
 use super::premise;
 use super::progress_walk as walk;
 use super::read::excerpt;
 use super::value::Check;
 use super::value::Fold;
 use super::verdict::{Evidence, Outcome};
-use crate::catalog::params;
 use crate::client::TimedMessage;
 use crate::observation::{Observed, StepRecord};
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
@@ -29,9 +31,15 @@ pub(super) const CHECKS: &[Check] = &[
     Check::new("PROG-005", walk::prog_messages).premise(premise::progress_seen),
     Check::new("PROG-006", walk::prog_started_before_ended).premise(premise::downstream_call),
     Check::new("PROG-007", walk::prog_none_after_result).premise(premise::progress_seen),
-    Check::new("PROG-008", prog_coverage).premise(premise::downstream_call),
+    Check::new("PROG-008", prog_coverage)
+        .premise(premise::downstream_call)
+        .params::<ProgressTools>()
+        .by_default("tool calls the mock journals saw during each token-carrying step (steps overlapping another send are not attributed)"),
     Check::new("PROG-009", prog_totals).premise(premise::progress_seen),
-    Check::new("PROG-010", prog_cancel).premise(premise::cancelled_after_progress),
+    Check::new("PROG-010", prog_cancel)
+        .premise(premise::cancelled_after_progress)
+        .params::<ProgressCancel>()
+        .by_default("250 ms after the progress that triggered `cancel_after_progress`"),
     Check::assertion("PROG-012").folds(Fold {
         into: "PROG-005",
         when: folded_into_prog_005,
@@ -163,11 +171,11 @@ pub(super) fn prog_coverage(c: &CheckSpec, o: &Observed) -> Outcome {
         return Outcome::Error("progress message pattern did not compile".into());
     };
     let mut wording = None;
-    let p: params::ProgressTools = match params(c) {
+    let p: ProgressTools = match params(c) {
         Ok(p) => p,
         Err(o) => return o,
     };
-    let listed: Vec<(String, String)> = params::strings(p.tools.as_ref())
+    let listed: Vec<(String, String)> = strings(p.tools.as_ref())
         .iter()
         .filter_map(|t| t.split_once('/'))
         .map(|(s, t)| (s.to_owned(), t.to_owned()))
@@ -310,7 +318,7 @@ pub(super) fn prog_cancel(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return na("send with `cancel_after_progress`");
     }
-    let p: params::ProgressCancel = match params(c) {
+    let p: ProgressCancel = match params(c) {
         Ok(p) => p,
         Err(o) => return o,
     };
@@ -390,4 +398,20 @@ fn folded_into_prog_005(o: &Observed, prog_005_failed: bool) -> Option<Outcome> 
             "no progress message uses the seed's `{agent} step N (llm|tool)` wording, so there are no step numbers to judge: one cause, reported as this scenario's PROG-005 finding".into(),
         )
     })
+}
+
+/// The `with:` parameters of `PROG-008`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ProgressTools {
+    /// The tool calls progress must announce, as `server/tool`.
+    pub(super) tools: Option<OneOrMany>,
+}
+
+/// The `with:` parameters of `PROG-010`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ProgressCancel {
+    /// How long after the cancellation progress may still arrive, in milliseconds (default 250).
+    pub(super) grace_ms: Option<f64>,
 }

@@ -20,9 +20,13 @@ pub(super) const CHECKS: &[Check] = &[
     // REG-002 judges the answer itself, whatever it is.
     Check::new("REG-002", reg_http),
     Check::new("REG-003", reg_names).premise(registry_entries),
-    Check::new("REG-004", reg_remotes).premise(registry_entries),
+    Check::new("REG-004", reg_remotes)
+        .premise(registry_entries)
+        .by_default("every entry's `streamable-http` remote points (port and path) at a deployed agent endpoint that answered"),
     Check::new("REG-005", reg_exactly_deployed).premise(registry_entries),
-    Check::new("REG-006", reg_defaults).premise(registry_entries),
+    Check::new("REG-006", reg_defaults)
+        .premise(registry_entries)
+        .by_default("title = configured or the key's Python `title()` (`tech_research` → `Tech_Research`); version = configured or `1.0.0`; description = configured"),
     Check::new("REG-007", reg_capabilities).premise(registry_entries),
     Check::assertion("REG-008").premise(registry_entries),
     Check::assertion("REG-009").premise(registry_entries),

@@ -2,7 +2,11 @@
 //! in one `CHECKS` table; [`find`] looks a check up across the families. The check's mode
 //! (`builtin`, `automatic` or `assertion`), level and rules are rule data ([`crate::catalog`]; a
 //! test holds the two in step: an evaluator exactly for the `builtin` and `automatic` ones);
-//! its typed `with:` parameters are in [`crate::catalog::params`].
+//! its typed `with:` parameters are declared on its row (read and documented by `params.rs`).
+
+use schemars::{JsonSchema, Schema};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 use super::premise::Premise;
 use super::verdict::Outcome;
@@ -28,6 +32,11 @@ pub(crate) struct Check {
     pub mode: Option<&'static str>,
     /// Another check of the same scenario its failure may only repeat (one cause, one finding).
     pub folds: Option<Fold>,
+    /// The typed struct its `with:` is read into (`None`: it takes no `with:`).
+    pub params: Option<Params>,
+    /// What its evaluator judges when `with:` does not say, for the scenario format's `with:`
+    /// table.
+    pub by_default: Option<&'static str>,
 }
 
 /// A check whose failure may be the finding of another entry of the scenario: `when` says,
@@ -50,6 +59,8 @@ impl Check {
             premise: None,
             mode: None,
             folds: None,
+            params: None,
+            by_default: None,
         }
     }
 
@@ -61,6 +72,8 @@ impl Check {
             premise: None,
             mode: None,
             folds: None,
+            params: None,
+            by_default: None,
         }
     }
 
@@ -88,6 +101,23 @@ impl Check {
         }
     }
 
+    /// The same check, whose `with:` is read into `T` (a struct with `deny_unknown_fields` and
+    /// a doc line per field, which the format docs' `with:` table shows).
+    pub const fn params<T: JsonSchema + DeserializeOwned>(self) -> Self {
+        Self {
+            params: Some(Params::of::<T>()),
+            ..self
+        }
+    }
+
+    /// The same check, documented as judging `what` when its `with:` does not say otherwise.
+    pub const fn by_default(self, what: &'static str) -> Self {
+        Self {
+            by_default: Some(what),
+            ..self
+        }
+    }
+
     /// Its catalog entry (mode, level, rules), from the rule data.
     #[cfg(test)]
     pub fn def(&self) -> Option<&'static crate::catalog::CheckDef> {
@@ -98,6 +128,45 @@ impl Check {
     pub fn missing(&self, o: &Observed) -> Option<&'static str> {
         self.premise.and_then(|p| p(o))
     }
+}
+
+/// The `with:` struct a check's row declares: its JSON Schema, and whether a value fits it.
+#[derive(Clone, Copy)]
+pub(crate) struct Params {
+    schema: fn() -> Schema,
+    read: fn(&Value) -> Result<(), serde_json::Error>,
+}
+
+impl Params {
+    /// The parameters of struct `T`.
+    pub(super) const fn of<T: JsonSchema + DeserializeOwned>() -> Self {
+        Self {
+            schema: schema_of::<T>,
+            read: fits::<T>,
+        }
+    }
+
+    /// Whether `with` fits the struct (why not, when it does not).
+    pub(super) fn fits(&self, with: &Value) -> Result<(), serde_json::Error> {
+        (self.read)(with)
+    }
+
+    /// Its fields (`name` → schema), in declaration order.
+    pub(super) fn properties(&self) -> Vec<(String, Value)> {
+        (self.schema)()
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default()
+    }
+}
+
+fn schema_of<T: JsonSchema>() -> Schema {
+    schemars::schema_for!(T)
+}
+
+fn fits<T: DeserializeOwned>(v: &Value) -> Result<(), serde_json::Error> {
+    T::deserialize(v).map(|_| ())
 }
 
 /// Every family's checks.

@@ -129,7 +129,9 @@ fn locations(file: &str, text: &str) -> Locations {
     }
 }
 
-/// Parses and validates one scenario from text. `file` names it in diagnostics.
+/// Parses and validates one scenario from text as a file of the format (`file` names it in
+/// diagnostics); the `with:` of its check entries is the checks' to validate
+/// (`suite::parse_str` does both).
 pub fn parse_str(file: &str, text: &str) -> Result<Scenario, InvalidFiles> {
     let spec: ScenarioSpec = from_yaml(file, text).map_err(|e| InvalidFiles { errors: vec![e] })?;
     let locs = locations(file, text);
@@ -145,7 +147,7 @@ pub fn parse_str(file: &str, text: &str) -> Result<Scenario, InvalidFiles> {
     })
 }
 
-/// Reads and validates one scenario file.
+/// Reads and validates one scenario file, as [`parse_str`].
 pub fn load_file(path: &Path) -> Result<Scenario, InvalidFiles> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| InvalidFiles {
@@ -194,8 +196,9 @@ pub fn discover(paths: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
-/// Loads every scenario under `paths`; all problems of all files are reported together, and a
-/// duplicated `id` is an error.
+/// Loads every scenario under `paths`, as [`parse_str`]; all problems of all files are reported
+/// together, and a duplicated `id` is an error (`suite::load_paths` validates the
+/// checks' `with:` too).
 pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<Scenario>, InvalidFiles> {
     collect(discover(paths).into_iter().map(|file| {
         let loaded = load_file(&file);

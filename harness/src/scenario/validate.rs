@@ -21,17 +21,7 @@ impl Ctx<'_> {
 
     /// Line/column of the first occurrence of `needle` at or after `from_line`.
     fn find(&self, needle: &str, from_line: usize) -> (usize, usize) {
-        for (i, l) in self
-            .text
-            .lines()
-            .enumerate()
-            .skip(from_line.saturating_sub(1))
-        {
-            if let Some(c) = l.find(needle) {
-                return (i + 1, l[..c].chars().count() + 1);
-            }
-        }
-        (from_line, 1)
+        crate::diag::find_from(self.text, needle, from_line)
     }
 }
 
@@ -240,16 +230,6 @@ fn check_entries(
                             format!("`premise: true` on an entry of `{id}`: a premise is a scenario's own assertion"),
                             Some("drop `check:`".into()),
                         );
-                    }
-                    if let Some(with) = &check.with
-                        && def.evaluation != Evaluation::Assertion
-                        && let Err(e) = catalog::params::validate(id, with)
-                    {
-                        let (l, c) = match &e.key {
-                            Some(k) => cx.find(k, line),
-                            None => cx.find("with:", line),
-                        };
-                        cx.err(l, c, e.message, Some(e.hint));
                     }
                 }
             }

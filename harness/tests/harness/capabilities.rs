@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use pallas_conformance::checks::{Grading, Verdict, evaluate};
 use pallas_conformance::observation::Observed;
 use pallas_conformance::redact::Redactor;
-use pallas_conformance::scenario::{self, Scenario};
+use pallas_conformance::scenario::Scenario;
+use pallas_conformance::suite;
 use pallas_conformance::target;
 use pallas_conformance::vocab::Capability;
 
@@ -52,7 +53,7 @@ fn pallas_scenarios() -> Vec<(String, Scenario)> {
             let skip = ["targets/", "percolate/", "mcpctl/", "agentic-server/"]
                 .iter()
                 .any(|p| rel.starts_with(p));
-            (!skip).then(|| (rel, scenario::load_file(&f).expect("scenario loads")))
+            (!skip).then(|| (rel, suite::load_file(&f).expect("scenario loads")))
         })
         .collect()
 }
@@ -180,7 +181,7 @@ fn all_scenarios() -> Vec<(String, Scenario)> {
                 .display()
                 .to_string();
             (!rel.starts_with("targets/"))
-                .then(|| (rel, scenario::load_file(&f).expect("scenario loads")))
+                .then(|| (rel, suite::load_file(&f).expect("scenario loads")))
         })
         .collect()
 }

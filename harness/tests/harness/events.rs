@@ -11,7 +11,7 @@ use pallas_conformance::checks::{Grading, Verdict};
 use pallas_conformance::cli::{Cli, run_cli};
 use pallas_conformance::runner::{self, Baseline, RunEvent, RunOptions, RunResult};
 use pallas_conformance::target::{self, Target};
-use pallas_conformance::{exit, report, scenario};
+use pallas_conformance::{exit, report, suite};
 
 use super::common::scenarios_dir;
 
@@ -58,9 +58,9 @@ fn render(events: &[RunEvent], run: &RunResult) -> Rendered {
 /// The samples, one scenario that fails a check (with evidence) and a baseline with one stale
 /// entry: a stream with passes, skips, a failure and a stale entry.
 async fn live_run() -> (Vec<RunEvent>, RunResult) {
-    let mut scenarios = scenario::load_paths(&[scenarios_dir().join("samples")]).unwrap();
+    let mut scenarios = suite::load_paths(&[scenarios_dir().join("samples")]).unwrap();
     scenarios.push(
-        scenario::parse_str(
+        suite::parse_str(
             "inline/wrong-status.yaml",
             "id: wrong-status\ntitle: health is not what the scenario expects\nrequires: [health]\ndeployment:\n  agents:\n    research: {}\nsteps:\n  - name: h\n    health: {agent: research}\nchecks:\n  - check: HEALTH-004\n    with: {status: degraded, mentions: [argos]}\n  - check: HEALTH-002\n",
         )
@@ -296,7 +296,7 @@ fn the_events_doc_documents_every_event_and_its_example_replays() {
 async fn a_failed_build_is_a_phase_that_ends_the_run_with_its_error() {
     let mut t = mock_agent();
     t.spec.build = vec!["false".into()];
-    let s = scenario::load_paths(&[scenarios_dir().join("samples/health-ok.yaml")]).unwrap();
+    let s = suite::load_paths(&[scenarios_dir().join("samples/health-ok.yaml")]).unwrap();
     let mut events = Vec::new();
     let run =
         runner::run_with_events(&s, &t, &RunOptions::default(), |e| events.push(e.clone())).await;

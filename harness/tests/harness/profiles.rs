@@ -129,7 +129,7 @@ fn every_profile_in_scenarios_targets_loads_and_sends_the_message() {
 // ---- The certification reports of docs/certification/ against the profiles that made them ----
 
 use pallas_conformance::catalog;
-use pallas_conformance::scenario;
+use pallas_conformance::suite;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -171,7 +171,7 @@ fn pallas_only_judged(report: &Value, t: &Target) -> Vec<String> {
     for s in report["scenarios"].as_array().into_iter().flatten() {
         let requires: Vec<_> = s["file"]
             .as_str()
-            .and_then(|f| scenario::load_file(&super::common::workspace().join(f)).ok())
+            .and_then(|f| suite::load_file(&super::common::workspace().join(f)).ok())
             .map(|sc| sc.spec.requires.clone())
             .unwrap_or_default();
         let unclaimed_scenario = requires

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use pallas_conformance::checks::Verdict;
 use pallas_conformance::runner::{self, Baseline, RunOptions};
 use pallas_conformance::target::{self, Target};
-use pallas_conformance::{exit, report, scenario};
+use pallas_conformance::{exit, report, scenario, suite};
 
 use super::common::{scenarios_dir, workspace};
 
@@ -37,9 +37,7 @@ fn custom_target(yaml: &str) -> Target {
 }
 
 fn one(text: &str) -> Vec<scenario::Scenario> {
-    vec![
-        scenario::parse_str("inline.yaml", text).unwrap_or_else(|e| panic!("{}", e.render_plain())),
-    ]
+    vec![suite::parse_str("inline.yaml", text).unwrap_or_else(|e| panic!("{}", e.render_plain()))]
 }
 
 fn opts() -> RunOptions {
@@ -65,7 +63,7 @@ fn strict() -> RunOptions {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sample_scenarios_pass_against_the_mock_agent_target() {
-    let scenarios = scenario::load_paths(&[scenarios_dir().join("samples")]).unwrap();
+    let scenarios = suite::load_paths(&[scenarios_dir().join("samples")]).unwrap();
     let run = runner::run(&scenarios, &mock_agent(), &opts()).await;
     let text = report::summary(&run);
     assert_eq!(run.exit_code(), exit::SUCCESS, "{text}");
@@ -474,7 +472,7 @@ fn the_reference_profile_renders_every_file_with_free_ports_and_env_overrides() 
     let mut t = target::load(&scenarios_dir().join("targets/reference.yaml")).unwrap();
     t.env_overrides
         .insert("PALLAS_DEFECTS".into(), "leak_bearer".into());
-    let s = scenario::load_file(&scenarios_dir().join("samples/tool-loop.yaml")).unwrap();
+    let s = suite::load_file(&scenarios_dir().join("samples/tool-loop.yaml")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mocks = [
         ("openai".to_owned(), "http://127.0.0.1:1/v1".to_owned()),

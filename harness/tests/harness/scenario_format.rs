@@ -1,12 +1,13 @@
 //! Scenario parsing, diagnostics, schema drift, docs examples, round trip.
 
 use pallas_conformance::scenario::{self, ScenarioSpec};
+use pallas_conformance::suite;
 use proptest::prelude::*;
 
 use super::common::{scenarios_dir, workspace};
 
 fn diag(text: &str) -> String {
-    let err = scenario::parse_str("bad.yaml", text).expect_err("invalid");
+    let err = suite::parse_str("bad.yaml", text).expect_err("invalid");
     err.render_plain()
 }
 
@@ -63,7 +64,7 @@ fn the_loop_variable_is_only_known_inside_repeats() {
     let ok = format!(
         "{BASE}  - repeat:\n      count: 3\n      steps:\n        - send: {{agent: research, message: \"m\", bearer: \"tok-{{{{i}}}}\"}}\n"
     );
-    scenario::parse_str("ok.yaml", &ok).expect("valid");
+    suite::parse_str("ok.yaml", &ok).expect("valid");
 }
 
 #[test]
@@ -98,7 +99,7 @@ fn a_fixed_registry_port_outside_a_serial_scenario_is_rejected_at_its_line() {
     assert!(out.contains("bad.yaml:6:"), "{out}");
     assert!(out.contains("serial: true"), "{out}");
     let text = "id: x\ntitle: t\nserial: true\ndeployment:\n  agents:\n    research: {}\n  default_registry_port: true\n";
-    if let Err(e) = scenario::parse_str("ok.yaml", text) {
+    if let Err(e) = suite::parse_str("ok.yaml", text) {
         panic!(
             "a serial scenario may use the default port: {}",
             e.render_plain()
@@ -114,7 +115,7 @@ fn every_catalog_check_is_accepted_without_an_assertion() {
         .filter(|id| catalog::get(id).is_some_and(|d| d.evaluation != Evaluation::Assertion))
     {
         let text = format!("{BASE}checks:\n  - check: {id}\n");
-        if let Err(e) = scenario::parse_str("ok.yaml", &text) {
+        if let Err(e) = suite::parse_str("ok.yaml", &text) {
             panic!("{id} needs more than its ID: {}", e.render_plain());
         }
     }
@@ -161,7 +162,7 @@ fn the_checked_in_json_schema_matches_the_types() {
 #[test]
 fn every_shipped_scenario_is_valid_and_valid_against_the_schema() {
     let all =
-        scenario::load_paths(&[scenarios_dir()]).unwrap_or_else(|e| panic!("{}", e.render_plain()));
+        suite::load_paths(&[scenarios_dir()]).unwrap_or_else(|e| panic!("{}", e.render_plain()));
     assert!(all.len() >= 4);
     let validator = jsonschema::validator_for(&scenario::json_schema()).unwrap();
     for s in &all {
@@ -190,7 +191,7 @@ fn every_yaml_example_of_the_format_docs_parses() {
     }
     assert!(examples.len() >= 3, "found {}", examples.len());
     for (i, e) in examples.iter().enumerate() {
-        scenario::parse_str(&format!("scenario-format.md example {}", i + 1), e)
+        suite::parse_str(&format!("scenario-format.md example {}", i + 1), e)
             .unwrap_or_else(|err| panic!("{}", err.render_plain()));
     }
 }
@@ -226,7 +227,7 @@ proptest! {
     #[test]
     fn a_scenario_survives_parse_serialize_parse(spec in arb_spec()) {
         let yaml = serde_saphyr::to_string(&spec).unwrap();
-        let parsed = scenario::parse_str("round-trip.yaml", &yaml).map_err(|e| TestCaseError::fail(e.render_plain()))?;
+        let parsed = suite::parse_str("round-trip.yaml", &yaml).map_err(|e| TestCaseError::fail(e.render_plain()))?;
         prop_assert_eq!(&parsed.spec, &spec);
         let again = serde_saphyr::to_string(&parsed.spec).unwrap();
         prop_assert_eq!(again, yaml);
@@ -260,7 +261,7 @@ fn the_with_table_of_the_format_docs_is_generated_from_the_parameter_structs() {
     let end = doc
         .find("<!-- with-table:end -->")
         .expect("with-table end marker");
-    let generated = pallas_conformance::catalog::params::to_markdown_table();
+    let generated = pallas_conformance::checks::with_table();
     if std::env::var_os("PALLAS_BLESS").is_some() {
         std::fs::write(&path, format!("{}{generated}{}", &doc[..body], &doc[end..])).unwrap();
         return;
@@ -275,7 +276,7 @@ fn the_with_table_of_the_format_docs_is_generated_from_the_parameter_structs() {
 #[test]
 fn a_with_typo_fails_validation_at_its_line_with_a_hint() {
     let text = "id: typo\ntitle: t\nrequires: [health]\ndeployment:\n  agents:\n    research: {description: d, instruction: i}\nsteps:\n  - name: h\n    health: {agent: research}\nchecks:\n  - check: HEALTH-004\n    with: {stauts: degraded}\n";
-    let err = scenario::parse_str("typo.yaml", text).expect_err("a typo in `with:` must not load");
+    let err = suite::parse_str("typo.yaml", text).expect_err("a typo in `with:` must not load");
     let plain = err.render_plain();
     assert!(
         plain.contains("unknown parameter `stauts` of `HEALTH-004`"),
@@ -384,7 +385,7 @@ fn an_entry_rule_must_be_one_of_its_checks_rules() {
     ));
     assert!(out.contains("this entry names no check"), "{out}");
     // One of the check's rules is accepted.
-    scenario::parse_str(
+    suite::parse_str(
         "ok.yaml",
         &format!("{BASE}checks:\n  - check: LOG-003\n    rule: s001.log-stderr-gated\n{assert}"),
     )
@@ -398,7 +399,7 @@ fn an_entry_rule_must_be_one_of_its_checks_rules() {
 #[test]
 fn every_assertion_of_the_suite_cites_a_rule_or_is_a_premise_or_informational() {
     let all =
-        scenario::load_paths(&[scenarios_dir()]).unwrap_or_else(|e| panic!("{}", e.render_plain()));
+        suite::load_paths(&[scenarios_dir()]).unwrap_or_else(|e| panic!("{}", e.render_plain()));
     let graded: Vec<String> = all
         .iter()
         .flat_map(|s| s.spec.checks.iter().map(move |c| (s, c)))
