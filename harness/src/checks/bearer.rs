@@ -376,7 +376,17 @@ pub(super) fn auth_isolation(c: &CheckSpec, o: &Observed) -> Outcome {
     let known: BTreeSet<&str> = all.iter().filter_map(|s| s.bearer.as_deref()).collect();
     for s in &steps {
         let own = s.bearer.as_deref().unwrap_or("");
-        let text = format!("{}\n{}", result_text(s), s.observation.text().unwrap_or(""));
+        // Every text of the result, the answer a profile's `reply_path` reads, and a JSON-RPC
+        // error (its message and data) — wherever a bearer could come back.
+        let text = format!(
+            "{}\n{}\n{}",
+            result_text(s),
+            s.observation.text().unwrap_or(""),
+            s.observation
+                .jsonrpc_error()
+                .map(|e| e.to_value().to_string())
+                .unwrap_or_default()
+        );
         if let Some(other) = bearer_tokens(&text)
             .into_iter()
             .find(|t| t != own && known.contains(t.as_str()))

@@ -180,13 +180,24 @@ fn message_property<'a>(schema: &'a Value, key: &MessageKey) -> Walked<'a> {
     }
 }
 
-/// A schema whose `type` is `string`, or a list of types holding `string` (pydantic's
-/// `Optional[str]` is `["string", "null"]`): a string message is valid against it.
+/// A schema whose `type` is `string`, or a list of types holding `string`, or an `anyOf` /
+/// `oneOf` whose branches other than `null` all take a string (pydantic writes `Optional[str]`
+/// as `["string", "null"]` or as `anyOf: [{type: string}, {type: null}]`): a string message is
+/// valid against it.
 fn takes_a_string(schema: &Value) -> bool {
     match schema.get("type") {
         Some(Value::String(t)) => t == "string",
         Some(Value::Array(ts)) => ts.iter().any(|t| t == "string"),
-        _ => false,
+        _ => ["anyOf", "oneOf"].into_iter().any(|k| {
+            let Some(branches) = schema.get(k).and_then(Value::as_array) else {
+                return false;
+            };
+            let not_null: Vec<&Value> = branches
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) != Some("null"))
+                .collect();
+            !not_null.is_empty() && not_null.iter().all(|b| takes_a_string(b))
+        }),
     }
 }
 
@@ -272,7 +283,9 @@ pub(super) fn msg_round_trip(c: &CheckSpec, o: &Observed) -> Outcome {
         }
         // The profile says where the answer stands in the reply; a reply it cannot be read in
         // is a profile and implementation that disagree, not a breach of a rule: no verdict.
-        if let Some(why) = s.observation.reply_error() {
+        if let Some(why) = s.observation.reply_error()
+            && !result_text(s).trim().is_empty()
+        {
             return Outcome::Error(format!(
                 "`{}`: the answer could not be read where the profile's `reply_path` says ({why}); the result was {}",
                 s.name,
@@ -481,20 +494,35 @@ pub(super) fn msg_provider_failure(c: &CheckSpec, o: &Observed) -> Outcome {
 
 /// MSG-005: `{agent}_history` holds every earlier message and reply sent to the agent (a
 /// request-scoped agent has none).
-/// A message call that ended before `h` began with an answer read: no harness error, no
-/// `isError`, not cancelled, and (with a profile's `reply_path`) its answer readable.
+/// A message call that ended before `h` began with an answer: no harness error, no `isError`,
+/// not cancelled.
 fn answered_before(s: &StepRecord, h: &StepRecord) -> bool {
     matches!(s.action(), Some(StepAction::Send(_)))
         && s.ended_at <= h.started_at
         && s.error.is_none()
         && !is_error_result(s)
         && !cancelled(s)
-        && s.observation.reply_error().is_none()
 }
 
-pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
-    // `history:` steps, and `request:` steps getting a `*_history` prompt.
-    let steps: Vec<&StepRecord> = steps_of(o, c, &[ActionKind::History, ActionKind::Request])
+/// An error when one of `calls` answered before `h` but its answer could not be read where the
+/// profile's `reply_path` says: whether `h`'s history holds it is not observable.
+fn unreadable_answer<'a>(
+    mut calls: impl Iterator<Item = &'a StepRecord>,
+    h: &StepRecord,
+) -> Option<Outcome> {
+    calls
+        .find(|s| answered_before(s, h) && s.observation.reply_error().is_some())
+        .map(|s| {
+            Outcome::Error(format!(
+                "`{}`'s answer could not be read where the profile's `reply_path` says: whether `{}` holds it is not observable",
+                s.name, h.name
+            ))
+        })
+}
+
+/// `history:` steps, and `request:` steps getting a `*_history` prompt.
+fn history_steps<'a>(o: &'a Observed, c: &CheckSpec) -> Vec<&'a StepRecord> {
+    steps_of(o, c, &[ActionKind::History, ActionKind::Request])
         .into_iter()
         .filter(|s| match s.action() {
             Some(StepAction::History(_)) => true,
@@ -508,7 +536,11 @@ pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
             }
             _ => false,
         })
-        .collect();
+        .collect()
+}
+
+pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
+    let steps = history_steps(o, c);
     if steps.is_empty() {
         return na("history");
     }
@@ -581,13 +613,22 @@ pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
         }
         let history = result_text(h);
         let scoped = scope.is_some_and(|sc| sc != InstanceScope::Shared);
-        for s in o.steps.iter().filter(|s| {
-            (if scoped {
+        let of_agent = |s: &&StepRecord| {
+            if scoped {
                 s.agent == h.agent
             } else {
                 agent_of(&s.agent) == h_agent
-            }) && answered_before(s, h)
-        }) {
+            }
+        };
+        if let Some(e) = unreadable_answer(o.steps.iter().filter(of_agent), h) {
+            return e;
+        }
+        for s in o
+            .steps
+            .iter()
+            .filter(of_agent)
+            .filter(|s| answered_before(s, h) && s.observation.reply_error().is_none())
+        {
             judged += 1;
             let msg = match s.action() {
                 Some(StepAction::Send(m)) => m.message.as_str(),

@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::checks::{CheckResult, Verdict};
 use crate::runner::Counts;
 use crate::scenario::Level;
+use crate::vocab::Capability;
 
 /// An implementation's conformance level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -235,14 +236,46 @@ pub fn score<'a>(entries: impl IntoIterator<Item = &'a CheckResult>) -> Score {
     s
 }
 
-/// The Pallas level: [`score`] over the entries of the Pallas-only checks; a bridge none of whose
-/// Pallas-only entries was judged (it claims no Pallas capability) is not scored, and says so.
+/// What seed 000 says every Pallas exposes: "a **registry endpoint** for agent discovery, a
+/// **`get_health` MCP tool** on each agent …, and **progress notifications**".
+pub const PALLAS_INTERFACES: [Capability; 3] = [
+    Capability::Registry,
+    Capability::Health,
+    Capability::PallasProgress,
+];
+
+/// The Pallas level: [`score`] over the entries of the Pallas-only checks. A report on which
+/// one of the interfaces seed 000 says a Pallas exposes ([`PALLAS_INTERFACES`]) was never judged
+/// (every entry of its checks skipped: the profile does not claim it) is not scored, and says
+/// which: a level on this scale is not awarded to a part of a Pallas.
 pub fn score_pallas<'a>(entries: impl IntoIterator<Item = &'a CheckResult>) -> Score {
-    let mut s = score(entries);
+    let entries: Vec<&CheckResult> = entries.into_iter().collect();
+    let mut s = score(entries.iter().copied());
     if judged(&s.must) + judged(&s.should) + unobserved(&s.must) + unobserved(&s.should) == 0 {
+        s.level = ConformanceLevel::NotScored;
+        s.decided_by = None;
         s.reason = format!(
             "not a Pallas on this report: every Pallas-only entry ({}) was skipped, a capability its profile does not claim",
             s.skipped
+        );
+        return s;
+    }
+    let missing: Vec<&str> = PALLAS_INTERFACES
+        .into_iter()
+        .filter(|cap| {
+            !entries.iter().any(|c| {
+                c.verdict != Verdict::Skip
+                    && crate::catalog::get(&c.id).and_then(|d| d.capability) == Some(*cap)
+            })
+        })
+        .map(Capability::as_str)
+        .collect();
+    if !missing.is_empty() && s.level != ConformanceLevel::NotCompliant {
+        s.level = ConformanceLevel::NotScored;
+        s.decided_by = None;
+        s.reason = format!(
+            "no entry of `{}` was judged (its checks skipped: the profile does not claim it); seed 000 says a Pallas exposes a registry endpoint, a `get_health` tool on each agent and progress notifications",
+            missing.join("`, `")
         );
     }
     s
@@ -292,12 +325,28 @@ mod tests {
         assert_eq!(s.level, ConformanceLevel::NotScored);
         assert!(s.reason.starts_with("not a Pallas"), "{}", s.reason);
         assert!(s.reason.contains("(2)"), "{}", s.reason);
+        // Every interface seed 000 says a Pallas exposes judged: scored.
         let judged = [
             entry("REG-001", Level::Must, Verdict::Pass),
-            entry("HEALTH-001", Level::Should, Verdict::Skip),
+            entry("HEALTH-001", Level::Must, Verdict::Pass),
+            entry("PROG-006", Level::Should, Verdict::Warn),
         ];
         let s = score_pallas(&judged);
         assert_eq!(s.level, ConformanceLevel::Core);
+        // One of them never judged (its checks skipped): a part of a Pallas is not scored,
+        // and the reason names what is missing.
+        let part = [
+            entry("REG-001", Level::Must, Verdict::Pass),
+            entry("HEALTH-001", Level::Should, Verdict::Skip),
+            entry("PROG-006", Level::Should, Verdict::Pass),
+        ];
+        let s = score_pallas(&part);
+        assert_eq!(s.level, ConformanceLevel::NotScored);
+        assert!(s.reason.contains("`health`"), "{}", s.reason);
+        assert!(!s.reason.contains("`registry`"), "{}", s.reason);
+        // A failing MUST is reported as such all the same.
+        let failing = [entry("REG-001", Level::Must, Verdict::Fail)];
+        assert_eq!(score_pallas(&failing).level, ConformanceLevel::NotCompliant);
         let inconclusive = [entry("REG-001", Level::Must, Verdict::Inconclusive)];
         let s = score_pallas(&inconclusive);
         assert_eq!(s.level, ConformanceLevel::NotScored);

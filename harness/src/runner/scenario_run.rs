@@ -432,10 +432,11 @@ async fn observe(
 
 /// Every JSON-RPC message received, with its negotiated version and the method it answers.
 ///
-/// The JSON body of an HTTP error (a status outside 2xx) counts only when it is a JSON-RPC
-/// message (it has `jsonrpc`): MCP's transport answers a request it cannot accept with an HTTP
-/// error status, whose body "MAY comprise a JSON-RPC _error response_" — any other body is no
-/// message of the protocol to judge.
+/// In the 2025-11-25 era, the JSON body of an HTTP error (a status outside 2xx) counts only when
+/// it is a JSON-RPC message (it has `jsonrpc`): that transport answers a request it cannot accept
+/// with an HTTP error status, whose body "MAY comprise a JSON-RPC _error response_" — any other
+/// body is no message of the protocol to judge. The 2026-07-28 transport requires JSON-RPC error
+/// bodies on some of its HTTP errors: there every body is judged.
 fn received_messages(
     recorder: &Recorder,
     versions: &BTreeMap<String, String>,
@@ -450,7 +451,11 @@ fn received_messages(
             }
             WireEventKind::Received {
                 message, http_seq, ..
-            } if http_errors.contains(&http_seq) && message.get("jsonrpc").is_none() => {}
+            } if http_errors.contains(&http_seq)
+                && message.get("jsonrpc").is_none()
+                && versions
+                    .get(&o.label)
+                    .is_none_or(|v| v.as_str() < "2026-07-28") => {}
             WireEventKind::Sent(v) => {
                 if let (Some(id), Some(m)) = (v.get("id"), v.get("method").and_then(|m| m.as_str()))
                 {
@@ -655,17 +660,27 @@ mod tests {
             json!({"jsonrpc": "2.0", "error": {"code": -32000, "message": "Bad Request"}}),
         );
         answer(200, json!({"error": "not JSON-RPC either"}));
-        let kept: Vec<String> = super::received_messages(&rec, &Default::default())
-            .iter()
-            .map(|m| m.message.root().to_value().to_string())
-            .collect();
+        let kept = |versions: &std::collections::BTreeMap<String, String>| -> Vec<String> {
+            super::received_messages(&rec, versions)
+                .iter()
+                .map(|m| m.message.root().to_value().to_string())
+                .collect()
+        };
         assert_eq!(
-            kept,
+            kept(&Default::default()),
             vec![
                 json!({"jsonrpc": "2.0", "error": {"code": -32000, "message": "Bad Request"}})
                     .to_string(),
                 json!({"error": "not JSON-RPC either"}).to_string(),
             ]
+        );
+        // The 2026-07-28 transport requires JSON-RPC error bodies on some HTTP errors: every
+        // body of that era is judged.
+        answer(404, json!({"error": "Session not found"}));
+        let era = [("a".to_owned(), "2026-07-28".to_owned())].into();
+        assert_eq!(
+            kept(&era),
+            vec![json!({"error": "Session not found"}).to_string()]
         );
     }
 

@@ -41,6 +41,10 @@ fn auth_004_catches_a_bearer_lent_to_a_concurrent_call() {
     // The echoed headers of call[0] show call[1]'s bearer (tok-1 is not a prefix match of tok-10).
     o.steps[0].set_output(json!({"text": "Authorization: Bearer tok-1"}));
     assert!(fails(&run("AUTH-004", &CheckSpec::default(), &o)));
+    // ... or in a JSON-RPC error the call got instead of a result.
+    o.steps[0].set_output(json!({"status": 200, "error": {"code": -32603,
+        "message": "downstream refused Authorization: Bearer tok-1"}}));
+    assert!(fails(&run("AUTH-004", &CheckSpec::default(), &o)));
     // A stale bearer downstream: tok-9 belongs to a call that had ended.
     o.steps[0].set_output(json!({}));
     o.steps.push(bearer_step("old", 10, 11, Some("tok-9")));

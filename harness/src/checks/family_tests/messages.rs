@@ -88,6 +88,11 @@ fn msg_002_reads_the_answer_where_the_profiles_reply_path_says() {
             other => panic!("{text}: {other:?}"),
         }
     }
+    // No text block at all is no answer whatever the profile says: a failure, as before.
+    let o = obs(vec![send(
+        json!({"status": 200, "reply_path": "$.text", "result": {"content": []}}),
+    )]);
+    assert!(fails(&run("MSG-002", &CheckSpec::default(), &o)));
     // An `isError` result is read as written (it carries no answer), and fails as before.
     let o = obs(vec![send(
         json!({"status": 200, "reply_path": "$.text", "result": {"isError": true, "content": [{"type": "text", "text": "boom"}]}}),
@@ -200,6 +205,21 @@ fn msg_005_wants_every_earlier_message_and_reply_in_the_history() {
     assert!(fails(&run("MSG-005", &CheckSpec::default(), &o)));
     let o = obs(vec![h("")]);
     assert!(skipped(&run("MSG-005", &CheckSpec::default(), &o)));
+    // An answer the profile's `reply_path` cannot read: whether the history holds it is not
+    // observable — an error, never a pass on the message alone.
+    let mut unreadable = step(
+        "send",
+        "send",
+        0,
+        1,
+        json!({"status": 200, "text": "plain words", "reply_path": "$.text"}),
+    );
+    unreadable.set_request(json!({"message": "hello"}));
+    let o = obs(vec![unreadable, h("hello\nplain words")]);
+    assert!(matches!(
+        run("MSG-005", &CheckSpec::default(), &o),
+        Outcome::Error(r) if r.contains("`reply_path`")
+    ));
 }
 
 #[test]
@@ -400,6 +420,14 @@ fn msg_001_walks_a_nested_message_key_through_refs() {
     let mut nullable = nested_schema();
     nullable["$defs"]["RunArgs"]["properties"]["message"] = json!({"type": ["string", "null"]});
     assert_eq!(judge(nullable), Outcome::Pass);
+    let mut any_of = nested_schema();
+    any_of["$defs"]["RunArgs"]["properties"]["message"] =
+        json!({"anyOf": [{"type": "string"}, {"type": "null"}]});
+    assert_eq!(judge(any_of), Outcome::Pass);
+    let mut any_of_number = nested_schema();
+    any_of_number["$defs"]["RunArgs"]["properties"]["message"] =
+        json!({"anyOf": [{"type": "string"}, {"type": "integer"}]});
+    assert!(disagree(judge(any_of_number)));
     let mut nullable_number = nested_schema();
     nullable_number["$defs"]["RunArgs"]["properties"]["message"] =
         json!({"type": ["integer", "null"]});
