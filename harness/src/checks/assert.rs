@@ -194,7 +194,41 @@ pub fn run(a: &AssertSpec, o: &Observed) -> Outcome {
     if let Some(l) = &a.logs {
         return assert_logs(l, o);
     }
+    if !a.any.is_empty() {
+        return assert_any(&a.any, o);
+    }
     Outcome::Error("empty assertion".into())
+}
+
+/// `any:` holds when one of its assertions holds; when none does, the failures are reported
+/// together (an alternative that could not be judged is reported as such, before them).
+fn assert_any(alternatives: &[AssertSpec], o: &Observed) -> Outcome {
+    let mut reasons = Vec::new();
+    let mut evidence = Vec::new();
+    let mut undecided = None;
+    for a in alternatives {
+        match run(a, o) {
+            Outcome::Pass => return Outcome::Pass,
+            Outcome::Fail(r, e) => {
+                reasons.push(r);
+                evidence.extend(e);
+            }
+            other => {
+                undecided.get_or_insert(other);
+            }
+        }
+    }
+    if let Some(u) = undecided {
+        return u;
+    }
+    Outcome::Fail(
+        format!(
+            "none of {} alternatives holds: {}",
+            alternatives.len(),
+            reasons.join("; ")
+        ),
+        evidence,
+    )
 }
 
 /// `output:` a step output: a path of its JSON, compared.

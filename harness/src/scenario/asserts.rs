@@ -97,6 +97,10 @@ pub struct AssertSpec {
     /// The implementation's stdout, stderr and log files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logs: Option<LogsAssert>,
+    /// Holds when at least one of these assertions (each of one kind) holds: e.g. the premise
+    /// "a progress notification arrived, on the call's own stream or on the GET stream".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub any: Vec<AssertSpec>,
 }
 
 /// A predicate on the values a JSONPath selects. Every field present must hold.
@@ -344,6 +348,7 @@ impl AssertSpec {
             ("llm_journal", self.llm_journal.is_some()),
             ("sessions", self.sessions.is_some()),
             ("logs", self.logs.is_some()),
+            ("any", !self.any.is_empty()),
         ];
         flags.iter().filter(|(_, s)| *s).map(|(n, _)| *n).collect()
     }

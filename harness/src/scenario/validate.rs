@@ -504,9 +504,12 @@ fn check_assert(
                     kinds.join(", ")
                 }
             ),
-            Some("one of: output, timing, journal, llm_journal, sessions, logs".into()),
+            Some("one of: output, timing, journal, llm_journal, sessions, logs, any".into()),
         );
         return;
+    }
+    for alternative in &a.any {
+        check_assert(cx, alternative, line, names, captures, loop_var, spec);
     }
     if let Some(o) = &a.output {
         match &o.step {

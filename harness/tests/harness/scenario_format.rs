@@ -431,3 +431,18 @@ fn every_assertion_of_the_suite_cites_a_rule_or_is_a_premise_or_informational() 
         graded.join("\n")
     );
 }
+
+#[test]
+fn an_any_alternative_is_validated_like_any_assertion() {
+    // An alternative naming a step the scenario does not have is an error at load time.
+    let out = diag(&format!(
+        "{BASE}checks:\n  - title: t\n    level: SHOULD\n    assert:\n      any:\n        - output: {{step: hh, path: \"$\", exists: true}}\n        - output: {{step: h, path: \"$\", exists: true}}\n"
+    ));
+    assert!(out.contains("hh"), "{out}");
+    assert!(out.contains("bad.yaml:"), "{out}");
+    // Two alternatives of which each has exactly one kind load.
+    let ok = format!(
+        "{BASE}checks:\n  - title: t\n    level: SHOULD\n    assert:\n      any:\n        - output: {{step: h, path: \"$\", exists: true}}\n        - timing: {{step: h, max: 1s}}\n"
+    );
+    assert!(suite::parse_str("ok.yaml", &ok).is_ok());
+}

@@ -304,3 +304,38 @@ fn a_step_says_what_its_exchange_observed() {
         "a metrics scrape has no MCP exchange"
     );
 }
+
+/// `any:` holds when one alternative holds, and reports every failure when none does.
+#[test]
+fn any_holds_when_one_alternative_holds() {
+    let spec = |n_call: u32, n_listen: u32| -> crate::scenario::AssertSpec {
+        serde_json::from_value(json!({"any": [
+            {"output": {"step": "call", "path": "$.progress[*]", "count": {"min": n_call}}},
+            {"output": {"step": "listen", "path": "$.notifications[*]", "count": {"min": n_listen}}}
+        ]}))
+        .unwrap()
+    };
+    let mut call = super::step("call", "send", 0, 1, json!({"progress": [{"n": 1}]}));
+    call.set_request(json!({}));
+    let listen = super::step("listen", "listen", 0, 1, json!({"notifications": []}));
+    let o = super::obs(vec![call, listen]);
+    let check = |a: &crate::scenario::AssertSpec| crate::checks::assert::run(a, &o);
+    // The call's stream carried one: holds, whatever the other says.
+    assert_eq!(check(&spec(1, 1)), Outcome::Pass);
+    // Neither holds: a failure naming both.
+    let Outcome::Fail(reason, _) = check(&spec(2, 1)) else {
+        panic!("no alternative holds");
+    };
+    assert!(
+        reason.starts_with("none of 2 alternatives holds"),
+        "{reason}"
+    );
+    assert!(reason.matches(';').count() == 1, "{reason}");
+    // An alternative that cannot be judged (no such step) is reported as such.
+    let unknown: crate::scenario::AssertSpec = serde_json::from_value(json!({"any": [
+        {"output": {"step": "nope", "path": "$", "exists": true}},
+        {"output": {"step": "listen", "path": "$.notifications[*]", "count": {"min": 1}}}
+    ]}))
+    .unwrap();
+    assert!(matches!(check(&unknown), Outcome::Error(_)));
+}
