@@ -1,10 +1,6 @@
 // A Mastra deployment served over MCP Streamable HTTP, built from the files the conformance
-// harness renders for a scenario (the same generators as the fast-agent profile; read here as
-// plain data):
-//
-//   fastagent.config.yaml   default_model, openai/anthropic base_url, mcp.servers {name: {url, headers}}
-//   fastagent.secrets.yaml  {openai: {api_key}, anthropic: {api_key}}
-//   agents/<name>.md        front matter (name, description, model, servers) + instruction
+// harness renders for a scenario, read as plain data by ./deployment.mjs (certify/node/, shared by
+// the Node certifications: fastagent.config.yaml, fastagent.secrets.yaml, agents/<name>.md).
 //
 // Every agent becomes a Mastra `Agent` whose model is the OpenAI (or Anthropic) AI SDK provider
 // pointed at the mock LLM, with the tools of its downstream MCP servers from an `MCPClient`.
@@ -16,62 +12,17 @@
 //
 // It listens only once every agent is built and every downstream server listed, so a TCP
 // connection (or `GET /`, 200) means ready. SIGTERM/SIGINT close the MCP clients and exit.
-import fs from "node:fs";
 import http from "node:http";
-import path from "node:path";
 import process from "node:process";
 
-import { createAnthropic } from "@ai-sdk/anthropic";
-import { createOpenAI } from "@ai-sdk/openai";
 import { Agent } from "@mastra/core/agent";
 import { MCPClient, MCPServer } from "@mastra/mcp";
-import yaml from "js-yaml";
 
-function arg(name, fallback) {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i >= 0 && i + 1 < process.argv.length) return process.argv[i + 1];
-  if (fallback === undefined) {
-    console.error(`usage: node server.mjs --dir RUN_DIR --port PORT [--host HOST]; --${name} missing`);
-    process.exit(2);
-  }
-  return fallback;
-}
+import { aiSdkModel, options, readDeployment } from "./deployment.mjs";
 
-const dir = arg("dir");
-const port = Number(arg("port"));
-const host = arg("host", "127.0.0.1");
-
-function readYaml(file) {
-  const p = path.join(dir, file);
-  if (!fs.existsSync(p)) return {};
-  return yaml.load(fs.readFileSync(p, "utf8")) ?? {};
-}
-
-function readCard(file) {
-  const text = fs.readFileSync(file, "utf8");
-  const m = /^---\n([\s\S]*?)\n?---\n?([\s\S]*)$/.exec(text);
-  if (!m) return { front: {}, body: text.trim() };
-  return { front: yaml.load(m[1]) ?? {}, body: m[2].trim() };
-}
-
-const config = readYaml("fastagent.config.yaml");
-const secrets = readYaml("fastagent.secrets.yaml");
-
-// `provider.model` (fast-agent's model string, which the scenarios use) → an AI SDK model.
-function model(spec) {
-  const text = String(spec ?? config.default_model ?? "openai.mock-model");
-  const dot = text.indexOf(".");
-  const provider = dot > 0 ? text.slice(0, dot) : "openai";
-  const id = dot > 0 ? text.slice(dot + 1) : text;
-  const key = (p) => secrets[p]?.api_key ?? process.env[`${p.toUpperCase()}_API_KEY`];
-  if (provider === "anthropic") {
-    return createAnthropic({ baseURL: config.anthropic?.base_url ? `${config.anthropic.base_url.replace(/\/$/, "")}/v1` : undefined, apiKey: key("anthropic") })(id);
-  }
-  // Chat Completions, the OpenAI-compatible API (the Responses API is OpenAI's own).
-  return createOpenAI({ baseURL: config.openai?.base_url, apiKey: key("openai") }).chat(id);
-}
-
-const servers = config.mcp?.servers ?? {};
+const { dir, port, host } = options();
+const deployment = readDeployment(dir);
+const { servers } = deployment;
 const clients = [];
 
 async function toolsFor(name, serverNames) {
@@ -94,19 +45,15 @@ async function toolsFor(name, serverNames) {
 }
 
 const agents = {};
-const cardDir = path.join(dir, "agents");
-for (const file of fs.existsSync(cardDir) ? fs.readdirSync(cardDir).sort() : []) {
-  if (!file.endsWith(".md")) continue;
-  const { front, body } = readCard(path.join(cardDir, file));
-  const name = String(front.name ?? path.basename(file, ".md"));
+for (const { name, description, instruction, model, servers: names } of deployment.agents) {
   agents[name] = new Agent({
     id: name,
     name,
     // MCPServer refuses an agent without a description.
-    description: front.description ?? `The ${name} agent.`,
-    instructions: body || "You are a helpful agent.",
-    model: model(front.model),
-    tools: await toolsFor(name, front.servers ?? []),
+    description: description ?? `The ${name} agent.`,
+    instructions: instruction,
+    model: aiSdkModel(model, deployment),
+    tools: await toolsFor(name, names),
   });
 }
 

@@ -378,6 +378,8 @@ fn reviewer_notes_match_the_verdicts_they_discuss() {
         "llamaindex",
         "mastra",
         "ms-agent-framework",
+        "google-adk",
+        "voltagent",
         "fast-agent-0.7.22",
         "fast-agent-latest",
         "pallas-fastagent",
