@@ -145,7 +145,7 @@ fn message_property<'a>(schema: &'a Value, key: &MessageKey) -> Walked<'a> {
     for (at, k) in key.keys().iter().enumerate() {
         let level = match resolve_ref(schema, node) {
             Ok(level) => level,
-            Err(why) => return Walked::Unresolved(why),
+            Err(why) => return Walked::Unresolved(why.to_string()),
         };
         let property = level.get("properties").and_then(|p| p.get(k));
         let required = level
@@ -176,7 +176,7 @@ fn message_property<'a>(schema: &'a Value, key: &MessageKey) -> Walked<'a> {
             level: leaf,
             at: key.keys().len(),
         },
-        Err(why) => Walked::Unresolved(why),
+        Err(why) => Walked::Unresolved(why.to_string()),
     }
 }
 
@@ -201,9 +201,20 @@ fn takes_a_string(schema: &Value) -> bool {
     }
 }
 
+/// Why a `$ref` of a listed tool's `inputSchema` is not followed.
+#[derive(Debug, thiserror::Error)]
+enum RefError {
+    /// It points outside the schema's own `$defs` and `definitions`, or at nothing there.
+    #[error("`$ref` {0} does not point into the schema's own `$defs` or `definitions`")]
+    Elsewhere(String),
+    /// A chain of references too long to be a schema's own definitions.
+    #[error("more than {0} `$ref`s in a row")]
+    TooLong(usize),
+}
+
 /// `node` with its `$ref`s followed into the root schema's own `$defs` or `definitions`
 /// (`#/$defs/NAME`, `#/definitions/NAME`); any other reference is an error naming it.
-fn resolve_ref<'a>(root: &'a Value, node: &'a Value) -> Result<&'a Value, String> {
+fn resolve_ref<'a>(root: &'a Value, node: &'a Value) -> Result<&'a Value, RefError> {
     const MAX_HOPS: usize = 32;
     let mut node = node;
     for _ in 0..MAX_HOPS {
@@ -217,15 +228,10 @@ fn resolve_ref<'a>(root: &'a Value, node: &'a Value) -> Result<&'a Value, String
             .and_then(|p| root.pointer(p));
         match target {
             Some(t) => node = t,
-            None => {
-                return Err(format!(
-                    "`$ref` {} does not point into the schema's own `$defs` or `definitions`",
-                    excerpt(r, 120)
-                ));
-            }
+            None => return Err(RefError::Elsewhere(excerpt(r, 120))),
         }
     }
-    Err(format!("more than {MAX_HOPS} `$ref`s in a row"))
+    Err(RefError::TooLong(MAX_HOPS))
 }
 
 /// What MSG-001 wants of the message key, for the evidence.

@@ -175,7 +175,11 @@ impl Observation {
 /// A message-tool call's output when the profile's `reply_path` was read: `text` is the answer
 /// read there (`null` when it could not be), `raw_text` the text block as written, and
 /// `reply_error` why no answer was read.
-fn with_reply(mut o: Value, x: &Exchange, reply: &Option<Result<String, String>>) -> Value {
+fn with_reply(
+    mut o: Value,
+    x: &Exchange,
+    reply: &Option<Result<String, super::step::ReplyError>>,
+) -> Value {
     let Some(reply) = reply else {
         return o;
     };
@@ -184,7 +188,7 @@ fn with_reply(mut o: Value, x: &Exchange, reply: &Option<Result<String, String>>
         Ok(answer) => o["text"] = json!(answer),
         Err(e) => {
             o["text"] = Value::Null;
-            o["reply_error"] = json!(e);
+            o["reply_error"] = json!(e.to_string());
         }
     }
     o
@@ -479,7 +483,10 @@ mod tests {
             Some(&path),
         ));
         assert_eq!(o.text(), None);
-        assert!(o.reply_error().is_some_and(|e| e.contains("not the JSON")));
+        assert!(
+            o.reply_error()
+                .is_some_and(|e| e.to_string().contains("not the JSON"))
+        );
         let j = o.to_json();
         assert_eq!(j["text"], Value::Null);
         assert_eq!(j["raw_text"], "plain words");
@@ -493,7 +500,8 @@ mod tests {
         let o =
             Observation::MessageSent(MessageSent::new(Some(reply(wrapped)), None, Some(&several)));
         assert!(
-            o.reply_error().is_some_and(|e| e.contains("2 values")),
+            o.reply_error()
+                .is_some_and(|e| e.to_string().contains("2 values")),
             "{o:?}"
         );
 

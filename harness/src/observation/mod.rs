@@ -13,4 +13,4 @@ mod step;
 pub use json::{MESSAGE_KEYS, output_node, output_query};
 pub use output::{FileRead, ProcessOutput};
 pub use record::{Observed, ReceivedMessage, StepRecord};
-pub use step::{Connected, HealthAnswered, MessageSent, Observation};
+pub use step::{Connected, HealthAnswered, MessageSent, Observation, ReplyError};

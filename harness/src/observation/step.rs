@@ -82,7 +82,7 @@ pub struct MessageSent {
     /// could not be read there (the text is not JSON, the path selects no single string). `None`
     /// when the profile sets no `reply_path`, or the call brought no text result to read it in
     /// (no result, an `isError` result, no text block): the text block is then read as written.
-    pub reply: Option<Result<String, String>>,
+    pub reply: Option<Result<String, ReplyError>>,
 }
 
 impl MessageSent {
@@ -102,9 +102,42 @@ impl MessageSent {
     }
 }
 
+/// Why a message-tool call's answer could not be read where the profile's `reply_path` says.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReplyError {
+    /// The text block is not JSON.
+    #[error("the text is not the JSON document `reply_path` reads ({0})")]
+    NotJson(String),
+    /// The path selects nothing in it.
+    #[error("`reply_path` {path} selects nothing in the text's JSON")]
+    Nothing {
+        /// The profile's `reply_path`.
+        path: String,
+    },
+    /// The path selects one value that is not a string.
+    #[error("`reply_path` {path} selects {kind}, not a string")]
+    NotAString {
+        /// The profile's `reply_path`.
+        path: String,
+        /// What it selects (`a number`, `an object`…).
+        kind: &'static str,
+    },
+    /// The path selects several values.
+    #[error("`reply_path` {path} selects {count} values, not one string")]
+    Several {
+        /// The profile's `reply_path`.
+        path: String,
+        /// How many.
+        count: usize,
+    },
+}
+
 /// The answer `path` selects in the JSON document the exchange's text result carries: `None`
 /// when there is no such result to read (no result, `isError: true`, no text block).
-fn read_reply(x: &Exchange, path: &serde_json_path::JsonPath) -> Option<Result<String, String>> {
+fn read_reply(
+    x: &Exchange,
+    path: &serde_json_path::JsonPath,
+) -> Option<Result<String, ReplyError>> {
     let result = x.result()?;
     if result.get("isError").and_then(JsonRef::as_bool) == Some(true) {
         return None;
@@ -112,26 +145,21 @@ fn read_reply(x: &Exchange, path: &serde_json_path::JsonPath) -> Option<Result<S
     let text = first_text(x)?;
     let doc: serde_json::Value = match serde_json::from_str(text) {
         Ok(v) => v,
-        Err(e) => {
-            return Some(Err(format!(
-                "the text is not the JSON document `reply_path` reads ({e})"
-            )));
-        }
+        Err(e) => return Some(Err(ReplyError::NotJson(e.to_string()))),
     };
     let nodes = path.query(&doc).all();
+    let path = path.to_string();
     Some(match nodes.as_slice() {
         [serde_json::Value::String(answer)] => Ok(answer.clone()),
-        [] => Err(format!(
-            "`reply_path` {path} selects nothing in the text's JSON"
-        )),
-        [other] => Err(format!(
-            "`reply_path` {path} selects {}, not a string",
-            kind(other)
-        )),
-        many => Err(format!(
-            "`reply_path` {path} selects {} values, not one string",
-            many.len()
-        )),
+        [] => Err(ReplyError::Nothing { path }),
+        [other] => Err(ReplyError::NotAString {
+            path,
+            kind: kind(other),
+        }),
+        many => Err(ReplyError::Several {
+            path,
+            count: many.len(),
+        }),
     })
 }
 
@@ -201,7 +229,7 @@ impl Observation {
     }
 
     /// Why a message-tool call's answer could not be read with the profile's `reply_path`.
-    pub fn reply_error(&self) -> Option<&str> {
+    pub fn reply_error(&self) -> Option<&ReplyError> {
         match self {
             Self::MessageSent(MessageSent {
                 reply: Some(Err(e)),
