@@ -362,9 +362,12 @@ impl Target {
         let Some((program, args)) = self.spec.build.split_first() else {
             return Ok(());
         };
-        let out = std::process::Command::new(program)
-            .args(args)
-            .current_dir(&self.workspace)
+        let mut command = std::process::Command::new(program);
+        command.args(args).current_dir(&self.workspace);
+        for name in cargo_package_vars(std::env::vars_os().map(|(k, _)| k)) {
+            command.env_remove(name);
+        }
+        let out = command
             .output()
             .map_err(|source| BuildError::Run {
                 program: program.clone(),
@@ -388,6 +391,30 @@ impl Target {
             })
         }
     }
+}
+
+/// The variables that cargo sets for one package's process (`cargo run`, `cargo test`) and that
+/// a build script may declare with `rerun-if-env-changed` (ring's, through the `cc` crate, names
+/// `CARGO_MANIFEST_DIR` and `CARGO_PKG_NAME`). A profile's `build` running `cargo` under them
+/// (the kit itself started by `cargo run`) would see them changed, rebuild ring and every crate
+/// above it, and leave the next plain `cargo` to rebuild them back: so they are not passed on.
+pub fn cargo_package_vars(
+    names: impl Iterator<Item = std::ffi::OsString>,
+) -> impl Iterator<Item = std::ffi::OsString> {
+    const EXACT: &[&str] = &[
+        "CARGO_CRATE_NAME",
+        "CARGO_BIN_NAME",
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_TARGET_TMPDIR",
+        "CARGO_RUSTC_CURRENT_DIR",
+        "OUT_DIR",
+    ];
+    const PREFIXES: &[&str] = &["CARGO_MANIFEST_", "CARGO_PKG_", "CARGO_BIN_EXE_", "CARGO_CFG_"];
+    names.filter(|name| {
+        name.to_str().is_some_and(|n| {
+            EXACT.contains(&n) || PREFIXES.iter().any(|prefix| n.starts_with(prefix))
+        })
+    })
 }
 
 /// Why the profile's `build` command failed.

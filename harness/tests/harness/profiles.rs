@@ -503,3 +503,23 @@ fn the_pallas_profiles_set_the_scope_in_agents_yaml() {
         );
     }
 }
+
+/// `cargo test` (like `cargo run`) gives this process the package's `CARGO_MANIFEST_DIR` and
+/// `CARGO_PKG_NAME`; a profile's `build` must not get them, or its `cargo build` sees ring's
+/// `rerun-if-env-changed` variables changed and rebuilds ring and every crate above it.
+#[test]
+fn a_profile_build_does_not_inherit_the_variables_cargo_sets_for_a_package() {
+    assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some());
+    assert!(std::env::var_os("CARGO_PKG_NAME").is_some());
+    let mut t = profile("").expect("the profile loads");
+    t.spec.build = [
+        "sh",
+        "-c",
+        r#"test -z "$CARGO_MANIFEST_DIR$CARGO_PKG_NAME$CARGO_CRATE_NAME" || { echo "inherited: $CARGO_MANIFEST_DIR $CARGO_PKG_NAME" >&2; exit 1; }"#,
+    ]
+    .map(String::from)
+    .to_vec();
+    t.build().expect("the build sees none of cargo's package variables");
+    t.spec.build = ["sh", "-c", r#"test -n "$PATH""#].map(String::from).to_vec();
+    t.build().expect("the rest of the environment is passed on");
+}
