@@ -367,12 +367,10 @@ impl Target {
         for name in cargo_package_vars(std::env::vars_os().map(|(k, _)| k)) {
             command.env_remove(name);
         }
-        let out = command
-            .output()
-            .map_err(|source| BuildError::Run {
-                program: program.clone(),
-                source,
-            })?;
+        let out = command.output().map_err(|source| BuildError::Run {
+            program: program.clone(),
+            source,
+        })?;
         if out.status.success() {
             Ok(())
         } else {
@@ -409,7 +407,12 @@ pub fn cargo_package_vars(
         "CARGO_RUSTC_CURRENT_DIR",
         "OUT_DIR",
     ];
-    const PREFIXES: &[&str] = &["CARGO_MANIFEST_", "CARGO_PKG_", "CARGO_BIN_EXE_", "CARGO_CFG_"];
+    const PREFIXES: &[&str] = &[
+        "CARGO_MANIFEST_",
+        "CARGO_PKG_",
+        "CARGO_BIN_EXE_",
+        "CARGO_CFG_",
+    ];
     names.filter(|name| {
         name.to_str().is_some_and(|n| {
             EXACT.contains(&n) || PREFIXES.iter().any(|prefix| n.starts_with(prefix))

@@ -519,7 +519,10 @@ fn a_profile_build_does_not_inherit_the_variables_cargo_sets_for_a_package() {
     ]
     .map(String::from)
     .to_vec();
-    t.build().expect("the build sees none of cargo's package variables");
-    t.spec.build = ["sh", "-c", r#"test -n "$PATH""#].map(String::from).to_vec();
+    t.build()
+        .expect("the build sees none of cargo's package variables");
+    t.spec.build = ["sh", "-c", r#"test -n "$PATH""#]
+        .map(String::from)
+        .to_vec();
     t.build().expect("the rest of the environment is passed on");
 }
