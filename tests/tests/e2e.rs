@@ -378,6 +378,7 @@ fn timeout_trial(shared: &Arc<Shared>) -> Trial {
                     target: "reference".into(),
                     kit_version: pallas_conformance::runner::KIT_VERSION.into(),
                     suite: None,
+                    claims: Vec::new(),
                     scenarios: results.clone(),
                     stale: Vec::new(),
                     duration_ms: 0.0,

@@ -48,6 +48,7 @@ fn result(checks: Vec<CheckResult>) -> ScenarioResult {
         steps: Vec::new(),
         reproduce: String::new(),
         phases: None,
+        declared: Default::default(),
     }
 }
 

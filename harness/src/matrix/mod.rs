@@ -10,6 +10,7 @@
 //! [`levels::score`] over its entries in row order.
 
 pub mod badge;
+pub mod capabilities;
 pub mod levels;
 pub mod page;
 
@@ -89,6 +90,12 @@ struct ReportFile {
     /// When the report was made, if it says.
     #[serde(default)]
     date: Option<String>,
+    /// The capabilities the profile claims (absent in reports made before it was written).
+    #[serde(default)]
+    claims: Option<Vec<String>>,
+    /// What the implementation declared on the wire (likewise).
+    #[serde(default)]
+    declared: Option<crate::runner::Declared>,
     scenarios: Vec<ReportScenario>,
 }
 
@@ -150,6 +157,10 @@ pub struct Implementation {
     pub badge: String,
     /// The badge of `pallas`, relative to the matrix folder.
     pub pallas_badge: String,
+    /// Each capability claimed or declared, with its standing ([`capabilities::rows`]); absent
+    /// for a report made before it recorded claims and declarations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<Vec<capabilities::CapabilityRow>>,
 }
 
 impl Implementation {
@@ -358,6 +369,8 @@ pub fn build(paths: &[PathBuf]) -> Result<Matrix, MatrixError> {
             .filter_map(|cells| cells.get(&r.target))
             .flat_map(|es| es.iter().map(|(_, c)| *c))
             .collect();
+        let capabilities =
+            capabilities::rows(r.claims.as_deref(), r.declared.as_ref(), &in_row_order);
         let (pallas_only, generic): (Vec<&CheckResult>, Vec<&CheckResult>) = in_row_order
             .into_iter()
             .partition(|c| is_pallas_only(&c.id));
@@ -382,6 +395,7 @@ pub fn build(paths: &[PathBuf]) -> Result<Matrix, MatrixError> {
             pallas,
             badge: format!("badges/{}.svg", slug(&r.target)),
             pallas_badge: format!("badges/{}-pallas.svg", slug(&r.target)),
+            capabilities,
         });
     }
     let mut families: Vec<Family> = Vec::new();

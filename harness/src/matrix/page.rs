@@ -120,6 +120,41 @@ fn implementations(out: &mut String, m: &Matrix) {
     );
 }
 
+/// Each implementation's claimed and declared capabilities ([`super::capabilities`]).
+fn capabilities(out: &mut String, m: &Matrix) {
+    let _ = writeln!(
+        out,
+        "<section id=\"capabilities\">\n<h2>Capabilities: claimed and declared</h2>\n<p class=\"muted\">What each profile claims beside what the implementation declared on the wire: an <code>Mcp-Session-Id</code> on <code>initialize</code> (sessions), <code>notifications/progress</code> for a call carrying a <code>progressToken</code> (progress), <code>prompts</code> among the <code>initialize</code> capabilities (history). Other claims have no declaration on the wire: their checks alone tell. A declared capability the profile does not claim was not tested.</p>\n<table>\n<thead><tr><th>implementation</th><th>capability</th><th>standing</th><th>seen on the wire</th><th class=\"n\">MUST entries failed / entries judged</th></tr></thead>\n<tbody>"
+    );
+    for i in &m.implementations {
+        let Some(rows) = &i.capabilities else {
+            let _ = writeln!(
+                out,
+                "<tr data-capabilities-of=\"{n}\"><td><strong>{n}</strong></td><td colspan=\"4\" class=\"muted\">its report records no claims or declarations (made by an older kit)</td></tr>",
+                n = esc(&i.name)
+            );
+            continue;
+        };
+        for r in rows {
+            let _ = writeln!(
+                out,
+                "<tr data-capabilities-of=\"{n}\" data-capability=\"{c}\" data-standing=\"{st}\"><td><strong>{n}</strong></td><td><code>{c}</code></td><td>{st}</td><td>{seen}</td><td class=\"n\">{f} / {j}</td></tr>",
+                n = esc(&i.name),
+                c = esc(&r.capability),
+                st = r.standing.label(),
+                seen = if r.seen.is_empty() {
+                    "—".to_owned()
+                } else {
+                    esc(&r.seen)
+                },
+                f = r.musts_failed,
+                j = r.entries_judged,
+            );
+        }
+    }
+    let _ = writeln!(out, "</tbody>\n</table>\n</section>");
+}
+
 fn levels(out: &mut String, m: &Matrix) {
     let _ = writeln!(
         out,
@@ -300,6 +335,7 @@ pub fn html(m: &Matrix) -> String {
         esc(&m.kit_version)
     );
     implementations(&mut out, m);
+    capabilities(&mut out, m);
     levels(&mut out, m);
     table(&mut out, m);
     details(&mut out, m);

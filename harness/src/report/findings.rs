@@ -135,6 +135,7 @@ mod tests {
             steps: vec![],
             reproduce: String::new(),
             phases: None,
+            declared: Default::default(),
         }
     }
 
@@ -161,6 +162,7 @@ mod tests {
             target: "t".into(),
             kit_version: String::new(),
             suite: None,
+            claims: Vec::new(),
             stale: vec![],
             duration_ms: 0.0,
             error: None,

@@ -31,7 +31,9 @@ fn run_kit_line(run: &RunResult) -> String {
     kit_line(&run.kit_version, run.suite.as_ref())
 }
 
-/// The JSON report: every scenario and check with id, level, refs, verdict, evidence, duration;
+/// The JSON report: the capabilities the profile claims and what the implementation declared on
+/// the wire ([`crate::runner::Declared`]); every scenario and check with id, level, refs, verdict,
+/// evidence, duration;
 /// and `findings`, the fail/warn/error results grouped by cause (one entry listing every scenario
 /// where the same check failed the same way).
 pub fn json(run: &RunResult) -> serde_json::Value {
@@ -40,6 +42,8 @@ pub fn json(run: &RunResult) -> serde_json::Value {
         "target": run.target,
         "kit_version": run.kit_version,
         "suite": run.suite,
+        "claims": run.claims,
+        "declared": run.declared(),
         "duration_ms": run.duration_ms,
         "counts": run.counts(),
         "by_family": run.by_family(),

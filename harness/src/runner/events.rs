@@ -55,6 +55,10 @@ pub struct RunStarted {
     /// streams of kits before 0.1.0's embedded suite.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suite: Option<SuiteInfo>,
+    /// The capabilities the target profile claims; absent in streams of kits before the
+    /// matrix compared them with what the implementation declares.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<String>,
     /// How many scenarios the run selected.
     pub scenarios: usize,
     /// The share of the selection this run took (`run --partition K/N`); absent otherwise.
@@ -163,6 +167,9 @@ pub struct ScenarioFinished {
     /// run to judging.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases: Option<super::Phases>,
+    /// What the implementation declared on the wire in this scenario (absent: nothing).
+    #[serde(default, skip_serializing_if = "super::Declared::is_empty")]
+    pub declared: super::Declared,
 }
 
 /// `run_finished`.
@@ -313,6 +320,7 @@ pub fn finished_events(
         output_tail: r.output_tail.clone(),
         reproduce: r.reproduce.clone(),
         phases: r.phases,
+        declared: r.declared.clone(),
     }));
     out
 }
@@ -327,6 +335,7 @@ pub fn events_of(run: &RunResult) -> Vec<RunEvent> {
         kit_version: run.kit_version.clone(),
         target: run.target.clone(),
         suite: run.suite.clone(),
+        claims: run.claims.clone(),
         scenarios: total,
         partition: None,
     })];
@@ -416,6 +425,7 @@ impl RunResult {
                     steps: p.steps,
                     reproduce: f.reproduce,
                     phases: f.phases,
+                    declared: f.declared,
                 }),
                 (None, Some(s)) => Some(ScenarioResult {
                     id: s.id,
@@ -430,6 +440,7 @@ impl RunResult {
                     steps: p.steps,
                     reproduce: String::new(),
                     phases: None,
+                    declared: super::Declared::default(),
                 }),
                 (None, None) => None,
             })
@@ -439,6 +450,7 @@ impl RunResult {
                 target: start.target.clone(),
                 kit_version: start.kit_version.clone(),
                 suite: start.suite.clone(),
+                claims: start.claims.clone(),
                 scenarios,
                 stale: f.stale.clone(),
                 duration_ms: f.duration_ms,
@@ -448,6 +460,7 @@ impl RunResult {
                 target: start.target.clone(),
                 kit_version: start.kit_version.clone(),
                 suite: start.suite.clone(),
+                claims: start.claims.clone(),
                 scenarios,
                 stale: Vec::new(),
                 duration_ms: 0.0,
@@ -475,6 +488,7 @@ mod tests {
             kit_version: KIT_VERSION.into(),
             target: "t".into(),
             suite: None,
+            claims: Vec::new(),
             scenarios: 1,
             partition: None,
         })

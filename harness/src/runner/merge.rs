@@ -218,6 +218,7 @@ pub fn merge_streams(streams: &[(String, Vec<RunEvent>)]) -> Result<Merged, Merg
         kit_version: start.kit_version.clone(),
         target: start.target.clone(),
         suite: start.suite.clone(),
+        claims: start.claims.clone(),
         scenarios: total,
         partition: None,
     })];
@@ -271,6 +272,7 @@ mod tests {
             steps: Vec::new(),
             reproduce: String::new(),
             phases: None,
+            declared: Default::default(),
         }
     }
 
@@ -279,6 +281,7 @@ mod tests {
             target: "t".into(),
             kit_version: crate::runner::events::KIT_VERSION.into(),
             suite: None,
+            claims: Vec::new(),
             scenarios: ["c", "a", "d", "b"].iter().map(|i| scenario(i)).collect(),
             stale: vec![
                 StaleEntry {

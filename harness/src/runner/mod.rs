@@ -5,6 +5,7 @@
 
 mod actions;
 mod baseline;
+mod declared;
 mod events;
 mod exec;
 mod judge;
@@ -22,6 +23,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 pub use baseline::{Baseline, BaselineError};
+pub use declared::Declared;
 pub use events::{
     BuildFinished, BuildStarted, EVENTS_SCHEMA, EventsError, KIT_VERSION, RunEvent, RunFinished,
     RunPartition, RunStarted, ScenarioFinished, ScenarioStarted, StepDone, VerdictEvent, events_of,
@@ -157,6 +159,10 @@ pub struct ScenarioResult {
     /// Where its time went; absent when it did not run to judging (skipped, a setup error).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases: Option<Phases>,
+    /// What the implementation declared on the wire here (the run's sum is the report's
+    /// `declared`).
+    #[serde(skip)]
+    pub declared: Declared,
 }
 
 /// Where a scenario's wall time went, in milliseconds, phase by phase.
@@ -255,6 +261,9 @@ pub struct RunResult {
     /// The kit's embedded suite and where the scenarios came from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suite: Option<crate::suite::SuiteInfo>,
+    /// The capabilities the target profile claims.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<String>,
     /// Scenarios, in input order.
     pub scenarios: Vec<ScenarioResult>,
     /// Stale baseline entries.
@@ -313,6 +322,15 @@ impl RunResult {
             }
         }
         c
+    }
+
+    /// What the implementation declared on the wire over the whole run.
+    pub fn declared(&self) -> Declared {
+        let mut d = Declared::default();
+        for s in &self.scenarios {
+            d.add(&s.declared);
+        }
+        d
     }
 
     /// Counts per check family.
@@ -463,6 +481,7 @@ pub async fn run_with_events(
         kit_version: KIT_VERSION.into(),
         target: target.spec.name.clone(),
         suite: Some(crate::suite::SuiteInfo::current(opts.suite)),
+        claims: claims_of(target),
         scenarios: total,
         partition,
     }));
@@ -647,12 +666,23 @@ impl RunResult {
             target: target.spec.name.clone(),
             kit_version: KIT_VERSION.into(),
             suite: Some(crate::suite::SuiteInfo::current(opts.suite)),
+            claims: claims_of(target),
             scenarios: Vec::new(),
             stale: Vec::new(),
             duration_ms: 0.0,
             error: None,
         }
     }
+}
+
+/// The capabilities a target profile claims, as written there.
+fn claims_of(target: &Target) -> Vec<String> {
+    target
+        .spec
+        .capabilities
+        .iter()
+        .map(|c| c.as_str().to_owned())
+        .collect()
 }
 
 /// The result rebuilt from the run's own events (what every reporter sees); the directly built

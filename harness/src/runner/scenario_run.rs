@@ -60,6 +60,7 @@ fn skipped(s: &Scenario, reason: String) -> ScenarioResult {
         steps: Vec::new(),
         reproduce: String::new(),
         phases: None,
+        declared: Default::default(),
     }
 }
 
@@ -84,6 +85,7 @@ pub(super) fn errored(
         steps: Vec::new(),
         reproduce: String::new(),
         phases: None,
+        declared: Default::default(),
     }
 }
 
@@ -515,6 +517,7 @@ async fn judge(
         live,
     } = cx;
     let judging = Instant::now();
+    let declared = super::Declared::of(&observed);
     let steps = if live {
         Vec::new()
     } else {
@@ -571,6 +574,7 @@ async fn judge(
         steps,
         reproduce: String::new(),
         phases: Some(phases),
+        declared,
     }
 }
 

@@ -55,6 +55,7 @@ fn sample_result() -> RunResult {
         suite: Some(pallas_conformance::suite::SuiteInfo::current(
             pallas_conformance::suite::SuiteSource::Embedded,
         )),
+        claims: vec!["progress".into(), "sessions".into()],
         duration_ms: 1834.2,
         error: None,
         stale: vec![StaleEntry { scenario: "health-ok".into(), check: "HEALTH-006".into() }],
@@ -62,6 +63,7 @@ fn sample_result() -> RunResult {
             ScenarioResult {
                 reproduce: "cargo run -p pallas-conformance -- run scenarios/progress/echo.yaml --target scenarios/targets/reference.yaml".into(),
                 phases: None,
+                declared: Default::default(),
                 id: "health-ok".into(),
                 title: "health is ok".into(),
                 file: "scenarios/health/ok.yaml".into(),
@@ -90,6 +92,7 @@ fn sample_result() -> RunResult {
             ScenarioResult {
                 reproduce: "cargo run -p pallas-conformance -- run scenarios/progress/echo.yaml --target scenarios/targets/reference.yaml".into(),
                 phases: None,
+                declared: Default::default(),
                 id: "progress-echo".into(),
                 title: "token echoed".into(),
                 file: "scenarios/progress/echo.yaml".into(),
@@ -108,6 +111,7 @@ fn sample_result() -> RunResult {
             ScenarioResult {
                 reproduce: "cargo run -p pallas-conformance -- run scenarios/progress/echo.yaml --target scenarios/targets/reference.yaml".into(),
                 phases: None,
+                declared: Default::default(),
                 id: "hung".into(),
                 title: "a hung implementation".into(),
                 file: "scenarios/x/hung.yaml".into(),

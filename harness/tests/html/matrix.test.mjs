@@ -1,6 +1,7 @@
 // The certification matrix (`pallas-conformance matrix`) in a real headless browser (Debian's
 // chromium through playwright-core): every implementation's level and counts as the page shows
-// them equal matrix.json (both levels: MCP agent bridge and Pallas), every cell shows the verdict
+// them equal matrix.json (both levels: MCP agent bridge and Pallas), each capability's standing
+// (claimed, declared, not tested) equals matrix.json's, every cell shows the verdict
 // matrix.json gives it, a cell's link leads to its entries, each badge is an image the browser
 // renders with its scale and level in its text, and the page loads nothing from anywhere.
 //
@@ -56,6 +57,33 @@ test('each implementation shows the level and the counts matrix.json gives it', 
     }
   }
 });
+
+test("each implementation's capabilities show the standing matrix.json gives them", async () => {
+  let rows = 0;
+  for (const imp of matrix.implementations) {
+    for (const cap of imp.capabilities ?? []) {
+      const row = page.locator(
+        `tr[data-capabilities-of="${imp.name}"][data-capability="${cap.capability}"]`,
+      );
+      assert.equal(await row.count(), 1, `${imp.name} ${cap.capability}: one row`);
+      assert.ok(await row.isVisible(), `${imp.name} ${cap.capability}: rendered`);
+      assert.equal(await row.getAttribute('data-standing'), standingLabel(cap.standing));
+      rows += 1;
+    }
+  }
+  assert.ok(rows > 0, 'matrix.json gives no implementation a capability row');
+});
+
+// The page's words for matrix.json's `standing`.
+function standingLabel(standing) {
+  return {
+    claimed: 'claimed',
+    claimed_not_judged: 'claimed, nothing judged',
+    claimed_must_fails: 'claimed, a MUST fails',
+    claimed_not_declared: 'claimed, not declared',
+    not_tested: 'declared, not tested',
+  }[standing];
+}
 
 test('every cell shows the verdict matrix.json gives it', async () => {
   const fromJson = new Map();

@@ -1,0 +1,269 @@
+//! Capability honesty: what a profile claims beside what the implementation declared on the wire
+//! (the report's `claims` and `declared`, [`crate::runner::Declared`]) and what its verdicts
+//! show.
+//!
+//! Three claims have a declaration the run observes on every bridge:
+//!
+//! | claim | declared by |
+//! |---|---|
+//! | `sessions` | an `Mcp-Session-Id` on the answer to a 2025-11-25 `initialize` |
+//! | `progress` | a `notifications/progress` on the stream of a call that carried a `progressToken` |
+//! | `history` | `prompts` in the `initialize` result's `capabilities` (a prompt needs it) |
+//!
+//! A claim the implementation was seen not to declare is `claimed, not declared`; a claim with a
+//! failing MUST entry among its checks is `claimed, a MUST fails`; a claim none of whose entries
+//! was judged is `claimed, nothing judged`; a declaration with no claim is
+//! `declared, not tested`, as is every key of the `initialize` capabilities that no claim of the
+//! kit maps to (`logging`, `resources`, …). Reports written before `claims` and `declared` give
+//! no row.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::checks::{CheckResult, Verdict};
+use crate::runner::Declared;
+use crate::scenario::Level;
+
+/// What the wire showed of one capability.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Declaration {
+    /// The implementation declared it.
+    Declared,
+    /// It was observed not to declare it.
+    NotDeclared,
+    /// Nothing the run did would have shown it.
+    NotObserved,
+    /// No declaration on the wire stands for it: only its checks tell.
+    NotDeclarable,
+}
+
+/// How one capability stands on one implementation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Standing {
+    /// Claimed, not contradicted by the wire, and no MUST of its checks fails.
+    Claimed,
+    /// Claimed, and no entry of its checks was judged (none ran, or every one was skipped).
+    ClaimedNotJudged,
+    /// Claimed, and a MUST entry of its checks fails.
+    ClaimedMustFails,
+    /// Claimed, and the implementation was seen not to declare it.
+    ClaimedNotDeclared,
+    /// Declared and not claimed: its checks were skipped.
+    NotTested,
+}
+
+impl Standing {
+    /// What the page shows.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Claimed => "claimed",
+            Self::ClaimedNotJudged => "claimed, nothing judged",
+            Self::ClaimedMustFails => "claimed, a MUST fails",
+            Self::ClaimedNotDeclared => "claimed, not declared",
+            Self::NotTested => "declared, not tested",
+        }
+    }
+}
+
+/// One capability of one implementation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CapabilityRow {
+    /// The profile's name of the capability, or the `initialize` key no claim maps to.
+    pub capability: String,
+    /// The profile claims it.
+    pub claimed: bool,
+    /// What the wire showed.
+    pub declaration: Declaration,
+    /// What was seen, in words ("12 of 12 connections got an `Mcp-Session-Id`").
+    pub seen: String,
+    /// Entries of its checks that were judged (not skipped), at any level.
+    pub entries_judged: usize,
+    /// Of those, how many failed.
+    pub musts_failed: usize,
+    /// The standing.
+    pub standing: Standing,
+}
+
+/// The declaration of a claim the run observes, and what was seen.
+fn declaration_of(capability: &str, d: &Declared) -> (Declaration, String) {
+    let of = |n: usize, total: usize, what: &str| {
+        if total == 0 {
+            (Declaration::NotObserved, format!("no {what} was observed"))
+        } else if n == 0 {
+            (Declaration::NotDeclared, format!("0 of {total} {what}"))
+        } else {
+            (Declaration::Declared, format!("{n} of {total} {what}"))
+        }
+    };
+    match capability {
+        "sessions" => of(
+            d.session_ids,
+            d.connections,
+            "2025-11-25 connections got an `Mcp-Session-Id`",
+        ),
+        "progress" => of(
+            d.calls_with_progress,
+            d.calls_with_token,
+            "calls with a `progressToken` got `notifications/progress`",
+        ),
+        "history" => of(
+            d.capabilities.get("prompts").copied().unwrap_or(0),
+            d.initialized,
+            "`initialize` results declared `prompts`",
+        ),
+        _ => (Declaration::NotDeclarable, String::new()),
+    }
+}
+
+/// The `initialize` capability keys a claim stands for.
+const MAPPED_KEYS: &[&str] = &["prompts", "tools"];
+
+/// The rows of one report: every claimed capability, every declarable one the wire showed
+/// declared, and every other `initialize` key declared. `None` when the report has neither
+/// `claims` nor `declared` (written before them).
+pub fn rows(
+    claims: Option<&[String]>,
+    declared: Option<&Declared>,
+    checks: &[&CheckResult],
+) -> Option<Vec<CapabilityRow>> {
+    if claims.is_none() && declared.is_none() {
+        return None;
+    }
+    let empty = Declared::default();
+    let d = declared.unwrap_or(&empty);
+    let claims = claims.unwrap_or_default();
+    let mut judged: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for c in checks {
+        let Some(cap) = crate::catalog::get(&c.id).and_then(|def| def.capability) else {
+            continue;
+        };
+        if c.verdict == Verdict::Skip {
+            continue;
+        }
+        let e = judged.entry(cap.as_str()).or_default();
+        e.0 += 1;
+        e.1 += usize::from(c.level == Level::Must && c.verdict == Verdict::Fail);
+    }
+    let mut out = Vec::new();
+    let mut names: Vec<&str> = claims.iter().map(String::as_str).collect();
+    for name in ["sessions", "progress", "history"] {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    for name in names {
+        let claimed = claims.iter().any(|c| c == name);
+        let (declaration, seen) = declaration_of(name, d);
+        let (entries_judged, musts_failed) = judged.get(name).copied().unwrap_or_default();
+        let standing = match (claimed, declaration) {
+            (true, Declaration::NotDeclared) => Standing::ClaimedNotDeclared,
+            (true, _) if musts_failed > 0 => Standing::ClaimedMustFails,
+            (true, _) if entries_judged == 0 => Standing::ClaimedNotJudged,
+            (true, _) => Standing::Claimed,
+            (false, Declaration::Declared) => Standing::NotTested,
+            (false, _) => continue,
+        };
+        out.push(CapabilityRow {
+            capability: name.to_owned(),
+            claimed,
+            declaration,
+            seen,
+            entries_judged,
+            musts_failed,
+            standing,
+        });
+    }
+    for (key, n) in &d.capabilities {
+        if MAPPED_KEYS.contains(&key.as_str()) {
+            continue;
+        }
+        out.push(CapabilityRow {
+            capability: format!("initialize: {key}"),
+            claimed: false,
+            declaration: Declaration::Declared,
+            seen: format!(
+                "{n} of {} `initialize` results declared `{key}`; no claim of the kit judges it",
+                d.initialized
+            ),
+            entries_judged: 0,
+            musts_failed: 0,
+            standing: Standing::NotTested,
+        });
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn declared() -> Declared {
+        Declared {
+            initialized: 4,
+            capabilities: [("tools".to_owned(), 4), ("logging".to_owned(), 4)].into(),
+            connections: 4,
+            session_ids: 4,
+            calls_with_token: 3,
+            calls_with_progress: 0,
+            tools: Default::default(),
+        }
+    }
+
+    fn row<'a>(rows: &'a [CapabilityRow], name: &str) -> Option<&'a CapabilityRow> {
+        rows.iter().find(|r| r.capability == name)
+    }
+
+    #[test]
+    fn a_claim_the_wire_contradicts_is_claimed_not_declared_and_an_unclaimed_declaration_is_not_tested()
+     {
+        let claims = ["progress".to_owned(), "bearer".to_owned()];
+        let rows = rows(Some(&claims), Some(&declared()), &[]).expect("rows");
+        let progress = row(&rows, "progress").expect("progress row");
+        assert_eq!(progress.standing, Standing::ClaimedNotDeclared);
+        assert_eq!(
+            progress.seen,
+            "0 of 3 calls with a `progressToken` got `notifications/progress`"
+        );
+        let sessions = row(&rows, "sessions").expect("sessions row");
+        assert_eq!(sessions.standing, Standing::NotTested);
+        assert!(!sessions.claimed);
+        let bearer = row(&rows, "bearer").expect("bearer row");
+        assert_eq!(
+            (bearer.standing, bearer.declaration),
+            (Standing::ClaimedNotJudged, Declaration::NotDeclarable)
+        );
+        let logging = row(&rows, "initialize: logging").expect("logging row");
+        assert_eq!(logging.standing, Standing::NotTested);
+        assert!(row(&rows, "initialize: tools").is_none());
+        // history: not claimed, and 0 of 4 results declared prompts: no row.
+        assert!(row(&rows, "history").is_none());
+    }
+
+    #[test]
+    fn a_claim_whose_must_fails_says_so_and_a_report_without_the_fields_gives_no_rows() {
+        let claims = ["sessions".to_owned()];
+        let mut failed = CheckResult::judged(
+            crate::checks::Subject::harness("t".into(), "f:1".into()),
+            crate::checks::Outcome::Error("x".into()),
+            &|_| true,
+            crate::checks::Grading::default(),
+            &crate::redact::Redactor::default(),
+        );
+        failed.id = "MCP-003".into();
+        failed.level = Level::Must;
+        failed.verdict = Verdict::Fail;
+        let rows = rows(Some(&claims), Some(&declared()), &[&failed]).expect("rows");
+        let sessions = row(&rows, "sessions").expect("sessions row");
+        assert_eq!(sessions.standing, Standing::ClaimedMustFails);
+        assert_eq!((sessions.entries_judged, sessions.musts_failed), (1, 1));
+        let mut passed = failed.clone();
+        passed.verdict = Verdict::Pass;
+        let rows = super::rows(Some(&claims), Some(&declared()), &[&passed]).expect("rows");
+        let sessions = row(&rows, "sessions").expect("sessions row");
+        assert_eq!(sessions.standing, Standing::Claimed);
+        assert!(super::rows(None, None, &[]).is_none());
+    }
+}
