@@ -8,7 +8,7 @@
 #   TITLE     the implementation's name in the certified tables
 #   VENV_VAR  the environment variable the profile reads its venv from (e.g. AGNO_VENV)
 #
-#   .ci/certify-NAME [--update] [--jobs N|auto] [--out DIR] [--filter GLOB]...
+#   .ci/certify-NAME [--update | --setup-only] [--jobs N|auto] [--out DIR] [--filter GLOB]...
 #
 # 1. creates (or reuses) the pinned CPython 3.13 venv of certify/NAME/requirements.txt
 #    (certify/python/setup-venv.sh) under the cargo target dir;
@@ -40,6 +40,7 @@ cd "$(dirname "$0")/../.."
 root=$(pwd)
 
 update=false
+setup_only=false
 jobs=${CERTIFY_JOBS:-auto}
 out="$root/reports"
 filters=()
@@ -50,6 +51,7 @@ usage() {
 while [ $# -gt 0 ]; do
   case $1 in
     --update) update=true ;;
+    --setup-only) setup_only=true ;;
     --jobs) jobs=${2:?--jobs needs a number or auto}; shift ;;
     --out) out=${2:?--out needs a directory}; shift ;;
     --filter) filters+=(--filter "${2:?--filter needs a glob}"); shift ;;
@@ -67,6 +69,7 @@ mkdir -p "$out"
 
 echo "-- $NAME venv: $venv"
 certify/python/setup-venv.sh "certify/$NAME/requirements.txt" "$venv" >/dev/null
+"$setup_only" && exit 0
 installed=$("$venv/bin/python" -c "import importlib.metadata as m; print(m.version('$PACKAGE'))")
 # The MCP eras the runtime's MCP server speaks: its `mcp` package's newest protocol version.
 latest=$("$venv/bin/python" -c 'import mcp.types as t; print(t.LATEST_PROTOCOL_VERSION)')
