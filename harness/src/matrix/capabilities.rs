@@ -2,19 +2,20 @@
 //! (the report's `claims` and `declared`, [`crate::runner::Declared`]) and what its verdicts
 //! show.
 //!
-//! Three claims have a declaration the run observes on every bridge:
+//! Three claims have a sign the run observes on any bridge:
 //!
-//! | claim | declared by |
+//! | claim | seen as |
 //! |---|---|
 //! | `sessions` | an `Mcp-Session-Id` on the answer to a 2025-11-25 `initialize` |
 //! | `progress` | a `notifications/progress` on the stream of a call that carried a `progressToken` |
-//! | `history` | `prompts` in the `initialize` result's `capabilities` (a prompt needs it) |
+//! | `history` | `prompts` in the `initialize` result's `capabilities` (MCP: a server that offers prompts declares it), checked only where claimed: `prompts` alone is no sign of a history prompt |
 //!
-//! A claim the implementation was seen not to declare is `claimed, not declared`; a claim with a
-//! failing MUST entry among its checks is `claimed, a MUST fails`; a claim none of whose entries
-//! was judged is `claimed, nothing judged`; a declaration with no claim is
-//! `declared, not tested`, as is every key of the `initialize` capabilities that no claim of the
-//! kit maps to (`logging`, `resources`, …). Reports written before `claims` and `declared` give
+//! A claim the run had occasions to see and never saw is `claimed, not seen on the wire`; a claim
+//! with a failing MUST entry among its checks is `claimed, a MUST fails`; a claim none of whose
+//! entries was judged is `claimed, nothing judged`. What the implementation showed without a claim
+//! is `declared, not tested`: sessions or progress seen on an unclaimed capability, and every key
+//! of the `initialize` capabilities no claim covers (`logging`, `resources`, `prompts` where
+//! `history` is not claimed; never `tools`). Reports written before `claims` and `declared` give
 //! no row.
 
 use std::collections::BTreeMap;
@@ -31,8 +32,8 @@ use crate::scenario::Level;
 pub enum Declaration {
     /// The implementation declared it.
     Declared,
-    /// It was observed not to declare it.
-    NotDeclared,
+    /// The run had occasions to see it and never did.
+    NotSeen,
     /// Nothing the run did would have shown it.
     NotObserved,
     /// No declaration on the wire stands for it: only its checks tell.
@@ -49,8 +50,8 @@ pub enum Standing {
     ClaimedNotJudged,
     /// Claimed, and a MUST entry of its checks fails.
     ClaimedMustFails,
-    /// Claimed, and the implementation was seen not to declare it.
-    ClaimedNotDeclared,
+    /// Claimed, and never seen on the wire though the run had occasions to see it.
+    ClaimedNotSeen,
     /// Declared and not claimed: its checks were skipped.
     NotTested,
 }
@@ -62,7 +63,7 @@ impl Standing {
             Self::Claimed => "claimed",
             Self::ClaimedNotJudged => "claimed, nothing judged",
             Self::ClaimedMustFails => "claimed, a MUST fails",
-            Self::ClaimedNotDeclared => "claimed, not declared",
+            Self::ClaimedNotSeen => "claimed, not seen on the wire",
             Self::NotTested => "declared, not tested",
         }
     }
@@ -93,7 +94,7 @@ fn declaration_of(capability: &str, d: &Declared) -> (Declaration, String) {
         if total == 0 {
             (Declaration::NotObserved, format!("no {what} was observed"))
         } else if n == 0 {
-            (Declaration::NotDeclared, format!("0 of {total} {what}"))
+            (Declaration::NotSeen, format!("0 of {total} {what}"))
         } else {
             (Declaration::Declared, format!("{n} of {total} {what}"))
         }
@@ -117,9 +118,6 @@ fn declaration_of(capability: &str, d: &Declared) -> (Declaration, String) {
         _ => (Declaration::NotDeclarable, String::new()),
     }
 }
-
-/// The `initialize` capability keys a claim stands for.
-const MAPPED_KEYS: &[&str] = &["prompts", "tools"];
 
 /// The rows of one report: every claimed capability, every declarable one the wire showed
 /// declared, and every other `initialize` key declared. `None` when the report has neither
@@ -154,12 +152,18 @@ pub fn rows(
             names.push(name);
         }
     }
+    let history_claimed = names.contains(&"history");
     for name in names {
         let claimed = claims.iter().any(|c| c == name);
+        // `prompts` is needed for a history prompt, not a sign of one: an unclaimed `history`
+        // gets no row (its `prompts` shows as an `initialize` key below).
+        if name == "history" && !claimed {
+            continue;
+        }
         let (declaration, seen) = declaration_of(name, d);
         let (entries_judged, musts_failed) = judged.get(name).copied().unwrap_or_default();
         let standing = match (claimed, declaration) {
-            (true, Declaration::NotDeclared) => Standing::ClaimedNotDeclared,
+            (true, Declaration::NotSeen) => Standing::ClaimedNotSeen,
             (true, _) if musts_failed > 0 => Standing::ClaimedMustFails,
             (true, _) if entries_judged == 0 => Standing::ClaimedNotJudged,
             (true, _) => Standing::Claimed,
@@ -177,7 +181,7 @@ pub fn rows(
         });
     }
     for (key, n) in &d.capabilities {
-        if MAPPED_KEYS.contains(&key.as_str()) {
+        if key == "tools" || (key == "prompts" && history_claimed) {
             continue;
         }
         out.push(CapabilityRow {
@@ -222,7 +226,7 @@ mod tests {
         let claims = ["progress".to_owned(), "bearer".to_owned()];
         let rows = rows(Some(&claims), Some(&declared()), &[]).expect("rows");
         let progress = row(&rows, "progress").expect("progress row");
-        assert_eq!(progress.standing, Standing::ClaimedNotDeclared);
+        assert_eq!(progress.standing, Standing::ClaimedNotSeen);
         assert_eq!(
             progress.seen,
             "0 of 3 calls with a `progressToken` got `notifications/progress`"
@@ -238,7 +242,7 @@ mod tests {
         let logging = row(&rows, "initialize: logging").expect("logging row");
         assert_eq!(logging.standing, Standing::NotTested);
         assert!(row(&rows, "initialize: tools").is_none());
-        // history: not claimed, and 0 of 4 results declared prompts: no row.
+        // history: not claimed: no row, whatever `prompts` says.
         assert!(row(&rows, "history").is_none());
     }
 

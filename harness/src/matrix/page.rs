@@ -124,7 +124,7 @@ fn implementations(out: &mut String, m: &Matrix) {
 fn capabilities(out: &mut String, m: &Matrix) {
     let _ = writeln!(
         out,
-        "<section id=\"capabilities\">\n<h2>Capabilities: claimed and declared</h2>\n<p class=\"muted\">What each profile claims beside what the implementation declared on the wire: an <code>Mcp-Session-Id</code> on <code>initialize</code> (sessions), <code>notifications/progress</code> for a call carrying a <code>progressToken</code> (progress), <code>prompts</code> among the <code>initialize</code> capabilities (history). Other claims have no declaration on the wire: their checks alone tell. A declared capability the profile does not claim was not tested.</p>\n<table>\n<thead><tr><th>implementation</th><th>capability</th><th>standing</th><th>seen on the wire</th><th class=\"n\">MUST entries failed / entries judged</th></tr></thead>\n<tbody>"
+        "<section id=\"capabilities\">\n<h2>Capabilities: claimed and declared</h2>\n<p class=\"muted\">What each profile claims beside what the implementation showed on the wire: an <code>Mcp-Session-Id</code> on <code>initialize</code> (sessions), <code>notifications/progress</code> for a call carrying a <code>progressToken</code> (progress), <code>prompts</code> among the <code>initialize</code> capabilities (history, where claimed). Other claims have no sign on the wire: their checks alone tell. What the implementation showed and the profile does not claim was not tested.</p>\n<table>\n<thead><tr><th>implementation</th><th>capability</th><th>standing</th><th>seen on the wire</th><th class=\"n\">MUST entries failed / entries judged</th></tr></thead>\n<tbody>"
     );
     for i in &m.implementations {
         let Some(rows) = &i.capabilities else {

@@ -424,3 +424,81 @@ fn the_levels_table_is_the_documented_one() {
         );
     }
 }
+
+fn standing(m: &Matrix, name: &str, capability: &str) -> Option<String> {
+    let i = m.implementations.iter().find(|i| i.name == name)?;
+    let row = i
+        .capabilities
+        .as_ref()?
+        .iter()
+        .find(|r| r.capability == capability)?;
+    Some(row.standing.label().to_owned())
+}
+
+#[test]
+fn every_committed_report_sets_its_claims_beside_what_the_wire_showed() {
+    let m = matrix::build(&committed()).unwrap();
+    for i in &m.implementations {
+        assert!(
+            i.capabilities.is_some(),
+            "{}: the report records no claims or declarations: re-certify it",
+            i.name
+        );
+    }
+    // Google ADK claims progress (it reports an intermediate event with text as progress), and
+    // none of the calls with a token got any: the page says so.
+    assert_eq!(
+        standing(&m, "google-adk", "progress").as_deref(),
+        Some("claimed, not seen on the wire")
+    );
+    // fast-agent's progress MUST failures are its claim's; Mastra's sessions hold.
+    assert_eq!(
+        standing(&m, "fast-agent-0.7.22", "progress").as_deref(),
+        Some("claimed, a MUST fails")
+    );
+    assert_eq!(
+        standing(&m, "mastra", "sessions").as_deref(),
+        Some("claimed")
+    );
+    // An `initialize` capability no claim covers is shown, untested.
+    assert_eq!(
+        standing(&m, "mastra", "initialize: logging").as_deref(),
+        Some("declared, not tested")
+    );
+}
+
+#[test]
+fn sessions_never_issued_turn_a_sessions_claim_into_not_seen_on_the_page_and_the_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let reports = with_mastra_changed(dir.path(), |raw| {
+        raw["declared"]["session_ids"] = 0.into();
+    });
+    let out = dir.path().join("site");
+    let (code, _, err) = run(reports, &out);
+    assert_eq!(code, 0, "{err}");
+    let json: Value = serde_json::from_str(&read(out.join("matrix.json"))).unwrap();
+    let mastra = json["implementations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "mastra")
+        .unwrap();
+    let sessions = mastra["capabilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["capability"] == "sessions")
+        .unwrap();
+    assert_eq!(sessions["standing"], "claimed_not_seen");
+    assert_eq!(
+        sessions["seen"],
+        "0 of 8 2025-11-25 connections got an `Mcp-Session-Id`"
+    );
+    let page = read(out.join("index.html"));
+    assert!(
+        page.contains(
+            "data-capabilities-of=\"mastra\" data-capability=\"sessions\" data-standing=\"claimed, not seen on the wire\""
+        ),
+        "the page shows the changed standing"
+    );
+}

@@ -80,7 +80,7 @@ function standingLabel(standing) {
     claimed: 'claimed',
     claimed_not_judged: 'claimed, nothing judged',
     claimed_must_fails: 'claimed, a MUST fails',
-    claimed_not_declared: 'claimed, not declared',
+    claimed_not_seen: 'claimed, not seen on the wire',
     not_tested: 'declared, not tested',
   }[standing];
 }
