@@ -7,16 +7,20 @@
 //! | claim | seen as |
 //! |---|---|
 //! | `sessions` | an `Mcp-Session-Id` on the answer to a 2025-11-25 `initialize` |
-//! | `progress` | a `notifications/progress` on the stream of a call that carried a `progressToken` |
-//! | `history` | `prompts` in the `initialize` result's `capabilities` (MCP: a server that offers prompts declares it), checked only where claimed: `prompts` alone is no sign of a history prompt |
+//! | `progress` | a `notifications/progress` with the token of a call that carried a `progressToken`, on any stream |
+//! | `history` | `prompts` in the `initialize` (or `server/discover`) result's `capabilities` (MCP: a server that offers prompts declares it), checked only where claimed: `prompts` alone is no sign of a history prompt |
 //!
-//! A claim the run had occasions to see and never saw is `claimed, not seen on the wire`; a claim
-//! with a failing MUST entry among its checks is `claimed, a MUST fails`; a claim none of whose
-//! entries was judged is `claimed, nothing judged`. What the implementation showed without a claim
-//! is `declared, not tested`: sessions or progress seen on an unclaimed capability, and every key
-//! of the `initialize` capabilities no claim covers (`logging`, `resources`, `prompts` where
-//! `history` is not claimed; never `tools`). Reports written before `claims` and `declared` give
-//! no row.
+//! The first that holds is a claim's standing: `claimed, never seen in this run` (the run had
+//! occasions to see the sign and never did: the profile's claim is not shown, which is no breach
+//! of MCP, where a server may send no progress and issue no session); `claimed, a MUST fails` (a
+//! MUST entry of its checks fails; the checks are named, each once); `claimed, nothing judged` (no
+//! entry of its checks passed, failed or warned); `claimed, no MUST fails`. What the
+//! implementation showed without a claim is `shown, not tested`: sessions or progress seen on an
+//! unclaimed capability, and each key of the `initialize`/`server/discover` capabilities no claim
+//! covers (`logging`, `resources`, `completions`, `tasks`, each named member of `experimental` and
+//! `extensions`, `prompts` where `history` is not claimed; never `tools`, which every bridge
+//! declares and every scenario uses). Reports written before `claims` and `declared` give no
+//! row.
 
 use std::collections::BTreeMap;
 
@@ -60,11 +64,11 @@ impl Standing {
     /// What the page shows.
     pub fn label(self) -> &'static str {
         match self {
-            Self::Claimed => "claimed",
+            Self::Claimed => "claimed, no MUST fails",
             Self::ClaimedNotJudged => "claimed, nothing judged",
             Self::ClaimedMustFails => "claimed, a MUST fails",
-            Self::ClaimedNotSeen => "claimed, not seen on the wire",
-            Self::NotTested => "declared, not tested",
+            Self::ClaimedNotSeen => "claimed, never seen in this run",
+            Self::NotTested => "shown, not tested",
         }
     }
 }
@@ -80,15 +84,29 @@ pub struct CapabilityRow {
     pub declaration: Declaration,
     /// What was seen, in words ("12 of 12 connections got an `Mcp-Session-Id`").
     pub seen: String,
-    /// Entries of its checks that were judged (not skipped), at any level.
-    pub entries_judged: usize,
+    /// MUST entries of its checks that were judged (pass, fail or warn).
+    pub musts_judged: usize,
     /// Of those, how many failed.
     pub musts_failed: usize,
+    /// Entries of its checks judged at any level.
+    pub entries_judged: usize,
+    /// The checks whose MUST entries failed, each once.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed_checks: Vec<String>,
     /// The standing.
     pub standing: Standing,
 }
 
-/// The declaration of a claim the run observes, and what was seen.
+/// The judged entries of one capability's checks.
+#[derive(Default)]
+struct Judged {
+    entries: usize,
+    musts: usize,
+    musts_failed: usize,
+    failed_checks: Vec<String>,
+}
+
+/// The sign of a claim the run observes, and what was seen.
 fn declaration_of(capability: &str, d: &Declared) -> (Declaration, String) {
     let of = |n: usize, total: usize, what: &str| {
         if total == 0 {
@@ -108,12 +126,12 @@ fn declaration_of(capability: &str, d: &Declared) -> (Declaration, String) {
         "progress" => of(
             d.calls_with_progress,
             d.calls_with_token,
-            "calls with a `progressToken` got `notifications/progress`",
+            "answered calls with a `progressToken` got a `notifications/progress` with it",
         ),
         "history" => of(
             d.capabilities.get("prompts").copied().unwrap_or(0),
             d.initialized,
-            "`initialize` results declared `prompts`",
+            "`initialize`/`server/discover` results declared `prompts` (needed for a history prompt, no sign of one: the history checks tell the rest)",
         ),
         _ => (Declaration::NotDeclarable, String::new()),
     }
@@ -133,17 +151,25 @@ pub fn rows(
     let empty = Declared::default();
     let d = declared.unwrap_or(&empty);
     let claims = claims.unwrap_or_default();
-    let mut judged: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut judged: BTreeMap<&str, Judged> = BTreeMap::new();
     for c in checks {
         let Some(cap) = crate::catalog::get(&c.id).and_then(|def| def.capability) else {
             continue;
         };
-        if c.verdict == Verdict::Skip {
+        if !matches!(c.verdict, Verdict::Pass | Verdict::Fail | Verdict::Warn) {
             continue;
         }
-        let e = judged.entry(cap.as_str()).or_default();
-        e.0 += 1;
-        e.1 += usize::from(c.level == Level::Must && c.verdict == Verdict::Fail);
+        let j = judged.entry(cap.as_str()).or_default();
+        j.entries += 1;
+        if c.level == Level::Must {
+            j.musts += 1;
+            if c.verdict == Verdict::Fail {
+                j.musts_failed += 1;
+                if !j.failed_checks.contains(&c.id) {
+                    j.failed_checks.push(c.id.clone());
+                }
+            }
+        }
     }
     let mut out = Vec::new();
     let mut names: Vec<&str> = claims.iter().map(String::as_str).collect();
@@ -161,11 +187,11 @@ pub fn rows(
             continue;
         }
         let (declaration, seen) = declaration_of(name, d);
-        let (entries_judged, musts_failed) = judged.get(name).copied().unwrap_or_default();
+        let j = judged.remove(name).unwrap_or_default();
         let standing = match (claimed, declaration) {
             (true, Declaration::NotSeen) => Standing::ClaimedNotSeen,
-            (true, _) if musts_failed > 0 => Standing::ClaimedMustFails,
-            (true, _) if entries_judged == 0 => Standing::ClaimedNotJudged,
+            (true, _) if j.musts_failed > 0 => Standing::ClaimedMustFails,
+            (true, _) if j.entries == 0 => Standing::ClaimedNotJudged,
             (true, _) => Standing::Claimed,
             (false, Declaration::Declared) => Standing::NotTested,
             (false, _) => continue,
@@ -175,8 +201,10 @@ pub fn rows(
             claimed,
             declaration,
             seen,
-            entries_judged,
-            musts_failed,
+            musts_judged: j.musts,
+            musts_failed: j.musts_failed,
+            entries_judged: j.entries,
+            failed_checks: j.failed_checks,
             standing,
         });
     }
@@ -189,11 +217,13 @@ pub fn rows(
             claimed: false,
             declaration: Declaration::Declared,
             seen: format!(
-                "{n} of {} `initialize` results declared `{key}`; no claim of the kit judges it",
+                "{n} of {} `initialize`/`server/discover` results declared `{key}`; no claim of the kit covers it",
                 d.initialized
             ),
-            entries_judged: 0,
+            musts_judged: 0,
             musts_failed: 0,
+            entries_judged: 0,
+            failed_checks: Vec::new(),
             standing: Standing::NotTested,
         });
     }
@@ -229,7 +259,7 @@ mod tests {
         assert_eq!(progress.standing, Standing::ClaimedNotSeen);
         assert_eq!(
             progress.seen,
-            "0 of 3 calls with a `progressToken` got `notifications/progress`"
+            "0 of 3 answered calls with a `progressToken` got a `notifications/progress` with it"
         );
         let sessions = row(&rows, "sessions").expect("sessions row");
         assert_eq!(sessions.standing, Standing::NotTested);
@@ -262,7 +292,8 @@ mod tests {
         let rows = rows(Some(&claims), Some(&declared()), &[&failed]).expect("rows");
         let sessions = row(&rows, "sessions").expect("sessions row");
         assert_eq!(sessions.standing, Standing::ClaimedMustFails);
-        assert_eq!((sessions.entries_judged, sessions.musts_failed), (1, 1));
+        assert_eq!((sessions.musts_judged, sessions.musts_failed), (1, 1));
+        assert_eq!(sessions.failed_checks, ["MCP-003"]);
         let mut passed = failed.clone();
         passed.verdict = Verdict::Pass;
         let rows = super::rows(Some(&claims), Some(&declared()), &[&passed]).expect("rows");

@@ -124,7 +124,7 @@ fn implementations(out: &mut String, m: &Matrix) {
 fn capabilities(out: &mut String, m: &Matrix) {
     let _ = writeln!(
         out,
-        "<section id=\"capabilities\">\n<h2>Capabilities: claimed and declared</h2>\n<p class=\"muted\">What each profile claims beside what the implementation showed on the wire: an <code>Mcp-Session-Id</code> on <code>initialize</code> (sessions), <code>notifications/progress</code> for a call carrying a <code>progressToken</code> (progress), <code>prompts</code> among the <code>initialize</code> capabilities (history, where claimed). Other claims have no sign on the wire: their checks alone tell. What the implementation showed and the profile does not claim was not tested.</p>\n<table>\n<thead><tr><th>implementation</th><th>capability</th><th>standing</th><th>seen on the wire</th><th class=\"n\">MUST entries failed / entries judged</th></tr></thead>\n<tbody>"
+        "<section id=\"capabilities\">\n<h2>Capabilities: claimed and declared</h2>\n<p class=\"muted\">What each profile claims beside what the implementation showed on the wire: an <code>Mcp-Session-Id</code> on <code>initialize</code> (sessions), a <code>notifications/progress</code> with the token of a call carrying a <code>progressToken</code> (progress), <code>prompts</code> among the <code>initialize</code> capabilities (history, where claimed). Other claims have no sign on the wire: their checks alone tell. A claim never seen in this run is the profile's claim not shown, not a breach of MCP, which lets a server send no progress and issue no session. What the implementation showed and the profile does not claim was not tested.</p>\n<table>\n<thead><tr><th>implementation</th><th>capability</th><th>standing</th><th>seen on the wire</th><th class=\"n\">MUST entries failed / judged</th><th>failed checks</th></tr></thead>\n<tbody>"
     );
     for i in &m.implementations {
         let Some(rows) = &i.capabilities else {
@@ -138,7 +138,7 @@ fn capabilities(out: &mut String, m: &Matrix) {
         for r in rows {
             let _ = writeln!(
                 out,
-                "<tr data-capabilities-of=\"{n}\" data-capability=\"{c}\" data-standing=\"{st}\"><td><strong>{n}</strong></td><td><code>{c}</code></td><td>{st}</td><td>{seen}</td><td class=\"n\">{f} / {j}</td></tr>",
+                "<tr data-capabilities-of=\"{n}\" data-capability=\"{c}\" data-standing=\"{st}\"><td><strong>{n}</strong></td><td><code>{c}</code></td><td>{st}</td><td>{seen}</td><td class=\"n\">{f} / {j}</td><td>{failed}</td></tr>",
                 n = esc(&i.name),
                 c = esc(&r.capability),
                 st = r.standing.label(),
@@ -148,7 +148,8 @@ fn capabilities(out: &mut String, m: &Matrix) {
                     esc(&r.seen)
                 },
                 f = r.musts_failed,
-                j = r.entries_judged,
+                j = r.musts_judged,
+                failed = esc(&r.failed_checks.join(", ")),
             );
         }
     }

@@ -234,6 +234,16 @@ fn with_mastra_changed(dir: &Path, edit: impl FnOnce(&mut Value)) -> Vec<PathBuf
         .collect()
 }
 
+/// One implementation of a `matrix.json`.
+fn implementation_json<'a>(matrix: &'a Value, name: &str) -> &'a Value {
+    matrix["implementations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == name)
+        .unwrap_or_else(|| panic!("no implementation {name} in matrix.json"))
+}
+
 /// Every check entry of a report, mutably.
 fn entries(raw: &mut Value) -> impl Iterator<Item = &mut Value> {
     raw["scenarios"]
@@ -269,12 +279,7 @@ fn one_must_pass_turned_fail_drops_the_level_on_the_page_the_badge_and_the_json(
 
     // The JSON.
     let json: Value = serde_json::from_str(&read(out.path().join("matrix.json"))).unwrap();
-    let mastra = json["implementations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|i| i["name"] == "mastra")
-        .unwrap();
+    let mastra = implementation_json(&json, "mastra");
     assert_eq!(mastra["score"]["level"], "not compliant");
     assert_eq!(mastra["score"]["decided_by"], check.as_str());
     assert_eq!(mastra["counts"]["fail"], 1);
@@ -445,26 +450,23 @@ fn every_committed_report_sets_its_claims_beside_what_the_wire_showed() {
             i.name
         );
     }
-    // Google ADK claims progress (it reports an intermediate event with text as progress), and
-    // none of the calls with a token got any: the page says so.
-    assert_eq!(
-        standing(&m, "google-adk", "progress").as_deref(),
-        Some("claimed, not seen on the wire")
-    );
-    // fast-agent's progress MUST failures are its claim's; Mastra's sessions hold.
-    assert_eq!(
-        standing(&m, "fast-agent-0.7.22", "progress").as_deref(),
-        Some("claimed, a MUST fails")
-    );
-    assert_eq!(
-        standing(&m, "mastra", "sessions").as_deref(),
-        Some("claimed")
-    );
-    // An `initialize` capability no claim covers is shown, untested.
-    assert_eq!(
-        standing(&m, "mastra", "initialize: logging").as_deref(),
-        Some("declared, not tested")
-    );
+    let expected = [
+        // Google ADK claims progress (it reports an intermediate event with text as progress),
+        // and none of the calls with a token got any: the page says so.
+        ("google-adk", "progress", "claimed, never seen in this run"),
+        // fast-agent's progress MUST failures are its claim's; Mastra's sessions hold.
+        ("fast-agent-0.7.22", "progress", "claimed, a MUST fails"),
+        ("mastra", "sessions", "claimed, no MUST fails"),
+        // An `initialize` capability no claim covers is shown, untested.
+        ("mastra", "initialize: logging", "shown, not tested"),
+    ];
+    for (name, capability, label) in expected {
+        assert_eq!(
+            standing(&m, name, capability).as_deref(),
+            Some(label),
+            "{name} {capability}"
+        );
+    }
 }
 
 #[test]
@@ -477,12 +479,7 @@ fn sessions_never_issued_turn_a_sessions_claim_into_not_seen_on_the_page_and_the
     let (code, _, err) = run(reports, &out);
     assert_eq!(code, 0, "{err}");
     let json: Value = serde_json::from_str(&read(out.join("matrix.json"))).unwrap();
-    let mastra = json["implementations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|i| i["name"] == "mastra")
-        .unwrap();
+    let mastra = implementation_json(&json, "mastra");
     let sessions = mastra["capabilities"]
         .as_array()
         .unwrap()
@@ -497,7 +494,7 @@ fn sessions_never_issued_turn_a_sessions_claim_into_not_seen_on_the_page_and_the
     let page = read(out.join("index.html"));
     assert!(
         page.contains(
-            "data-capabilities-of=\"mastra\" data-capability=\"sessions\" data-standing=\"claimed, not seen on the wire\""
+            "data-capabilities-of=\"mastra\" data-capability=\"sessions\" data-standing=\"claimed, never seen in this run\""
         ),
         "the page shows the changed standing"
     );

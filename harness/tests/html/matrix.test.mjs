@@ -77,11 +77,11 @@ test("each implementation's capabilities show the standing matrix.json gives the
 // The page's words for matrix.json's `standing`.
 function standingLabel(standing) {
   return {
-    claimed: 'claimed',
+    claimed: 'claimed, no MUST fails',
     claimed_not_judged: 'claimed, nothing judged',
     claimed_must_fails: 'claimed, a MUST fails',
-    claimed_not_seen: 'claimed, not seen on the wire',
-    not_tested: 'declared, not tested',
+    claimed_not_seen: 'claimed, never seen in this run',
+    not_tested: 'shown, not tested',
   }[standing];
 }
 
