@@ -7,20 +7,22 @@
 //! | claim | seen as |
 //! |---|---|
 //! | `sessions` | an `Mcp-Session-Id` on the answer to a 2025-11-25 `initialize` |
-//! | `progress` | a `notifications/progress` with the token of a call that carried a `progressToken`, on any stream |
-//! | `history` | `prompts` in the `initialize` (or `server/discover`) result's `capabilities` (MCP: a server that offers prompts declares it), checked only where claimed: `prompts` alone is no sign of a history prompt |
+//! | `progress` | a `notifications/progress` with the token of a call that carried a `progressToken`, on the call's own stream before its answer (where both eras of MCP put it) |
+//! | `history` | `prompts` in the `initialize` (or `server/discover`) result's `capabilities` (MCP: a server that offers prompts declares it); a connection with neither result gives no occasion; checked only where claimed: `prompts` alone is no sign of a history prompt |
 //!
 //! The first that holds is a claim's standing: `claimed, never seen in this run` (the run had
 //! occasions to see the sign and never did: the profile's claim is not shown, which is no breach
-//! of MCP, where a server may send no progress and issue no session); `claimed, a MUST fails` (a
-//! MUST entry of its checks fails; the checks are named, each once); `claimed, nothing judged` (no
-//! entry of its checks passed, failed or warned); `claimed, no MUST fails`. What the
+//! of MCP, where a server may send no progress and issue no session); `claimed, seen only off the
+//! call's stream` (progress for the call's token came only on another stream or after the
+//! answer); `claimed, a MUST fails` (a MUST entry of its checks fails; the checks are named, each
+//! once); `claimed, nothing judged` (no entry of its checks passed, failed or warned); `claimed, no
+//! MUST entry judged` (entries judged, none at MUST); `claimed, no MUST fails`. What the
 //! implementation showed without a claim is `shown, not tested`: sessions or progress seen on an
-//! unclaimed capability, and each key of the `initialize`/`server/discover` capabilities no claim
-//! covers (`logging`, `resources`, `completions`, `tasks`, each named member of `experimental` and
-//! `extensions`, `prompts` where `history` is not claimed; never `tools`, which every bridge
-//! declares and every scenario uses). Reports written before `claims` and `declared` give no
-//! row.
+//! unclaimed capability, and each server capability of the `initialize` or `server/discover`
+//! results no claim covers (`server capability: logging`, `resources`, `completions`, `tasks`,
+//! each named member of `experimental` and `extensions`, any other key, `prompts` where `history`
+//! is not claimed; never `tools`, which every bridge declares and every scenario uses). Reports
+//! written before `claims` and `declared` give no row.
 
 use std::collections::BTreeMap;
 
@@ -38,6 +40,8 @@ pub enum Declaration {
     Declared,
     /// The run had occasions to see it and never did.
     NotSeen,
+    /// Seen only where MCP does not put it (progress: on another stream, or after the answer).
+    SeenElsewhere,
     /// Nothing the run did would have shown it.
     NotObserved,
     /// No declaration on the wire stands for it: only its checks tell.
@@ -52,6 +56,10 @@ pub enum Standing {
     Claimed,
     /// Claimed, and no entry of its checks was judged (none ran, or every one was skipped).
     ClaimedNotJudged,
+    /// Claimed, entries of its checks judged, none of them at MUST.
+    ClaimedNoMustJudged,
+    /// Claimed, and its sign seen only where MCP does not put it.
+    ClaimedSeenElsewhere,
     /// Claimed, and a MUST entry of its checks fails.
     ClaimedMustFails,
     /// Claimed, and never seen on the wire though the run had occasions to see it.
@@ -66,6 +74,8 @@ impl Standing {
         match self {
             Self::Claimed => "claimed, no MUST fails",
             Self::ClaimedNotJudged => "claimed, nothing judged",
+            Self::ClaimedNoMustJudged => "claimed, no MUST entry judged",
+            Self::ClaimedSeenElsewhere => "claimed, seen only off the call's stream",
             Self::ClaimedMustFails => "claimed, a MUST fails",
             Self::ClaimedNotSeen => "claimed, never seen in this run",
             Self::NotTested => "shown, not tested",
@@ -123,11 +133,24 @@ fn declaration_of(capability: &str, d: &Declared) -> (Declaration, String) {
             d.connections,
             "2025-11-25 connections got an `Mcp-Session-Id`",
         ),
-        "progress" => of(
-            d.calls_with_progress,
-            d.calls_with_token,
-            "answered calls with a `progressToken` got a `notifications/progress` with it",
-        ),
+        "progress" => {
+            let (declaration, mut seen) = of(
+                d.calls_with_progress,
+                d.calls_with_token,
+                "answered calls with a `progressToken` got a `notifications/progress` with it on their own stream before their answer",
+            );
+            if d.calls_with_progress_elsewhere == 0 {
+                return (declaration, seen);
+            }
+            seen.push_str(&format!(
+                "; {} more only on another stream or after the answer",
+                d.calls_with_progress_elsewhere
+            ));
+            match declaration {
+                Declaration::NotSeen => (Declaration::SeenElsewhere, seen),
+                other => (other, seen),
+            }
+        }
         "history" => of(
             d.capabilities.get("prompts").copied().unwrap_or(0),
             d.initialized,
@@ -190,8 +213,10 @@ pub fn rows(
         let j = judged.remove(name).unwrap_or_default();
         let standing = match (claimed, declaration) {
             (true, Declaration::NotSeen) => Standing::ClaimedNotSeen,
+            (true, Declaration::SeenElsewhere) => Standing::ClaimedSeenElsewhere,
             (true, _) if j.musts_failed > 0 => Standing::ClaimedMustFails,
             (true, _) if j.entries == 0 => Standing::ClaimedNotJudged,
+            (true, _) if j.musts == 0 => Standing::ClaimedNoMustJudged,
             (true, _) => Standing::Claimed,
             (false, Declaration::Declared) => Standing::NotTested,
             (false, _) => continue,
@@ -213,7 +238,7 @@ pub fn rows(
             continue;
         }
         out.push(CapabilityRow {
-            capability: format!("initialize: {key}"),
+            capability: format!("server capability: {key}"),
             claimed: false,
             declaration: Declaration::Declared,
             seen: format!(
@@ -242,6 +267,7 @@ mod tests {
             session_ids: 4,
             calls_with_token: 3,
             calls_with_progress: 0,
+            calls_with_progress_elsewhere: 0,
             tools: Default::default(),
         }
     }
@@ -259,7 +285,7 @@ mod tests {
         assert_eq!(progress.standing, Standing::ClaimedNotSeen);
         assert_eq!(
             progress.seen,
-            "0 of 3 answered calls with a `progressToken` got a `notifications/progress` with it"
+            "0 of 3 answered calls with a `progressToken` got a `notifications/progress` with it on their own stream before their answer"
         );
         let sessions = row(&rows, "sessions").expect("sessions row");
         assert_eq!(sessions.standing, Standing::NotTested);
@@ -269,9 +295,9 @@ mod tests {
             (bearer.standing, bearer.declaration),
             (Standing::ClaimedNotJudged, Declaration::NotDeclarable)
         );
-        let logging = row(&rows, "initialize: logging").expect("logging row");
+        let logging = row(&rows, "server capability: logging").expect("logging row");
         assert_eq!(logging.standing, Standing::NotTested);
-        assert!(row(&rows, "initialize: tools").is_none());
+        assert!(row(&rows, "server capability: tools").is_none());
         // history: not claimed: no row, whatever `prompts` says.
         assert!(row(&rows, "history").is_none());
     }
@@ -300,5 +326,21 @@ mod tests {
         let sessions = row(&rows, "sessions").expect("sessions row");
         assert_eq!(sessions.standing, Standing::Claimed);
         assert!(super::rows(None, None, &[]).is_none());
+        // Progress only on another stream or after the answer: seen, but not where MCP puts it.
+        let elsewhere = Declared {
+            calls_with_progress_elsewhere: 2,
+            ..declared()
+        };
+        let claims = ["progress".to_owned()];
+        let rows = super::rows(Some(&claims), Some(&elsewhere), &[]).expect("rows");
+        let progress = row(&rows, "progress").expect("progress row");
+        assert_eq!(progress.standing, Standing::ClaimedSeenElsewhere);
+        // Judged entries, none at MUST.
+        let mut should = passed.clone();
+        should.level = Level::Should;
+        let claims = ["sessions".to_owned()];
+        let rows = super::rows(Some(&claims), Some(&declared()), &[&should]).expect("rows");
+        let sessions = row(&rows, "sessions").expect("sessions row");
+        assert_eq!(sessions.standing, Standing::ClaimedNoMustJudged);
     }
 }

@@ -1,7 +1,8 @@
 //! What an implementation showed of itself on the wire, as the run saw it: the capabilities of
 //! its `initialize` and `server/discover` results, whether it issued `Mcp-Session-Id`, the tools it
-//! listed, and whether a message-tool call that carried a `progressToken` got any
-//! `notifications/progress` with that token, on any stream. Each scenario records its part; a run's is their sum ([`super::RunResult::declared`]).
+//! listed, and whether a message-tool call that carried a `progressToken` got a
+//! `notifications/progress` with that token on its own stream before its response (or only
+//! elsewhere). Each scenario records its part; a run's is their sum ([`super::RunResult::declared`]).
 //! The matrix sets it beside what the profile claims (`matrix::capabilities`).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -31,12 +32,29 @@ pub struct Declared {
     /// Message-tool calls that carried a `progressToken` and were answered.
     #[serde(default)]
     pub calls_with_token: usize,
-    /// Of those, how many had a `notifications/progress` with their token, on any stream.
+    /// Of those, how many had a `notifications/progress` with their token on their own stream,
+    /// before their response.
     #[serde(default)]
     pub calls_with_progress: usize,
+    /// Of the others, how many had one only elsewhere: on another stream, or after the response.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub calls_with_progress_elsewhere: usize,
     /// The tool names of every `tools/list` result.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub tools: BTreeSet<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// The token of a `notifications/progress`, as JSON text.
+fn progress_token(message: &crate::compact::JsonDoc) -> Option<String> {
+    if message.get("method").and_then(|v| v.as_str()) != Some("notifications/progress") {
+        return None;
+    }
+    let token = message.get("params")?.get("progressToken")?;
+    Some(token.to_value().to_string())
 }
 
 impl Declared {
@@ -45,10 +63,8 @@ impl Declared {
         let mut d = Self::default();
         let mut progress_tokens: BTreeSet<String> = BTreeSet::new();
         for m in &observed.received {
-            if m.message.get("method").and_then(|v| v.as_str()) == Some("notifications/progress")
-                && let Some(token) = m.message.get("params").and_then(|p| p.get("progressToken"))
-            {
-                progress_tokens.insert(token.to_value().to_string());
+            if let Some(token) = progress_token(&m.message) {
+                progress_tokens.insert(token);
             }
             let Some(result) = m.message.get("result") else {
                 continue;
@@ -84,12 +100,25 @@ impl Declared {
                     let Some(token) = &step.progress_token else {
                         continue;
                     };
-                    if sent.exchange.as_ref().is_none_or(|e| e.response.is_none()) {
+                    let Some(exchange) = sent.exchange.as_ref().filter(|e| e.response.is_some())
+                    else {
                         continue;
-                    }
+                    };
+                    let token = token.to_string();
                     d.calls_with_token += 1;
-                    d.calls_with_progress +=
-                        usize::from(progress_tokens.contains(&token.to_string()));
+                    // On the call's own stream, before its response: where both eras of MCP
+                    // put a request's progress, and before "Progress notifications MUST stop
+                    // after completion".
+                    let before_response = exchange
+                        .messages
+                        .iter()
+                        .take_while(|m| m.message.get("id").is_none())
+                        .any(|m| progress_token(&m.message).as_deref() == Some(&token));
+                    if before_response {
+                        d.calls_with_progress += 1;
+                    } else if progress_tokens.contains(&token) {
+                        d.calls_with_progress_elsewhere += 1;
+                    }
                 }
                 _ => {}
             }
@@ -123,6 +152,7 @@ impl Declared {
         self.session_ids += other.session_ids;
         self.calls_with_token += other.calls_with_token;
         self.calls_with_progress += other.calls_with_progress;
+        self.calls_with_progress_elsewhere += other.calls_with_progress_elsewhere;
         self.tools.extend(other.tools.iter().cloned());
     }
 
@@ -254,6 +284,26 @@ mod tests {
             steps.push(step);
             received_messages.extend(messages);
         }
+        // A call whose progress comes only after its answer, on its own stream.
+        let late = [
+            json!({"jsonrpc": "2.0", "id": 3, "result": {"content": []}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "t5", "progress": 1}}),
+        ];
+        steps.push(StepRecord {
+            observation: Observation::MessageSent(MessageSent::new(
+                Some(exchange(&late)),
+                None,
+                None,
+            )),
+            progress_token: Some(json!("t5")),
+            ..StepRecord::default()
+        });
+        received_messages.push(ReceivedMessage {
+            label: "research".into(),
+            version: "2025-11-25".into(),
+            message: JsonDoc::shared(&late[1]),
+            request_method: None,
+        });
         let observed = Observed {
             received: received_messages,
             steps,
@@ -272,15 +322,23 @@ mod tests {
             .into()
         );
         assert_eq!((d.connections, d.session_ids), (2, 1));
-        // The call with token "t" got progress on its stream, the one with "t2" on another
-        // stream, the one with "t3" none; the call without a token is not counted.
-        assert_eq!((d.calls_with_token, d.calls_with_progress), (3, 2));
+        // The call with token "t" got progress on its stream, the one with "t2" only on another
+        // stream, "t5" only after its answer, "t3" none; the call without a token is not
+        // counted.
+        assert_eq!(
+            (
+                d.calls_with_token,
+                d.calls_with_progress,
+                d.calls_with_progress_elsewhere
+            ),
+            (4, 1, 2)
+        );
         assert_eq!(d.tools, ["ask".to_owned(), "b".to_owned()].into());
         let mut sum = d.clone();
         sum.add(&d);
         assert_eq!(
             (sum.initialized, sum.session_ids, sum.calls_with_progress),
-            (4, 2, 4)
+            (4, 2, 2)
         );
         assert_eq!(sum.capabilities.get("tools"), Some(&4));
         assert!(Declared::of(&Observed::default()).is_empty());

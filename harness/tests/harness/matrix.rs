@@ -458,7 +458,7 @@ fn every_committed_report_sets_its_claims_beside_what_the_wire_showed() {
         ("fast-agent-0.7.22", "progress", "claimed, a MUST fails"),
         ("mastra", "sessions", "claimed, no MUST fails"),
         // An `initialize` capability no claim covers is shown, untested.
-        ("mastra", "initialize: logging", "shown, not tested"),
+        ("mastra", "server capability: logging", "shown, not tested"),
     ];
     for (name, capability, label) in expected {
         assert_eq!(

@@ -79,6 +79,8 @@ function standingLabel(standing) {
   return {
     claimed: 'claimed, no MUST fails',
     claimed_not_judged: 'claimed, nothing judged',
+    claimed_no_must_judged: 'claimed, no MUST entry judged',
+    claimed_seen_elsewhere: "claimed, seen only off the call's stream",
     claimed_must_fails: 'claimed, a MUST fails',
     claimed_not_seen: 'claimed, never seen in this run',
     not_tested: 'shown, not tested',
