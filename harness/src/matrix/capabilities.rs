@@ -7,14 +7,16 @@
 //! | claim | seen as |
 //! |---|---|
 //! | `sessions` | an `Mcp-Session-Id` on the answer to a 2025-11-25 `initialize` |
-//! | `progress` | a `notifications/progress` with the token of a call that carried a `progressToken`, on the call's own stream before its answer (where both eras of MCP put it) |
+//! | `progress` | a `notifications/progress` with the token of a call that carried a `progressToken`, on the call's own response stream before its final result (where both eras of MCP put it; the kit's calls are never task-augmented, and a call whose stream it dropped is not counted) |
 //! | `history` | `prompts` in the `initialize` (or `server/discover`) result's `capabilities` (MCP: a server that offers prompts declares it); a connection with neither result gives no occasion; checked only where claimed: `prompts` alone is no sign of a history prompt |
 //!
 //! The first that holds is a claim's standing: `claimed, never seen in this run` (the run had
-//! occasions to see the sign and never did: the profile's claim is not shown, which is no breach
-//! of MCP, where a server may send no progress and issue no session); `claimed, seen only off the
-//! call's stream` (progress for the call's token came only on another stream or after the
-//! answer); `claimed, a MUST fails` (a MUST entry of its checks fails; the checks are named, each
+//! occasions to see the sign and never did, for progress: no progress with any call's token, on
+//! any stream, at any time; the profile's claim is not shown, which is no breach of MCP, where a
+//! server may send no progress and issue no session); `claimed, seen only off the call's stream`
+//! (progress for the calls' tokens came only on another stream, against a SHOULD of 2025-11-25
+//! and a MUST of 2026-07-28, or after the answer, against "Progress notifications MUST stop after
+//! completion"); `claimed, a MUST fails` (a MUST entry of its checks fails; the checks are named, each
 //! once); `claimed, nothing judged` (no entry of its checks passed, failed or warned); `claimed, no
 //! MUST entry judged` (entries judged, none at MUST); `claimed, no MUST fails`. What the
 //! implementation showed without a claim is `shown, not tested`: sessions or progress seen on an
@@ -100,7 +102,7 @@ pub struct CapabilityRow {
     pub musts_failed: usize,
     /// Entries of its checks judged at any level.
     pub entries_judged: usize,
-    /// The checks whose MUST entries failed, each once.
+    /// The checks with a failing MUST entry, each once.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failed_checks: Vec<String>,
     /// The standing.
@@ -139,15 +141,17 @@ fn declaration_of(capability: &str, d: &Declared) -> (Declaration, String) {
                 d.calls_with_token,
                 "answered calls with a `progressToken` got a `notifications/progress` with it on their own stream before their answer",
             );
-            if d.calls_with_progress_elsewhere == 0 {
+            if d.calls_with_token == 0 {
                 return (declaration, seen);
             }
             seen.push_str(&format!(
-                "; {} more only on another stream or after the answer",
+                "; {} had it only off their stream or after their answer",
                 d.calls_with_progress_elsewhere
             ));
             match declaration {
-                Declaration::NotSeen => (Declaration::SeenElsewhere, seen),
+                Declaration::NotSeen if d.calls_with_progress_elsewhere > 0 => {
+                    (Declaration::SeenElsewhere, seen)
+                }
                 other => (other, seen),
             }
         }
@@ -285,7 +289,7 @@ mod tests {
         assert_eq!(progress.standing, Standing::ClaimedNotSeen);
         assert_eq!(
             progress.seen,
-            "0 of 3 answered calls with a `progressToken` got a `notifications/progress` with it on their own stream before their answer"
+            "0 of 3 answered calls with a `progressToken` got a `notifications/progress` with it on their own stream before their answer; 0 had it only off their stream or after their answer"
         );
         let sessions = row(&rows, "sessions").expect("sessions row");
         assert_eq!(sessions.standing, Standing::NotTested);
