@@ -112,7 +112,9 @@ impl Declared {
                     let before_response = exchange
                         .messages
                         .iter()
-                        .take_while(|m| m.message.get("id").is_none())
+                        .take_while(|m| {
+                            m.message.get("result").is_none() && m.message.get("error").is_none()
+                        })
                         .any(|m| progress_token(&m.message).as_deref() == Some(&token));
                     if before_response {
                         d.calls_with_progress += 1;
