@@ -38,7 +38,7 @@ use crate::scenario::Level;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Declaration {
-    /// The implementation declared it.
+    /// The implementation showed it.
     Declared,
     /// The run had occasions to see it and never did.
     NotSeen,
@@ -66,7 +66,7 @@ pub enum Standing {
     ClaimedMustFails,
     /// Claimed, and never seen on the wire though the run had occasions to see it.
     ClaimedNotSeen,
-    /// Declared and not claimed: its checks were skipped.
+    /// Shown on the wire and not claimed: its checks were skipped, or no claim covers it.
     NotTested,
 }
 
@@ -88,7 +88,8 @@ impl Standing {
 /// One capability of one implementation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CapabilityRow {
-    /// The profile's name of the capability, or the `initialize` key no claim maps to.
+    /// The profile's name of the capability, or `server capability: KEY` for a server capability
+    /// no claim covers.
     pub capability: String,
     /// The profile claims it.
     pub claimed: bool,
@@ -164,8 +165,8 @@ fn declaration_of(capability: &str, d: &Declared) -> (Declaration, String) {
     }
 }
 
-/// The rows of one report: every claimed capability, every declarable one the wire showed
-/// declared, and every other `initialize` key declared. `None` when the report has neither
+/// The rows of one report: every claimed capability, every unclaimed one whose sign the wire
+/// showed, and every other server capability shown. `None` when the report has neither
 /// `claims` nor `declared` (written before them).
 pub fn rows(
     claims: Option<&[String]>,
@@ -281,8 +282,7 @@ mod tests {
     }
 
     #[test]
-    fn a_claim_the_wire_contradicts_is_claimed_not_declared_and_an_unclaimed_declaration_is_not_tested()
-     {
+    fn a_claim_never_seen_says_so_and_what_was_shown_without_a_claim_is_not_tested() {
         let claims = ["progress".to_owned(), "bearer".to_owned()];
         let rows = rows(Some(&claims), Some(&declared()), &[]).expect("rows");
         let progress = row(&rows, "progress").expect("progress row");
