@@ -1,7 +1,7 @@
 // The certification matrix (`pallas-conformance matrix`) in a real headless browser (Debian's
 // chromium through playwright-core): every implementation's level and counts as the page shows
 // them equal matrix.json (both levels: MCP agent bridge and Pallas), each capability's standing
-// (claimed, declared, not tested) equals matrix.json's, every cell shows the verdict
+// (claimed, never seen, shown but not tested…) equals matrix.json's, every cell shows the verdict
 // matrix.json gives it, a cell's link leads to its entries, each badge is an image the browser
 // renders with its scale and level in its text, and the page loads nothing from anywhere.
 //
