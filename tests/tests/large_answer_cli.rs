@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use pallas_conformance::target::cargo_package_vars;
+use pallas_conformance::target::without_cargo_package_vars;
 use pallas_e2e::suite::workspace_root;
 use serde_json::Value;
 
@@ -48,9 +48,7 @@ fn harness_binary() -> Result<PathBuf, String> {
         .current_dir(workspace_root());
     // `cargo test` gave this process the package variables that ring's build script watches:
     // passed on, they would rebuild ring and every crate above it.
-    for name in cargo_package_vars(std::env::vars_os().map(|(k, _)| k)) {
-        build.env_remove(name);
-    }
+    without_cargo_package_vars(&mut build);
     if profile_dir.ends_with("release") {
         build.arg("--release");
     }

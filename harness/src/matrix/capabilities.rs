@@ -206,7 +206,7 @@ pub fn rows(
             names.push(name);
         }
     }
-    let history_claimed = names.contains(&"history");
+    let history_claimed = claims.iter().any(|c| c == "history");
     for name in names {
         let claimed = claims.iter().any(|c| c == name);
         // `prompts` is needed for a history prompt, not a sign of one: an unclaimed `history`
@@ -304,6 +304,12 @@ mod tests {
         assert!(row(&rows, "server capability: tools").is_none());
         // history: not claimed: no row, whatever `prompts` says.
         assert!(row(&rows, "history").is_none());
+        // ... and a `prompts` it declares shows as a server capability, untested.
+        let mut with_prompts = declared();
+        with_prompts.capabilities.insert("prompts".to_owned(), 4);
+        let rows = super::rows(Some(&claims), Some(&with_prompts), &[]).expect("rows");
+        let prompts = row(&rows, "server capability: prompts").expect("prompts row");
+        assert_eq!(prompts.standing, Standing::NotTested);
     }
 
     #[test]

@@ -364,9 +364,7 @@ impl Target {
         };
         let mut command = std::process::Command::new(program);
         command.args(args).current_dir(&self.workspace);
-        for name in cargo_package_vars(std::env::vars_os().map(|(k, _)| k)) {
-            command.env_remove(name);
-        }
+        without_cargo_package_vars(&mut command);
         let out = command.output().map_err(|source| BuildError::Run {
             program: program.clone(),
             source,
@@ -391,14 +389,12 @@ impl Target {
     }
 }
 
-/// The variables that cargo sets for one package's process (`cargo run`, `cargo test`) and that
-/// a build script may declare with `rerun-if-env-changed` (ring's, through the `cc` crate, names
-/// `CARGO_MANIFEST_DIR` and `CARGO_PKG_NAME`). A profile's `build` running `cargo` under them
+/// Removes from `command` the variables that cargo sets for one package's process (`cargo run`,
+/// `cargo test`) and that a build script may declare with `rerun-if-env-changed` (ring's, through
+/// the `cc` crate, names `CARGO_MANIFEST_DIR` and `CARGO_PKG_NAME`). A profile's `build` running `cargo` under them
 /// (the kit itself started by `cargo run`) would see them changed, rebuild ring and every crate
-/// above it, and leave the next plain `cargo` to rebuild them back: so they are not passed on.
-pub fn cargo_package_vars(
-    names: impl Iterator<Item = std::ffi::OsString>,
-) -> impl Iterator<Item = std::ffi::OsString> {
+/// above it, and leave the next plain `cargo` to rebuild them back: so `command` does not get them.
+pub fn without_cargo_package_vars(command: &mut std::process::Command) {
     const EXACT: &[&str] = &[
         "CARGO_CRATE_NAME",
         "CARGO_BIN_NAME",
@@ -413,11 +409,13 @@ pub fn cargo_package_vars(
         "CARGO_BIN_EXE_",
         "CARGO_CFG_",
     ];
-    names.filter(|name| {
-        name.to_str().is_some_and(|n| {
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(|n| {
             EXACT.contains(&n) || PREFIXES.iter().any(|prefix| n.starts_with(prefix))
-        })
-    })
+        }) {
+            command.env_remove(name);
+        }
+    }
 }
 
 /// Why the profile's `build` command failed.
