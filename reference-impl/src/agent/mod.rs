@@ -133,7 +133,14 @@ pub fn router(
         LocalSessionManager::default().into(),
         config,
     );
-    let router = axum::Router::new().nest_service("/mcp", service);
+    // rmcp's own `Service` clones the whole service, its allowed host and origin lists included,
+    // for every request; held once here, a request costs a reference count.
+    let service = Arc::new(service);
+    let endpoint = axum::routing::any(move |request: axum::extract::Request| {
+        let service = service.clone();
+        async move { service.handle(request).await }
+    });
+    let router = axum::Router::new().nest_service("/mcp", endpoint);
     #[cfg(feature = "defects")]
     let router = router
         .layer(axum::middleware::from_fn(wire_defects))

@@ -337,14 +337,19 @@ fn log_preflight(provider: Provider, model: Option<&str>, problem: Option<&str>)
     }
 }
 
-/// Sends one completion request and reads its JSON answer: transport failures, error statuses and
-/// bodies that are not JSON become the provider's [`LlmError`].
-async fn exchange_json(
+/// Sends one completion request and reads its JSON answer as `T`: transport failures, error
+/// statuses and bodies that are not JSON become the provider's [`LlmError`]. `T` is parsed from
+/// the bytes directly; a body it does not parse from is read as a whole JSON value and converted,
+/// so `T` only decides what is built, never what a body means.
+async fn exchange_json<T>(
     request: reqwest::RequestBuilder,
     provider: Provider,
     url: &str,
     timeout: Duration,
-) -> Result<Value, LlmError> {
+) -> Result<T, LlmError>
+where
+    T: serde::de::DeserializeOwned + From<Value>,
+{
     let transport = |error: reqwest::Error| LlmError::Transport {
         provider,
         url: url.to_owned(),
@@ -360,14 +365,21 @@ async fn exchange_json(
             message: error_message(&String::from_utf8_lossy(&body)),
         });
     }
+    if let Ok(reply) = serde_json::from_slice::<T>(&body) {
+        return Ok(reply);
+    }
     // The bytes are parsed as they came; only a body that is not valid UTF-8 JSON is read again
     // as text (invalid sequences replaced), so the value and the error are those of the text.
-    serde_json::from_slice(&body).or_else(|_| {
-        serde_json::from_str(&String::from_utf8_lossy(&body)).map_err(|error| LlmError::Malformed {
-            provider,
-            reason: format!("body is not JSON ({error})"),
+    serde_json::from_slice::<Value>(&body)
+        .or_else(|_| {
+            serde_json::from_str(&String::from_utf8_lossy(&body)).map_err(|error| {
+                LlmError::Malformed {
+                    provider,
+                    reason: format!("body is not JSON ({error})"),
+                }
+            })
         })
-    })
+        .map(T::from)
 }
 
 /// Describes a failed HTTP exchange for a status message, never including secrets; a TLS

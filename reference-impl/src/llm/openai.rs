@@ -2,10 +2,11 @@
 
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize, Serializer, ser::SerializeSeq};
+use serde_json::{Value, json};
 
 use super::{
-    ChatMessage, Completion, CompletionEndpoint, LlmError, Part, ToolCall, TurnRequest,
+    ChatMessage, Completion, CompletionEndpoint, LlmError, Part, ToolCall, ToolDef, TurnRequest,
     describe_reqwest_error, error_message, exchange_json, with_key,
 };
 use crate::metrics::TokenUsage;
@@ -25,109 +26,228 @@ pub(super) fn completion_url(base_url: &str) -> String {
     endpoint(base_url, "chat/completions")
 }
 
-/// Builds the chat completions request body.
-pub(super) fn request_body(turn: &TurnRequest<'_>) -> Value {
-    let mut messages = Vec::with_capacity(turn.messages.len() + 1);
-    if !turn.instruction.is_empty() {
-        messages.push(json!({"role": "system", "content": turn.instruction}));
-    }
-    for message in turn.messages {
-        match message {
-            ChatMessage::User(parts) => messages.push(user_message(parts)),
-            ChatMessage::Assistant { text, tool_calls } => {
-                let mut entry = Map::new();
-                entry.insert("role".into(), "assistant".into());
-                entry.insert(
-                    "content".into(),
-                    text.clone().map(Value::String).unwrap_or(Value::Null),
-                );
-                if !tool_calls.is_empty() {
-                    let calls: Vec<Value> = tool_calls
-                        .iter()
-                        .map(|call| {
-                            json!({
-                                "id": call.id,
-                                "type": "function",
-                                "function": {"name": call.name, "arguments": call.arguments.to_string()},
-                            })
-                        })
-                        .collect();
-                    entry.insert("tool_calls".into(), Value::Array(calls));
-                }
-                messages.push(Value::Object(entry));
-            }
-            ChatMessage::ToolResults(results) => {
-                for result in results {
-                    messages.push(json!({
-                        "role": "tool",
-                        "tool_call_id": result.id,
-                        "content": result.content,
-                    }));
-                }
-            }
-        }
-    }
-    let mut body = Map::new();
-    body.insert("model".into(), turn.model.model.clone().into());
-    body.insert("messages".into(), Value::Array(messages));
-    if !turn.tools.is_empty() {
-        let tools: Vec<Value> = turn
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.input_schema,
-                    },
-                })
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    let params = turn.params;
-    if let Some(temperature) = params.temperature {
-        body.insert("temperature".into(), json!(temperature));
-    }
-    if let Some(top_p) = params.top_p {
-        body.insert("top_p".into(), json!(top_p));
-    }
-    if let Some(top_k) = params.top_k {
-        if is_native_openai(&turn.provider.base_url) {
-            tracing::debug!(target: "pallas::llm", "top_k is not sent to native OpenAI");
-        } else {
-            body.insert("top_k".into(), json!(top_k));
-        }
-    }
-    if let Some(max_tokens) = params.max_tokens {
-        body.insert("max_tokens".into(), json!(max_tokens));
-    }
-    Value::Object(body)
+/// The chat completions request body, serialized from the turn as it stands: nothing is copied
+/// into an intermediate JSON value. Members in this order: `model`, `messages` (the instruction
+/// as a `system` message first when there is one), `tools` when there are any, then the request
+/// parameters that are set (`top_k` not for native OpenAI).
+#[derive(Serialize)]
+pub(super) struct RequestBody<'a> {
+    model: &'a str,
+    messages: Messages<'a>,
+    #[serde(skip_serializing_if = "Tools::is_empty")]
+    tools: Tools<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_k: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
 }
 
-fn user_message(parts: &[Part]) -> Value {
-    if let [Part::Text(text)] = parts {
-        return json!({"role": "user", "content": text});
+/// Builds the chat completions request body.
+pub(super) fn request_body<'a>(turn: &TurnRequest<'a>) -> RequestBody<'a> {
+    let params = turn.params;
+    let top_k = params.top_k.filter(|_| {
+        let native = is_native_openai(&turn.provider.base_url);
+        if native {
+            tracing::debug!(target: "pallas::llm", "top_k is not sent to native OpenAI");
+        }
+        !native
+    });
+    RequestBody {
+        model: &turn.model.model,
+        messages: Messages {
+            instruction: turn.instruction,
+            messages: turn.messages,
+        },
+        tools: Tools(turn.tools),
+        temperature: params.temperature,
+        top_p: params.top_p,
+        top_k,
+        max_tokens: params.max_tokens,
     }
-    let content: Vec<Value> = parts
-        .iter()
-        .map(|part| match part {
-            Part::Text(text) => json!({"type": "text", "text": text}),
-            Part::Image { data, mime_type } => json!({
-                "type": "image_url",
-                "image_url": {"url": format!("data:{mime_type};base64,{data}")},
-            }),
-        })
-        .collect();
-    json!({"role": "user", "content": content})
+}
+
+/// The conversation as chat completions messages: one per message, one per tool result.
+struct Messages<'a> {
+    instruction: &'a str,
+    messages: &'a [ChatMessage],
+}
+
+/// One chat completions message.
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum WireMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: UserContent<'a>,
+    },
+    Assistant {
+        content: Option<&'a str>,
+        #[serde(skip_serializing_if = "CallList::is_empty")]
+        tool_calls: CallList<'a>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: &'a str,
+    },
+}
+
+/// A user message's content: its text alone, or its parts.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum UserContent<'a> {
+    Text(&'a str),
+    Parts(PartList<'a>),
+}
+
+struct PartList<'a>(&'a [Part]);
+
+impl Serialize for Messages<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(None)?;
+        if !self.instruction.is_empty() {
+            seq.serialize_element(&WireMessage::System {
+                content: self.instruction,
+            })?;
+        }
+        for message in self.messages {
+            match message {
+                ChatMessage::User(parts) => seq.serialize_element(&WireMessage::User {
+                    content: match parts.as_slice() {
+                        [Part::Text(text)] => UserContent::Text(text),
+                        parts => UserContent::Parts(PartList(parts)),
+                    },
+                })?,
+                ChatMessage::Assistant { text, tool_calls } => {
+                    seq.serialize_element(&WireMessage::Assistant {
+                        content: text.as_deref(),
+                        tool_calls: CallList(tool_calls),
+                    })?;
+                }
+                ChatMessage::ToolResults(results) => {
+                    for result in results {
+                        seq.serialize_element(&WireMessage::Tool {
+                            tool_call_id: &result.id,
+                            content: &result.content,
+                        })?;
+                    }
+                }
+            }
+        }
+        seq.end()
+    }
+}
+
+impl Serialize for PartList<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for part in self.0 {
+            match part {
+                Part::Text(text) => {
+                    seq.serialize_element(&json!({"type": "text", "text": text}))?
+                }
+                Part::Image { data, mime_type } => seq.serialize_element(&json!({
+                    "type": "image_url",
+                    "image_url": {"url": format!("data:{mime_type};base64,{data}")},
+                }))?,
+            }
+        }
+        seq.end()
+    }
+}
+
+/// The tool calls of an assistant message, as the model made them: `arguments` as JSON text.
+struct CallList<'a>(&'a [ToolCall]);
+
+impl CallList<'_> {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Serialize for CallList<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|call| {
+            json!({
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments.to_string()},
+            })
+        }))
+    }
+}
+
+/// The tools offered to the model, as chat completions functions.
+struct Tools<'a>(&'a [ToolDef]);
+
+impl Tools<'_> {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Serialize for Tools<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Function<'a> {
+            name: &'a str,
+            description: &'a str,
+            parameters: &'a Value,
+        }
+        #[derive(Serialize)]
+        struct Tool<'a> {
+            r#type: &'static str,
+            function: Function<'a>,
+        }
+        serializer.collect_seq(self.0.iter().map(|tool| Tool {
+            r#type: "function",
+            function: Function {
+                name: &tool.name,
+                description: &tool.description,
+                parameters: &tool.input_schema,
+            },
+        }))
+    }
+}
+
+/// The members of a chat completion the agent reads, parsed from the answer's bytes; every other
+/// member is skipped without being built. An answer that does not parse into it is read whole as a
+/// JSON value ([`From<Value>`]), so a malformed answer gets the same reading and the same error as
+/// it always did.
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct Reply {
+    choices: Option<Value>,
+    usage: Option<Value>,
+}
+
+impl From<Value> for Reply {
+    fn from(mut body: Value) -> Self {
+        let mut take = |key: &str| body.as_object_mut().and_then(|map| map.remove(key));
+        Reply {
+            choices: take("choices"),
+            usage: take("usage"),
+        }
+    }
 }
 
 /// Parses a chat completions response.
+#[cfg(test)]
 pub(super) fn parse_response(body: &Value) -> Result<Completion, String> {
-    let message = body
-        .pointer("/choices/0/message")
+    parse_reply(&Reply::from(body.clone()))
+}
+
+/// `choices[0].message`'s text and tool calls, and the `usage`.
+pub(super) fn parse_reply(reply: &Reply) -> Result<Completion, String> {
+    let message = reply
+        .choices
+        .as_ref()
+        .and_then(first)
+        .and_then(|choice| choice.get("message"))
         .ok_or("no choices[0].message")?;
     let text = message
         .get("content")
@@ -137,11 +257,12 @@ pub(super) fn parse_response(body: &Value) -> Result<Completion, String> {
     let mut tool_calls = Vec::new();
     if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
         for (index, call) in calls.iter().enumerate() {
-            let name = call
-                .pointer("/function/name")
+            let function = call.get("function");
+            let name = function
+                .and_then(|f| f.get("name"))
                 .and_then(Value::as_str)
                 .ok_or("tool call without function.name")?;
-            let arguments = match call.pointer("/function/arguments") {
+            let arguments = match function.and_then(|f| f.get("arguments")) {
                 Some(Value::String(raw)) if raw.trim().is_empty() => json!({}),
                 Some(Value::String(raw)) => {
                     serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.clone()))
@@ -161,7 +282,7 @@ pub(super) fn parse_response(body: &Value) -> Result<Completion, String> {
             });
         }
     }
-    let usage = body.get("usage").map(parse_usage).unwrap_or_default();
+    let usage = reply.usage.as_ref().map(parse_usage).unwrap_or_default();
     Ok(Completion {
         text,
         tool_calls,
@@ -169,17 +290,32 @@ pub(super) fn parse_response(body: &Value) -> Result<Completion, String> {
     })
 }
 
+/// The member `0` of `choices`, as a JSON Pointer reads it: an array's first element, or an
+/// object's member named "0". (`Value::pointer` would allocate each token it unescapes.)
+fn first(choices: &Value) -> Option<&Value> {
+    match choices {
+        Value::Array(items) => items.first(),
+        Value::Object(map) => map.get("0"),
+        _ => None,
+    }
+}
+
 fn parse_usage(usage: &Value) -> TokenUsage {
-    let number = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
-    let prompt = number("/prompt_tokens");
-    let cached = number("/prompt_tokens_details/cached_tokens");
+    let number = |path: &[&str]| {
+        path.iter()
+            .try_fold(usage, |value, key| value.get(*key))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    let prompt = number(&["prompt_tokens"]);
+    let cached = number(&["prompt_tokens_details", "cached_tokens"]);
     TokenUsage {
         input: prompt.saturating_sub(cached),
-        output: number("/completion_tokens"),
+        output: number(&["completion_tokens"]),
         cache_read: 0,
         cache_write: 0,
         cache_hit: cached,
-        reasoning: number("/completion_tokens_details/reasoning_tokens"),
+        reasoning: number(&["completion_tokens_details", "reasoning_tokens"]),
     }
 }
 
@@ -209,8 +345,8 @@ pub(super) async fn complete(
         provider,
         key.as_ref(),
     );
-    let value = exchange_json(request, provider, &url, turn.provider.timeout).await?;
-    parse_response(&value).map_err(|reason| LlmError::Malformed { provider, reason })
+    let reply: Reply = exchange_json(request, provider, &url, turn.provider.timeout).await?;
+    parse_reply(&reply).map_err(|reason| LlmError::Malformed { provider, reason })
 }
 
 /// `GET {base_url}/models`, checking `model` is listed. `None` when healthy.
@@ -281,6 +417,11 @@ mod tests {
     use crate::llm::{ToolDef, ToolResult};
     use crate::settings::{ModelCapabilities, ModelRef, RequestParams};
 
+    /// The request body as a JSON value.
+    fn body_value(turn: &TurnRequest<'_>) -> Value {
+        serde_json::to_value(request_body(turn)).expect("the body serializes")
+    }
+
     fn turn_fixture<'a>(
         model: &'a ModelRef,
         provider: &'a ProviderSettings,
@@ -303,6 +444,120 @@ mod tests {
     }
 
     #[test]
+    fn the_body_is_written_member_by_member_in_the_documented_order() {
+        let model = ModelRef {
+            provider: Provider::OpenAi,
+            model: "m".into(),
+        };
+        let provider = ProviderSettings::new("http://x/v1");
+        let caps = ModelCapabilities::default();
+        let params = RequestParams {
+            temperature: Some(0.7),
+            top_p: Some(0.1),
+            top_k: Some(3),
+            max_tokens: Some(9),
+            ..RequestParams::default()
+        };
+        let call = |id: &str, name: &str, arguments: Value| ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+        };
+        let result = |id: &str, name: &str, content: &str| ToolResult {
+            id: id.into(),
+            name: name.into(),
+            content: content.into(),
+            is_error: false,
+        };
+        let messages = [
+            ChatMessage::User(vec![
+                Part::Text("look".into()),
+                Part::Image {
+                    data: "AAAA".into(),
+                    mime_type: "image/png".into(),
+                },
+            ]),
+            ChatMessage::Assistant {
+                text: None,
+                tool_calls: vec![
+                    call("c1", "argos__search", json!({"q": "x"})),
+                    call("c2", "b", json!("raw")),
+                ],
+            },
+            ChatMessage::ToolResults(vec![
+                result("c1", "argos__search", "found"),
+                result("c2", "b", "x\ny"),
+            ]),
+            ChatMessage::Assistant {
+                text: Some("done".into()),
+                tool_calls: Vec::new(),
+            },
+            ChatMessage::User(vec![Part::Text("again \u{e9}".into())]),
+        ];
+        let tools = [ToolDef {
+            name: "argos__search".into(),
+            description: "d".into(),
+            input_schema: json!({"type": "object", "properties": {"q": {"type": "string"}}}),
+        }];
+        let turn = turn_fixture(&model, &provider, &params, &caps, &messages, &tools);
+        let text = serde_json::to_string(&request_body(&turn)).expect("serializes");
+        assert_eq!(
+            text,
+            r#"{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"argos__search","arguments":"{\"q\":\"x\"}"}},{"id":"c2","type":"function","function":{"name":"b","arguments":"\"raw\""}}]},{"role":"tool","tool_call_id":"c1","content":"found"},{"role":"tool","tool_call_id":"c2","content":"x\ny"},{"role":"assistant","content":"done"},{"role":"user","content":"again é"}],"tools":[{"type":"function","function":{"name":"argos__search","description":"d","parameters":{"type":"object","properties":{"q":{"type":"string"}}}}}],"temperature":0.7,"top_p":0.1,"top_k":3,"max_tokens":9}"#
+        );
+        let defaults = RequestParams::default();
+        let mut bare = turn_fixture(&model, &provider, &defaults, &caps, &messages[4..], &[]);
+        bare.instruction = "";
+        let text = serde_json::to_string(&request_body(&bare)).expect("serializes");
+        assert_eq!(
+            text,
+            r#"{"model":"m","messages":[{"role":"user","content":"again é"}]}"#
+        );
+    }
+
+    #[test]
+    fn an_answer_reads_the_same_from_its_bytes_and_from_its_value() {
+        let answers = [
+            r#"{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":1}}}"#,
+            r#"{"choices":{"0":{"message":{"content":"member zero"}}}}"#,
+            r#"{"choices":null,"usage":null}"#,
+            r#"{"choices":[{"message":{"content":"first"}}],"choices":[{"message":{"content":"last"}}]}"#,
+            r#"[1,2]"#,
+            r#""text""#,
+        ];
+        for answer in answers {
+            let value: Value = serde_json::from_str(answer).expect("JSON");
+            let from_value = parse_reply(&Reply::from(value));
+            let from_bytes = serde_json::from_str::<Reply>(answer)
+                .map(|reply| parse_reply(&reply))
+                .unwrap_or_else(|_| from_value.clone());
+            assert_eq!(from_bytes, from_value, "{answer}");
+        }
+        let reply = serde_json::from_str::<Reply>(answers[0]).expect("parses");
+        let completion = parse_reply(&reply).expect("reads");
+        assert_eq!(completion.text.as_deref(), Some("hi"));
+        assert_eq!((completion.usage.input, completion.usage.cache_hit), (4, 1));
+        let member_zero = parse_reply(&Reply::from(
+            serde_json::from_str::<Value>(answers[1]).expect("JSON"),
+        ));
+        assert_eq!(
+            member_zero.expect("reads").text.as_deref(),
+            Some("member zero")
+        );
+        for not_an_answer in &answers[2..] {
+            if not_an_answer.contains("first") {
+                continue;
+            }
+            let value: Value = serde_json::from_str(not_an_answer).expect("JSON");
+            assert_eq!(
+                parse_reply(&Reply::from(value)),
+                Err("no choices[0].message".to_owned()),
+                "{not_an_answer}"
+            );
+        }
+    }
+
+    #[test]
     fn top_k_goes_to_compatible_servers_but_not_to_native_openai() {
         let model = ModelRef {
             provider: Provider::OpenAi,
@@ -318,7 +573,7 @@ mod tests {
         let caps = ModelCapabilities::default();
         let messages = [ChatMessage::User(vec![Part::Text("hi".into())])];
         let local = ProviderSettings::new("http://127.0.0.1:9/v1");
-        let body = request_body(&turn_fixture(
+        let body = body_value(&turn_fixture(
             &model,
             &local,
             &params,
@@ -333,7 +588,7 @@ mod tests {
         assert_eq!(body["messages"][0]["role"], "system");
         assert!(body.get("tools").is_none());
         let native = ProviderSettings::new("https://api.openai.com/v1");
-        let body = request_body(&turn_fixture(
+        let body = body_value(&turn_fixture(
             &model,
             &native,
             &params,
@@ -382,7 +637,7 @@ mod tests {
             description: "d".into(),
             input_schema: json!({"type": "object"}),
         }];
-        let body = request_body(&turn_fixture(
+        let body = body_value(&turn_fixture(
             &model, &provider, &params, &caps, &messages, &tools,
         ));
         assert_eq!(
