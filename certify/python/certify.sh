@@ -31,7 +31,7 @@
 # README.md. Review the diff before committing it.
 #
 # Environment: $VENV_VAR (venv directory; default TARGET_DIR/NAME/venv), CARGO_TARGET_DIR, PYTHON
-# (a CPython 3.13 for the venv), CERTIFY_JOBS (default auto: the harness
+# (a CPython 3.13 for the venv), PALLAS_CONFORMANCE (certify/harness.sh), CERTIFY_JOBS (default auto: the harness
 # keeps one scenario per core going and starts more while the CPU is idle, so the scenarios that
 # wait on a retry back-off run beside the others; a number fixes it).
 set -euo pipefail
@@ -80,9 +80,9 @@ esac
 echo "   $PACKAGE $installed (mcp protocol $latest)"
 export "$VENV_VAR=$venv"
 
-echo "-- building pallas-conformance"
-CARGO_TARGET_DIR="$target_dir" cargo build -q -p pallas-conformance --bin pallas-conformance
-harness="$target_dir/debug/pallas-conformance"
+. certify/harness.sh
+certify_harness "$target_dir"
+harness=$HARNESS
 
 # NOT_RUN (set by .ci/certify-NAME): newline-separated `scenario-id=why` of scenarios that cannot
 # be judged on this runtime; they are not run, and the report lists them with the reason.
