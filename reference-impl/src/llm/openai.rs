@@ -34,8 +34,8 @@ pub(super) fn completion_url(base_url: &str) -> String {
 pub(super) struct RequestBody<'a> {
     model: &'a str,
     messages: Messages<'a>,
-    #[serde(skip_serializing_if = "Tools::is_empty")]
-    tools: Tools<'a>,
+    #[serde(skip_serializing_if = "Listed::is_empty")]
+    tools: Listed<'a, ToolDef>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -62,7 +62,7 @@ pub(super) fn request_body<'a>(turn: &TurnRequest<'a>) -> RequestBody<'a> {
             instruction: turn.instruction,
             messages: turn.messages,
         },
-        tools: Tools(turn.tools),
+        tools: Listed(turn.tools),
         temperature: params.temperature,
         top_p: params.top_p,
         top_k,
@@ -88,8 +88,8 @@ enum WireMessage<'a> {
     },
     Assistant {
         content: Option<&'a str>,
-        #[serde(skip_serializing_if = "CallList::is_empty")]
-        tool_calls: CallList<'a>,
+        #[serde(skip_serializing_if = "Listed::is_empty")]
+        tool_calls: Listed<'a, ToolCall>,
     },
     Tool {
         tool_call_id: &'a str,
@@ -102,10 +102,8 @@ enum WireMessage<'a> {
 #[serde(untagged)]
 enum UserContent<'a> {
     Text(&'a str),
-    Parts(PartList<'a>),
+    Parts(Listed<'a, Part>),
 }
-
-struct PartList<'a>(&'a [Part]);
 
 impl Serialize for Messages<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -120,13 +118,13 @@ impl Serialize for Messages<'_> {
                 ChatMessage::User(parts) => seq.serialize_element(&WireMessage::User {
                     content: match parts.as_slice() {
                         [Part::Text(text)] => UserContent::Text(text),
-                        parts => UserContent::Parts(PartList(parts)),
+                        parts => UserContent::Parts(Listed(parts)),
                     },
                 })?,
                 ChatMessage::Assistant { text, tool_calls } => {
                     seq.serialize_element(&WireMessage::Assistant {
                         content: text.as_deref(),
-                        tool_calls: CallList(tool_calls),
+                        tool_calls: Listed(tool_calls),
                     })?;
                 }
                 ChatMessage::ToolResults(results) => {
@@ -143,7 +141,8 @@ impl Serialize for Messages<'_> {
     }
 }
 
-impl Serialize for PartList<'_> {
+/// A user message's parts: text and `image_url` data URLs.
+impl Serialize for Listed<'_, Part> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
         for part in self.0 {
@@ -161,16 +160,17 @@ impl Serialize for PartList<'_> {
     }
 }
 
-/// The tool calls of an assistant message, as the model made them: `arguments` as JSON text.
-struct CallList<'a>(&'a [ToolCall]);
+/// A slice written as a chat completions array; what each element becomes is its `Serialize` impl.
+struct Listed<'a, T>(&'a [T]);
 
-impl CallList<'_> {
+impl<T> Listed<'_, T> {
     fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 }
 
-impl Serialize for CallList<'_> {
+/// The tool calls of an assistant message, as the model made them: `arguments` as JSON text.
+impl Serialize for Listed<'_, ToolCall> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(self.0.iter().map(|call| {
             json!({
@@ -183,15 +183,7 @@ impl Serialize for CallList<'_> {
 }
 
 /// The tools offered to the model, as chat completions functions.
-struct Tools<'a>(&'a [ToolDef]);
-
-impl Tools<'_> {
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl Serialize for Tools<'_> {
+impl Serialize for Listed<'_, ToolDef> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         #[derive(Serialize)]
         struct Function<'a> {
@@ -598,59 +590,6 @@ mod tests {
         ));
         assert!(body.get("top_k").is_none());
         assert_eq!(body["temperature"], json!(0.5));
-    }
-
-    #[test]
-    fn images_and_tool_rounds_use_the_chat_completions_shapes() {
-        let model = ModelRef {
-            provider: Provider::OpenAi,
-            model: "m".into(),
-        };
-        let provider = ProviderSettings::new("http://x/v1");
-        let params = RequestParams::default();
-        let caps = ModelCapabilities::default();
-        let messages = [
-            ChatMessage::User(vec![
-                Part::Text("look".into()),
-                Part::Image {
-                    data: "AAAA".into(),
-                    mime_type: "image/png".into(),
-                },
-            ]),
-            ChatMessage::Assistant {
-                text: None,
-                tool_calls: vec![ToolCall {
-                    id: "c1".into(),
-                    name: "argos__search".into(),
-                    arguments: json!({"q": "x"}),
-                }],
-            },
-            ChatMessage::ToolResults(vec![ToolResult {
-                id: "c1".into(),
-                name: "argos__search".into(),
-                content: "found".into(),
-                is_error: false,
-            }]),
-        ];
-        let tools = [ToolDef {
-            name: "argos__search".into(),
-            description: "d".into(),
-            input_schema: json!({"type": "object"}),
-        }];
-        let body = body_value(&turn_fixture(
-            &model, &provider, &params, &caps, &messages, &tools,
-        ));
-        assert_eq!(
-            body["messages"][1]["content"][1]["image_url"]["url"],
-            "data:image/png;base64,AAAA"
-        );
-        assert_eq!(
-            body["messages"][2]["tool_calls"][0]["function"]["arguments"],
-            "{\"q\":\"x\"}"
-        );
-        assert_eq!(body["messages"][3]["role"], "tool");
-        assert_eq!(body["messages"][3]["tool_call_id"], "c1");
-        assert_eq!(body["tools"][0]["function"]["name"], "argos__search");
     }
 
     #[test]
