@@ -391,9 +391,10 @@ impl Target {
 
 /// Removes from `command` the variables that cargo sets for one package's process (`cargo run`,
 /// `cargo test`) and that a build script may declare with `rerun-if-env-changed` (ring's, through
-/// the `cc` crate, names `CARGO_MANIFEST_DIR` and `CARGO_PKG_NAME`). A profile's `build` running `cargo` under them
-/// (the kit itself started by `cargo run`) would see them changed, rebuild ring and every crate
-/// above it, and leave the next plain `cargo` to rebuild them back: so `command` does not get them.
+/// the `cc` crate, names `CARGO_MANIFEST_DIR` and `CARGO_PKG_NAME`). A profile's `build` running
+/// `cargo` under them (the kit itself started by `cargo run`) would see them changed, rebuild ring
+/// and every crate above it, and leave the next plain `cargo` to rebuild them back: so `command`
+/// does not get them.
 pub fn without_cargo_package_vars(command: &mut std::process::Command) {
     const EXACT: &[&str] = &[
         "CARGO_CRATE_NAME",

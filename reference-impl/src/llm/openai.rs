@@ -211,7 +211,7 @@ impl Serialize for Listed<'_, ToolDef> {
 /// member is skipped without being built. An answer that does not parse into it is read whole as a
 /// JSON value ([`From<Value>`]), so a malformed answer gets the same reading and the same error as
 /// it always did.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Deserialize)]
 pub(super) struct Reply {
     choices: Option<Value>,
     usage: Option<Value>,
