@@ -2,7 +2,12 @@
 # Where a certification run's time goes: the embedded suite (or the given paths) against one
 # target profile, with figures from the run's own event stream and the harness process's CPU.
 #
-#   bench/certify-time.sh PROFILE [--release | --binary PATH] [-- RUN-ARGS…]
+#   bench/certify-time.sh PROFILE [--release | --binary PATH] [--warm PYTHON PRELOAD-FILE]
+#                         [-- RUN-ARGS…]
+#
+# --warm runs the harness under certify/python/warm.py with that interpreter and preload list, as
+# .ci/certify-pallas-fastagent does: the profile's command starts each deployment forked from the
+# warm interpreter when PALLAS_WARM_SOCKET is set. Its CPU is counted with the rest.
 #
 # Prints: wall time; CPU of the harness and everything it started (user + system, and the mean
 # number of busy cores); scenarios run and skipped; deployments started; the sum of scenario
@@ -16,14 +21,17 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-profile=${1:?usage: bench/certify-time.sh PROFILE [--release | --binary PATH] [-- RUN-ARGS…]}
+profile=${1:?usage: bench/certify-time.sh PROFILE [--release | --binary PATH] [--warm PYTHON PRELOAD-FILE] [-- RUN-ARGS…]}
 shift
 binary=""
 build=debug
+warm=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --binary) binary=$2; shift 2 ;;
     --release) build=release; shift ;;
+    --warm) warm=("${2:?--warm PYTHON PRELOAD-FILE}" certify/python/warm.py run
+                  --preload-file "${3:?--warm PYTHON PRELOAD-FILE}" --); shift 3 ;;
     --) shift; break ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
@@ -47,7 +55,7 @@ for a in "${paths[@]}"; do case "$a" in -*) ;; *) has_path=1 ;; esac; done
 # CPU of the harness and its children (the implementation, its Python, the mocks in-process).
 start_ns=$(date +%s%N)
 set +e
-"$binary" run "${paths[@]}" --target "$profile" --events "$out/events.jsonl" >"$out/run.log" 2>&1
+"${warm[@]}" "$binary" run "${paths[@]}" --target "$profile" --events "$out/events.jsonl" >"$out/run.log" 2>&1
 status=$?
 set -e
 end_ns=$(date +%s%N)
