@@ -52,17 +52,18 @@ has_path=0
 for a in "${paths[@]}"; do case "$a" in -*) ;; *) has_path=1 ;; esac; done
 [ "$has_path" = 1 ] || paths+=(scenarios)
 
-# CPU of the harness and its children (the implementation, its Python, the mocks in-process).
+# CPU of the harness and its children (the implementation, its Python, the mocks in-process):
+# `times` (not in a subshell) reports this shell's waited-for children, so the build above and
+# the mktemp are counted before the run and taken off after it.
+times >"$out/times-before"
 start_ns=$(date +%s%N)
 set +e
 "${warm[@]}" "$binary" run "${paths[@]}" --target "$profile" --events "$out/events.jsonl" >"$out/run.log" 2>&1
 status=$?
 set -e
 end_ns=$(date +%s%N)
-# `times` (not in a subshell) reports this shell's waited-for children: the harness and what it
-# started and waited for.
 times >"$out/times"
-cpu=$(tail -1 "$out/times")
+cpu="$(tail -1 "$out/times-before") $(tail -1 "$out/times")"
 
 python3 - "$out/events.jsonl" "$start_ns" "$end_ns" "$cpu" "$status" "$profile" <<'PY'
 import json, re, sys
@@ -72,7 +73,8 @@ wall = (end - start) / 1e9
 def secs(t):
     m = re.match(r"(\d+)m([\d.]+)s", t)
     return int(m.group(1)) * 60 + float(m.group(2)) if m else 0.0
-user, system = (secs(t) for t in sys.argv[4].split()[:2])
+before_user, before_system, after_user, after_system = (secs(t) for t in sys.argv[4].split())
+user, system = after_user - before_user, after_system - before_system
 steps, finished = {}, []
 for e in events:
     kind = e.get("event")
