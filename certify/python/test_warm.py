@@ -160,6 +160,17 @@ class WarmTest(unittest.TestCase):
         """)
         self.assertEqual(r.stdout.strip(), "ended", r.stderr)
 
+    def test_a_launch_dies_with_a_server_killed_outright(self) -> None:
+        r = self.warm_python("""
+            launcher = start("hang_mod")
+            pid = ready()
+            fd = os.pidfd_open(pid)
+            os.kill(os.getppid(), signal.SIGKILL)  # the warm server
+            readable, _, _ = select.select([fd], [], [], 10)
+            print("ended" if readable else "still running")
+        """)
+        self.assertEqual(r.stdout.strip(), "ended", r.stderr)
+
     def test_the_run_exits_with_its_commands_status(self) -> None:
         self.assertEqual(self.warm("exit 4").returncode, 4)
 

@@ -24,6 +24,7 @@ work was done once. The server refuses to fork when importing started a thread.
 
 from __future__ import annotations
 
+import ctypes
 import io
 import json
 import os
@@ -42,6 +43,7 @@ SOCKET_ENV = "PALLAS_WARM_SOCKET"
 RELAYED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
            signal.SIGUSR2)
 HEADER = struct.Struct("!I")
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 class WarmError(Exception):
@@ -122,6 +124,7 @@ class Server:
         self.command_pid = 0
         self.command_status: int | None = None
         self.terminating = False
+        self.pid = os.getpid()
         # The interpreter's path without this script's folder and PYTHONPATH's entries: what a
         # launch's `python -m` would have after its own cwd and PYTHONPATH.
         own = set(filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)))
@@ -225,6 +228,11 @@ class Server:
     def become_launch(self, conn: socket.socket, fds: list[int]) -> None:
         """In the forked child: drop the server's state, take the launcher's streams."""
         os.setpgid(0, 0)
+        # Killed with the server, should it die outright: no launch outlives the run.
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != self.pid:
+            os._exit(1)  # the server died before the line above
         signal.set_wakeup_fd(-1)
         for s in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
             signal.signal(s, signal.SIG_DFL)
