@@ -4,10 +4,11 @@ already imported a bridge's libraries, and then runs as `python -m MODULE ARGS` 
     python warm.py run [--preload MOD[,MOD...]] [--preload-file FILE] -- COMMAND [ARGS...]
     python warm.py launch -m MODULE [ARGS...]
 
-`run` imports the listed modules (FILE: one a line, `#` comments) once (libraries only, never the bridge's own code: a module
-that reads its configuration when imported would read the server's, not the launch's), listens
-on a Unix socket in a private directory and runs COMMAND with PALLAS_WARM_SOCKET naming it. It
-exits with COMMAND's status, after ending every launch still running.
+`run` imports the listed modules once (FILE: one a line, `#` comments; libraries only, never the
+bridge's own code: a module that reads its configuration when imported would read the server's,
+not the launch's), listens on a Unix socket in a private directory and runs COMMAND with
+PALLAS_WARM_SOCKET naming it. It exits with COMMAND's status, after ending every launch still
+running.
 
 `launch`, run by a deployment's command while PALLAS_WARM_SOCKET is set, asks that server for a
 process: forked from the warm interpreter, it takes the launcher's working directory,
@@ -37,13 +38,14 @@ import subprocess
 import sys
 import tempfile
 import threading
-import traceback
 
 SOCKET_ENV = "PALLAS_WARM_SOCKET"
 RELAYED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
            signal.SIGUSR2)
 HEADER = struct.Struct("!I")
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
+USAGE_RUN = "warm.py run [--preload MOD,...] [--preload-file FILE] -- COMMAND [ARGS...]"
+USAGE_LAUNCH = "warm.py launch -m MODULE [ARGS...]"
 
 
 class WarmError(Exception):
@@ -54,27 +56,20 @@ class WarmError(Exception):
 
 def launch(argv: list[str]) -> int:
     if len(argv) < 2 or argv[0] != "-m":
-        raise WarmError("usage: warm.py launch -m MODULE [ARGS...]")
+        raise WarmError(f"usage: {USAGE_LAUNCH}")
     path = os.environ.get(SOCKET_ENV)
     if not path:
         os.execv(sys.executable, [sys.executable, *argv])
+    # Signals are relayed from the start: one that arrives before the process is forked waits
+    # for it.
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        conn.connect(path)
-    except OSError as e:
-        raise WarmError(f"no warm server at {path} ({SOCKET_ENV}): {e}") from e
-    request = json.dumps({"module": argv[1], "args": argv[2:], "cwd": os.getcwd(),
-                          "env": dict(os.environ)}).encode()
-    socket.send_fds(conn, [HEADER.pack(len(request)) + request], [0, 1, 2])
-    replies = conn.makefile("rb")
-    first = replies.readline()
-    if not first:
-        raise WarmError("the warm server closed the connection before starting the launch")
-    started = json.loads(first)
-    if "error" in started:
-        raise WarmError(started["error"])
+    pending: list[int] = []
+    started = False
 
     def relay(signum: int, _frame: object) -> None:
+        if not started:
+            pending.append(signum)
+            return
         try:
             conn.sendall(json.dumps({"kill": signum}).encode() + b"\n")
         except OSError:
@@ -82,6 +77,25 @@ def launch(argv: list[str]) -> int:
 
     for s in RELAYED:
         signal.signal(s, relay)
+    try:
+        conn.connect(path)
+    except OSError as e:
+        raise WarmError(f"no warm server at {path} ({SOCKET_ENV}): {e}") from e
+    request = json.dumps({"module": argv[1], "args": argv[2:], "cwd": os.getcwd(),
+                          "env": dict(os.environ)}).encode()
+    message = HEADER.pack(len(request)) + request
+    sent = socket.send_fds(conn, [message], [0, 1, 2])
+    conn.sendall(message[sent:])
+    replies = conn.makefile("rb")
+    first = replies.readline()
+    if not first:
+        raise WarmError("the warm server closed the connection before starting the launch")
+    reply = json.loads(first)
+    if "error" in reply:
+        raise WarmError(reply["error"])
+    started = True
+    for signum in pending:
+        relay(signum, None)
     line = replies.readline()
     if not line:
         raise WarmError("the warm server ended while the launch ran")
@@ -343,7 +357,8 @@ def run_launch(request: dict, base_path: list[str]) -> None:
     sys.path[:] = [cwd, *extra, *base_path]
     importlib.invalidate_caches()
     unbuffered = bool(env.get("PYTHONUNBUFFERED"))
-    sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)))
+    stdin = io.BufferedReader(io.FileIO(0, "r", closefd=False))
+    sys.stdin = sys.__stdin__ = io.TextIOWrapper(stdin)
     sys.stdout = sys.__stdout__ = stream(1, unbuffered, "strict")
     sys.stderr = sys.__stderr__ = stream(2, True, "backslashreplace")
     sys.argv = [request["module"], *request["args"]]
@@ -369,7 +384,7 @@ def preload_file(path: str) -> list[str]:
 
 def run(argv: list[str]) -> int:
     if "--" not in argv:
-        raise WarmError("usage: warm.py run [--preload MOD,...] [--preload-file FILE] -- COMMAND...")
+        raise WarmError(f"usage: {USAGE_RUN}")
     split = argv.index("--")
     options, command = argv[:split], argv[split + 1:]
     if not command:
@@ -417,8 +432,7 @@ def main() -> None:
             sys.exit(run(args[1:]))
         if args[:1] == ["launch"]:
             sys.exit(launch(args[1:]))
-        raise WarmError("usage: warm.py run [--preload MOD,...] [--preload-file FILE] -- COMMAND... | "
-                        "warm.py launch -m MODULE [ARGS...]")
+        raise WarmError(f"usage: {USAGE_RUN} | {USAGE_LAUNCH}")
     except WarmError as e:
         print(f"warm.py: {e}", file=sys.stderr)
         sys.exit(3)
