@@ -135,6 +135,7 @@ class Server:
         self.launches: dict[int, Launch] = {}
         self.by_conn: dict[socket.socket, Launch] = {}
         self.command = command
+        self.process: subprocess.Popen | None = None  # kept: its __del__ must not reap it
         self.command_pid = 0
         self.command_status: int | None = None
         self.terminating = False
