@@ -31,10 +31,9 @@
 # README.md. Review the diff before committing it.
 #
 # Environment: $VENV_VAR (venv directory; default TARGET_DIR/NAME/venv), CARGO_TARGET_DIR, PYTHON
-# (a CPython 3.13 for the venv), PALLAS_CONFORMANCE (certify/harness.sh), CERTIFY_JOBS
-# (default auto: the harness
-# keeps one scenario per core going and starts more while the CPU is idle, so the scenarios that
-# wait on a retry back-off run beside the others; a number fixes it).
+# (a CPython 3.13 for the venv), PALLAS_CONFORMANCE (certify/harness.sh), CERTIFY_JOBS (default
+# auto: the harness keeps one scenario per core going and starts more while the CPU is idle, so
+# the scenarios that wait on a retry back-off run beside the others; a number fixes it).
 set -euo pipefail
 : "${NAME:?}" "${PACKAGE:?}" "${TITLE:?}" "${VENV_VAR:?}"
 cd "$(dirname "$0")/../.."

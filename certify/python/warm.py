@@ -115,7 +115,7 @@ class Launch:
 
     def __init__(self, pid: int, conn: socket.socket):
         self.pid = pid
-        self.conn = conn
+        self.conn: socket.socket | None = conn  # None once closed
 
 
 class Server:
@@ -133,7 +133,6 @@ class Server:
         self.sel.register(self.listener, selectors.EVENT_READ, "accept")
         self.sel.register(self.wake_r, selectors.EVENT_READ, "signal")
         self.launches: dict[int, Launch] = {}
-        self.by_conn: dict[socket.socket, Launch] = {}
         self.command = command
         self.process: subprocess.Popen | None = None  # kept: its __del__ must not reap it
         self.command_pid = 0
@@ -174,7 +173,7 @@ class Server:
                 elif key.data == "signal":
                     self.drain_wakeups()
                 else:
-                    self.from_launcher(key.fileobj)
+                    self.from_launcher(key.data)
         return None
 
     def drain_wakeups(self) -> None:
@@ -202,11 +201,9 @@ class Server:
             kill_group(pid, signal.SIGKILL)  # what the process left in its group
             code = os.waitstatus_to_exitcode(status)
             reply = {"signal": -code} if code < 0 else {"exit": code}
-            try:
-                launch.conn.sendall(json.dumps(reply).encode() + b"\n")
-            except OSError:
-                pass
-            self.drop(launch.conn)
+            if launch.conn is not None:
+                send_line(launch.conn, reply)
+            self.drop(launch)
 
     def accept(self) -> dict | None:
         try:
@@ -235,8 +232,7 @@ class Server:
             os.close(fd)
         launch = Launch(pid, conn)
         self.launches[pid] = launch
-        self.by_conn[conn] = launch
-        self.sel.register(conn, selectors.EVENT_READ, "launcher")
+        self.sel.register(conn, selectors.EVENT_READ, launch)
         send_line(conn, {"pid": pid})
         return None
 
@@ -254,8 +250,9 @@ class Server:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         self.sel.close()
         self.listener.close()
-        for c in self.by_conn:
-            c.close()
+        for launch in self.launches.values():
+            if launch.conn is not None:
+                launch.conn.close()
         conn.close()
         os.close(self.wake_r)
         os.close(self.wake_w)
@@ -266,18 +263,17 @@ class Server:
             if fd > 2:
                 os.close(fd)
 
-    def from_launcher(self, conn: socket.socket) -> None:
-        launch = self.by_conn.get(conn)
+    def from_launcher(self, launch: Launch) -> None:
+        if launch.conn is None:
+            return
         try:
-            data = conn.recv(4096)
+            data = launch.conn.recv(4096)
         except OSError:
             data = b""
-        if launch is None:
-            return
         if not data:
             # The launcher died without waiting for its process: end the process.
             kill_group(launch.pid, signal.SIGKILL)
-            self.drop(conn)
+            self.drop(launch)
             return
         for line in data.splitlines():
             try:
@@ -286,11 +282,11 @@ class Server:
                 continue
             kill_group(launch.pid, signum)
 
-    def drop(self, conn: socket.socket) -> None:
-        launch = self.by_conn.pop(conn, None)
-        if launch is not None:
-            self.sel.unregister(conn)
-            conn.close()
+    def drop(self, launch: Launch) -> None:
+        if launch.conn is not None:
+            self.sel.unregister(launch.conn)
+            launch.conn.close()
+            launch.conn = None
 
     def end_command(self) -> None:
         if self.command_pid and self.command_status is None:
