@@ -23,6 +23,8 @@ fn check(id: &str, level: Level, verdict: Verdict, declared: bool) -> CheckResul
             format!("{id} reason")
         },
         evidence: Vec::new(),
+        observed: Vec::new(),
+        premise: false,
         transcript: Vec::new(),
         location: if declared {
             "scenarios/x.yaml:9".to_owned()

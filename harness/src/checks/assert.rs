@@ -7,22 +7,23 @@ use serde_json_path::JsonPath;
 use pallas_mocks::LlmJournalEntry;
 
 use super::read::{excerpt, select_steps};
-use super::verdict::{Evidence, Outcome};
+use super::verdict::{Evidence, Outcome, Witness};
 use crate::observation::{Observed, StepRecord};
 use crate::scenario::{
     AssertSpec, JournalAssert, LlmJournalAssert, LogsAssert, PathAssert, SessionsAssert,
     TimingAssert, WindowSpec,
 };
 
-/// Evaluates a predicate on a value; `Err` says why it does not hold.
-pub fn predicate(p: &PathAssert, value: &Value) -> Result<(), Evidence> {
+/// Evaluates a predicate on a value; `Ok` is what it held on (the value judged), `Err` says
+/// why it does not hold.
+pub fn predicate(p: &PathAssert, value: &Value) -> Result<String, Evidence> {
     predicate_on(p, value, &p.path)
 }
 
 /// [`predicate`] with the path queried as `query` over `value` (the same nodes as `p.path` over
 /// the whole output: see [`crate::observation::StepRecord::output_query`]); evidence names
 /// `p.path`.
-pub fn predicate_on(p: &PathAssert, value: &Value, query: &str) -> Result<(), Evidence> {
+pub fn predicate_on(p: &PathAssert, value: &Value, query: &str) -> Result<String, Evidence> {
     let path = JsonPath::parse(query)
         .map_err(|e| Evidence::new("JSONPath", "a valid path", e.to_string()))?;
     predicate_over(p, path.query(value).all())
@@ -35,6 +36,8 @@ type InvalidSchema = jsonschema::ValidationError<'static>;
 /// where it lies (a predicate over a 26 MB answer then builds nothing of it).
 trait Selected<'a>: crate::client::evidence::Walk<'a> {
     fn equals(self, v: &Value) -> bool;
+    /// Whether it is JSON `null`.
+    fn is_null(self) -> bool;
     /// The text `matches` and `contains` read: the string, else its compact JSON.
     fn text(self) -> String;
     /// The first error of `schema` over any of `nodes`, as evidence reads it; `Err` when the
@@ -45,6 +48,9 @@ trait Selected<'a>: crate::client::evidence::Walk<'a> {
 impl<'a> Selected<'a> for &'a Value {
     fn equals(self, v: &Value) -> bool {
         self == v
+    }
+    fn is_null(self) -> bool {
+        Value::is_null(self)
     }
     fn text(self) -> String {
         match self {
@@ -65,6 +71,9 @@ impl<'a> Selected<'a> for crate::client::JsonRef<'a> {
     fn equals(self, v: &Value) -> bool {
         self.eq_value(v)
     }
+    fn is_null(self) -> bool {
+        crate::client::JsonRef::is_null(self)
+    }
     fn text(self) -> String {
         match self.as_str() {
             Some(s) => s.to_owned(),
@@ -80,8 +89,9 @@ impl<'a> Selected<'a> for crate::client::JsonRef<'a> {
     }
 }
 
-/// [`predicate`] over the nodes `p.path` selected.
-fn predicate_over<'a, N: Selected<'a>>(p: &PathAssert, nodes: Vec<N>) -> Result<(), Evidence> {
+/// [`predicate`] over the nodes `p.path` selected. A text predicate (`matches`, `contains`)
+/// over a null node never holds: a missing value is not the text "null".
+fn predicate_over<'a, N: Selected<'a>>(p: &PathAssert, nodes: Vec<N>) -> Result<String, Evidence> {
     let ev = |expected: String, seen: String| Evidence {
         what: format!("`{}`", p.path),
         expected: Some(expected),
@@ -122,6 +132,12 @@ fn predicate_over<'a, N: Selected<'a>>(p: &PathAssert, nodes: Vec<N>) -> Result<
             Some(v) => (Selected::text(v), excerpt(v, 200)),
             None => (first.text(), excerpt(first, 200)),
         };
+        let null = parsed
+            .as_ref()
+            .map_or_else(|| Selected::is_null(first), Value::is_null);
+        if null && (p.matches.is_some() || p.contains.is_some()) {
+            return Err(ev("a text".into(), "null (no value)".into()));
+        }
         if let Some(e) = &p.equals {
             let equal = match &parsed {
                 Some(v) => v == e,
@@ -144,6 +160,11 @@ fn predicate_over<'a, N: Selected<'a>>(p: &PathAssert, nodes: Vec<N>) -> Result<
             return Err(ev(format!("contains {c:?}"), shown));
         }
     }
+    let seen = match nodes.first() {
+        Some(&first) if nodes.len() == 1 => excerpt(first, 200),
+        Some(&first) => format!("{} values, the first {}", nodes.len(), excerpt(first, 200)),
+        None => "no value".into(),
+    };
     let nodes = match p.first {
         Some(n) if nodes.len() < n => {
             return Err(ev(
@@ -165,7 +186,7 @@ fn predicate_over<'a, N: Selected<'a>>(p: &PathAssert, nodes: Vec<N>) -> Result<
             path: Some(p.path.clone()),
         });
     }
-    Ok(())
+    Ok(seen)
 }
 
 fn within(time: &str, steps: &[&StepRecord]) -> bool {
@@ -208,7 +229,7 @@ fn assert_any(alternatives: &[AssertSpec], o: &Observed) -> Outcome {
     let mut undecided = None;
     for a in alternatives {
         match run(a, o) {
-            Outcome::Pass => return Outcome::Pass,
+            kept @ Outcome::Kept(_) => return kept,
             Outcome::Fail(r, e) => {
                 reasons.push(r);
                 evidence.extend(e);
@@ -241,6 +262,7 @@ fn assert_output(p: &PathAssert, o: &Observed) -> Outcome {
             p.step.as_deref().unwrap_or("")
         ));
     }
+    let mut kept = Vec::new();
     for s in steps {
         // No output, or an exchange without its response: the step's error says why
         // (an unreadable answer, an answer to another id, a cut connection).
@@ -282,15 +304,21 @@ fn assert_output(p: &PathAssert, o: &Observed) -> Outcome {
                 predicate_on(p, &root, &query)
             }
         };
-        if let Err(mut e) = held {
-            e.what = format!("step `{}` {}", s.name, e.what);
-            return Outcome::Fail(
-                format!("step `{}`: `{}` does not hold", s.name, p.path),
-                vec![e],
-            );
+        match held {
+            Ok(seen) => kept.push(Witness::new(
+                format!("step `{}` `{}`", s.name, p.path),
+                seen,
+            )),
+            Err(mut e) => {
+                e.what = format!("step `{}` {}", s.name, e.what);
+                return Outcome::Fail(
+                    format!("step `{}`: `{}` does not hold", s.name, p.path),
+                    vec![e],
+                );
+            }
         }
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// `timing:` a step's duration.
@@ -299,6 +327,7 @@ fn assert_timing(t: &TimingAssert, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return Outcome::Error(format!("no step named `{}` ran", t.step));
     }
+    let mut kept = Vec::new();
     for s in steps {
         let d = s.elapsed_ms;
         if let Some(max) = t.max
@@ -325,8 +354,12 @@ fn assert_timing(t: &TimingAssert, o: &Observed) -> Outcome {
                 )],
             );
         }
+        kept.push(Witness::new(
+            format!("step `{}` duration", s.name),
+            format!("{d:.0} ms"),
+        ));
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// `journal:` what a mock MCP server's journal saw.
@@ -369,7 +402,31 @@ fn assert_journal(j: &JournalAssert, o: &Observed) -> Outcome {
             )],
         );
     }
+    let mut kept = Vec::new();
+    if let Some(c) = &j.count {
+        kept.push(Witness::new(
+            format!("journal of `{}` (count {})", j.server, c.describe()),
+            format!("{} matching request(s)", selected.len()),
+        ));
+    }
     if let Some(h) = &j.header {
+        if selected.is_empty() && kept.is_empty() {
+            return Outcome::Inconclusive(format!(
+                "no matching request reached `{}`: no `{h}` header to judge",
+                j.server
+            ));
+        }
+        if let Some(e) = selected.first() {
+            let seen = e.headers.get(&h.to_ascii_lowercase());
+            kept.push(Witness::new(
+                format!(
+                    "`{h}` of {} matching request(s) at `{}`, the first",
+                    selected.len(),
+                    j.server
+                ),
+                seen.map_or_else(|| format!("no `{h}` header"), |v| format!("{h}: {v}")),
+            ));
+        }
         for e in &selected {
             let seen = e.headers.get(&h.to_ascii_lowercase());
             let bad = if j.header_absent {
@@ -416,7 +473,7 @@ fn assert_journal(j: &JournalAssert, o: &Observed) -> Outcome {
             }
         }
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// `llm_journal:` what a mock LLM's journal saw.
@@ -447,7 +504,10 @@ fn assert_llm_journal(j: &LlmJournalAssert, o: &Observed) -> Outcome {
     if j.count.holds(n as u64) {
         return match &j.given_up_after {
             Some(window) => given_up_after(&j.llm, window, &selected),
-            None => Outcome::Pass,
+            None => Outcome::kept(
+                format!("journal of `{}` (count {})", j.llm, j.count.describe()),
+                format!("{n} matching request(s)"),
+            ),
         };
     }
     let mut evidence = vec![Evidence::new(
@@ -489,6 +549,7 @@ fn given_up_after(llm: &str, window: &WindowSpec, selected: &[&LlmJournalEntry])
         ));
     }
     let at = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+    let mut kept = Vec::new();
     for e in held {
         let what = format!("{} {} to `{llm}` at {}", e.method, e.path, e.time);
         let Some(abandoned) = e.abandoned.as_deref() else {
@@ -515,8 +576,12 @@ fn given_up_after(llm: &str, window: &WindowSpec, selected: &[&LlmJournalEntry])
                 )],
             );
         }
+        kept.push(Witness::new(
+            what,
+            format!("given up after {} ms", waited.as_millis()),
+        ));
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// A window in words: `after 4500 to 7000 ms`, `within 7000 ms`…
@@ -535,6 +600,7 @@ fn assert_sessions(s: &SessionsAssert, o: &Observed) -> Outcome {
         Some(n) => vec![n],
         None => o.sessions.keys().collect(),
     };
+    let mut kept = Vec::new();
     for n in names {
         let Some(st) = o.sessions.get(n) else {
             return Outcome::Error(format!("no session accounting for `{n}`"));
@@ -563,8 +629,12 @@ fn assert_sessions(s: &SessionsAssert, o: &Observed) -> Outcome {
                 )],
             );
         }
+        kept.push(Witness::new(
+            format!("sessions of `{n}`"),
+            json!(st).to_string(),
+        ));
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// `logs:` the implementation's logs.
@@ -593,12 +663,38 @@ fn assert_logs(l: &LogsAssert, o: &Observed) -> Outcome {
             );
         }
     }
+    let mut kept = Vec::new();
     for c in &l.contains {
-        if !o.logs.contains(c.as_str()) {
-            return Outcome::Fail(format!("the logs never mention {c:?}"), vec![]);
+        match o.logs.lines().find(|line| line.contains(c.as_str())) {
+            None => return Outcome::Fail(format!("the logs never mention {c:?}"), vec![]),
+            Some(line) => kept.push(Witness::new(
+                format!("log line mentioning {c:?}"),
+                line.chars().take(300).collect::<String>(),
+            )),
         }
     }
-    Outcome::Pass
+    let scanned = forbidden.iter().filter(|f| !f.is_empty()).count();
+    if scanned > 0 {
+        // A string can only be seen missing from output that was written.
+        if o.logs.trim().is_empty() {
+            if kept.is_empty() {
+                return Outcome::Inconclusive(
+                    "the implementation wrote no output: nothing to scan for the forbidden strings"
+                        .into(),
+                );
+            }
+        } else {
+            kept.push(Witness::new(
+                format!("the implementation's output, scanned for {scanned} forbidden string(s)"),
+                format!(
+                    "{} line(s), {} byte(s), none of them holding one",
+                    o.logs.lines().count(),
+                    o.logs.len()
+                ),
+            ));
+        }
+    }
+    Outcome::Kept(kept)
 }
 
 #[cfg(test)]
@@ -681,7 +777,7 @@ mod tests {
             .get_mut("anthropic")
             .unwrap()
             .push(entry(200));
-        assert!(matches!(assert_llm_journal(&j, &o), Outcome::Pass));
+        assert!(assert_llm_journal(&j, &o).is_kept());
     }
 
     #[test]
@@ -722,7 +818,7 @@ mod tests {
                 Some("2026-01-01T00:00:09.100000Z"),
             ),
         );
-        assert!(matches!(assert_llm_journal(&j, &o), Outcome::Pass));
+        assert!(assert_llm_journal(&j, &o).is_kept());
         // Given up after 10 s: too late.
         o.llm_journals.get_mut("openai").unwrap()[0].abandoned =
             Some("2026-01-01T00:00:14Z".to_owned());

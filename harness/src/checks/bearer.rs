@@ -9,7 +9,7 @@ use super::common::*;
 use super::params::OneOrMany;
 use super::premise;
 use super::value::Check;
-use super::verdict::{Evidence, Outcome};
+use super::verdict::{Evidence, Outcome, Witness};
 use crate::observation::{Observed, StepRecord};
 use crate::scenario::template::render;
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
@@ -100,7 +100,12 @@ pub(super) fn auth_forwarded(c: &CheckSpec, o: &Observed) -> Outcome {
             vec![],
         )
     } else {
-        Outcome::Pass
+        Outcome::kept(
+            format!("journal of `{server}`"),
+            format!(
+                "{n} tools/call request(s) during bearer-carrying steps, each with that step's bearer"
+            ),
+        )
     }
 }
 
@@ -132,6 +137,7 @@ pub(super) fn auth_not_leaked(c: &CheckSpec, o: &Observed) -> Outcome {
                 .collect()
         }
     };
+    let mut kept = Vec::new();
     for server in servers {
         let entries = o.mcp_journals.get(&server).into_iter().flatten();
         if let Some(evidence) = bearer_leak(&server, entries, &tokens, "no Authorization") {
@@ -140,8 +146,21 @@ pub(super) fn auth_not_leaked(c: &CheckSpec, o: &Observed) -> Outcome {
                 vec![evidence],
             );
         }
+        let n = o.mcp_journals.get(&server).map_or(0, Vec::len);
+        if n > 0 {
+            kept.push(Witness::new(
+                format!("journal of `{server}`"),
+                format!("{n} request(s), none carrying an inbound bearer"),
+            ));
+        }
     }
-    Outcome::Pass
+    if kept.is_empty() {
+        return Outcome::Inconclusive(
+            "no request reached a server that does not opt in: nothing could carry a bearer there"
+                .into(),
+        );
+    }
+    Outcome::Kept(kept)
 }
 
 /// Evidence for the first journal entry whose `Authorization` carries one of the inbound bearers.
@@ -207,7 +226,22 @@ pub(super) fn auth_probes(c: &CheckSpec, o: &Observed) -> Outcome {
             "no request carried a bearer before or after a health step (the bearer of the health call itself, or of a call running with it, may ride its probes: seed 001's ContextVar fallback for probe paths)".into(),
         );
     }
-    Outcome::Pass
+    let probes: usize = o
+        .mcp_journals
+        .values()
+        .flatten()
+        .filter(|e| steps.iter().any(|h| within(&e.time, h)))
+        .count();
+    if probes == 0 {
+        return Outcome::Inconclusive(
+            "no downstream request was made during a health step: no probe to carry a bearer"
+                .into(),
+        );
+    }
+    Outcome::kept(
+        format!("downstream requests during {judged} health step(s)"),
+        format!("{probes} request(s), none carrying the bearer of another request"),
+    )
 }
 
 /// AUTH-008: no model request made while a bearer-carrying call ran carries an inbound bearer
@@ -250,7 +284,10 @@ pub(super) fn auth_not_to_llm(c: &CheckSpec, o: &Observed) -> Outcome {
             "no model request was made while a bearer-carrying call ran".into(),
         );
     }
-    Outcome::Pass
+    Outcome::kept(
+        "model requests during bearer-carrying calls",
+        format!("{seen} request(s), none with the inbound bearer in a header"),
+    )
 }
 
 pub(super) fn logs_clean(o: &Observed) -> Outcome {
@@ -263,7 +300,15 @@ pub(super) fn logs_clean(o: &Observed) -> Outcome {
         .filter(|(k, _)| k.starts_with("secret."))
         .map(|(_, v)| v)
         .collect();
-    for sct in secrets {
+    if secrets.is_empty() {
+        return Outcome::NotApplicable("the scenario holds no secret to look for".into());
+    }
+    if o.logs.trim().is_empty() {
+        return Outcome::Inconclusive(
+            "the implementation wrote no output: nothing to scan for secrets".into(),
+        );
+    }
+    for sct in &secrets {
         if let Some(line) = o.logs.lines().find(|l| l.contains(sct.as_str())) {
             return fail(
                 "a secret appears in the implementation's output",
@@ -275,7 +320,17 @@ pub(super) fn logs_clean(o: &Observed) -> Outcome {
             );
         }
     }
-    Outcome::Pass
+    Outcome::kept(
+        format!(
+            "the implementation's output, scanned for {} secret(s)",
+            secrets.len()
+        ),
+        format!(
+            "{} line(s), {} byte(s), none holding a secret",
+            o.logs.lines().count(),
+            o.logs.len()
+        ),
+    )
 }
 
 /// AUTH-003: an explicitly configured `Authorization` header wins over the inbound bearer.
@@ -327,6 +382,7 @@ pub(super) fn auth_explicit(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return na("send with a bearer");
     }
+    let mut kept = Vec::new();
     for (server, want) in targets {
         let mut n = 0;
         for e in o.mcp_journals.get(&server).into_iter().flatten() {
@@ -353,8 +409,12 @@ pub(super) fn auth_explicit(c: &CheckSpec, o: &Observed) -> Outcome {
                 vec![],
             );
         }
+        kept.push(Witness::new(
+            format!("journal of `{server}`"),
+            format!("{n} tools/call request(s), each with its configured Authorization"),
+        ));
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// AUTH-004: concurrent calls with distinct bearers never see each other's bearer downstream
@@ -374,6 +434,7 @@ pub(super) fn auth_isolation(c: &CheckSpec, o: &Observed) -> Outcome {
         );
     }
     let known: BTreeSet<&str> = all.iter().filter_map(|s| s.bearer.as_deref()).collect();
+    let mut attributed = 0;
     for s in &steps {
         let own = s.bearer.as_deref().unwrap_or("");
         // Every text of the result, the answer a profile's `reply_path` reads, and a JSON-RPC
@@ -387,7 +448,11 @@ pub(super) fn auth_isolation(c: &CheckSpec, o: &Observed) -> Outcome {
                 .map(|e| e.to_value().to_string())
                 .unwrap_or_default()
         );
-        if let Some(other) = bearer_tokens(&text)
+        let echoed = bearer_tokens(&text);
+        if !echoed.is_empty() {
+            attributed += 1;
+        }
+        if let Some(other) = echoed
             .into_iter()
             .find(|t| t != own && known.contains(t.as_str()))
         {
@@ -418,6 +483,7 @@ pub(super) fn auth_isolation(c: &CheckSpec, o: &Observed) -> Outcome {
                 let Some(own) = owners.get(t.as_str()) else {
                     continue;
                 };
+                attributed += 1;
                 if !own.iter().any(|x| within(&e.time, x)) {
                     return fail(
                         format!(
@@ -438,7 +504,15 @@ pub(super) fn auth_isolation(c: &CheckSpec, o: &Observed) -> Outcome {
             }
         }
     }
-    Outcome::Pass
+    if attributed == 0 {
+        return Outcome::Inconclusive(
+            "no downstream request during the concurrent calls carried a known bearer, and no result echoed one: nothing to attribute".into(),
+        );
+    }
+    Outcome::kept(
+        "bearers seen downstream (journals and echoed headers) during the concurrent calls",
+        format!("{attributed} seen, each the bearer of a call running at that time"),
+    )
 }
 
 /// AUTH-005: a call without a bearer forwards none, even after calls that had one
@@ -554,7 +628,10 @@ pub(super) fn auth_none(c: &CheckSpec, o: &Observed) -> Outcome {
                 .join(", ")
         ));
     }
-    Outcome::Pass
+    Outcome::kept(
+        "downstream requests during bearer-less steps",
+        format!("{n} request(s), none with a forwarded bearer"),
+    )
 }
 
 /// The `with:` parameters of `AUTH-001`.

@@ -9,7 +9,7 @@ use super::common::*;
 use super::premise;
 use super::read::excerpt;
 use super::value::Check;
-use super::verdict::{Evidence, Outcome};
+use super::verdict::{Evidence, Outcome, Witness};
 use crate::client::HealthReport;
 use crate::observation::{HealthAnswered, Observation};
 use crate::observation::{Observed, StepRecord};
@@ -68,6 +68,7 @@ pub(super) fn health_listed(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return na("list_tools");
     }
+    let mut kept = Vec::new();
     for s in steps {
         let Some(t) = tools_listed(s)
             .into_iter()
@@ -107,8 +108,15 @@ pub(super) fn health_listed(c: &CheckSpec, o: &Observed) -> Outcome {
                 )],
             );
         }
+        kept.push(Witness::new(
+            format!("`{}` as `{}` listed it", o.health_tool, s.name),
+            format!(
+                "description {desc:?}, inputSchema {}",
+                excerpt(&schema, 160)
+            ),
+        ));
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// HEALTH-009: Daedalus's gate over each `get_health` answer (`with: {gate}`).
@@ -121,21 +129,30 @@ pub(super) fn health_gate(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return na("health");
     }
+    let Some(want) = gate_param.gate.as_deref() else {
+        return Outcome::NotApplicable("no `gate` was given to compare the answers with".into());
+    };
+    let mut kept = Vec::new();
     for s in steps {
-        let gate = match &s.observation {
-            Observation::HealthAnswered(h) => h.gate.as_str(),
-            _ => "",
+        let Observation::HealthAnswered(h) = &s.observation else {
+            return Outcome::Error(format!(
+                "`{}` observed no `get_health` answer: nothing to gate",
+                s.name
+            ));
         };
-        if let Some(want) = gate_param.gate.as_deref()
-            && !gate.starts_with(want)
-        {
+        let gate = h.gate.as_str();
+        if !gate.starts_with(want) {
             return fail(
                 format!("Daedalus would gate chat as `{gate}`"),
                 vec![Evidence::new(&s.name, want, gate)],
             );
         }
+        kept.push(Witness::new(
+            &s.name,
+            format!("Daedalus gates chat as `{gate}`"),
+        ));
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// Each `get_health` answer in scope, read as health JSON, judged by `judge` (the first
@@ -149,6 +166,7 @@ fn health_answers(
     if steps.is_empty() {
         return na("health");
     }
+    let mut kept = Vec::new();
     for s in steps {
         if let Some(e) = &s.error {
             return Outcome::Error(format!("`{}` could not run: {e}", s.name));
@@ -172,8 +190,9 @@ fn health_answers(
         if let Some(stop) = judge(s, h) {
             return stop;
         }
+        kept.push(Witness::new(&s.name, excerpt(&json!(h), 200)));
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// HEALTH-002: the status is `ok`, `degraded` or `error`.
@@ -218,7 +237,7 @@ pub(super) fn health_timestamp_iso8601(c: &CheckSpec, o: &Observed) -> Outcome {
         }
         None
     });
-    if matches!(outcome, Outcome::Pass) && !seen.get() {
+    if outcome.is_kept() && !seen.get() {
         return Outcome::Inconclusive("no `get_health` answer carried a `timestamp`".into());
     }
     outcome
@@ -263,6 +282,11 @@ pub(super) fn health_no_llm(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return na("health");
     }
+    if o.llm_journals.is_empty() {
+        return Outcome::Inconclusive(
+            "no mock LLM journal: a model request during `get_health` is not observable".into(),
+        );
+    }
     for (llm, entries) in &o.llm_journals {
         // Seed 001 describes a TTL re-probe of the provider inside `get_health` ("The LLM gauge
         // is also set at startup preflight and on the TTL re-probe inside `get_health`"), made
@@ -287,7 +311,15 @@ pub(super) fn health_no_llm(c: &CheckSpec, o: &Observed) -> Outcome {
             }
         }
     }
-    Outcome::Pass
+    let requests: usize = o.llm_journals.values().map(Vec::len).sum();
+    Outcome::kept(
+        format!(
+            "the journals of {} mock LLM(s) over {} `get_health` step(s)",
+            o.llm_journals.len(),
+            steps.len()
+        ),
+        format!("{requests} request(s) in the run, none but a models probe during `get_health`"),
+    )
 }
 
 /// A request of seed 001's provider preflight (and of its TTL re-probe): a `GET` of the models
@@ -311,6 +343,7 @@ pub(super) fn health_fast(c: &CheckSpec, o: &Observed) -> Outcome {
         Err(o) => return o,
     };
     let max = p.max_ms.unwrap_or(1000.0);
+    let mut kept = Vec::new();
     for s in steps {
         if s.elapsed_ms > max || s.timed_out {
             return fail(
@@ -322,8 +355,12 @@ pub(super) fn health_fast(c: &CheckSpec, o: &Observed) -> Outcome {
                 )],
             );
         }
+        kept.push(Witness::new(
+            &s.name,
+            format!("answered in {:.0} ms", s.elapsed_ms),
+        ));
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// Probe sessions opened during `get_health` must be deleted: `initialize` requests a mock saw
@@ -334,6 +371,7 @@ pub(super) fn sessions_closed(c: &CheckSpec, o: &Observed) -> Outcome {
     let Some(first) = steps.iter().map(|s| s.started_at.as_str()).min() else {
         return na("health");
     };
+    let mut kept = Vec::new();
     for (name, entries) in &o.mcp_journals {
         let inits = entries
             .iter()
@@ -364,8 +402,20 @@ pub(super) fn sessions_closed(c: &CheckSpec, o: &Observed) -> Outcome {
                 )],
             );
         }
+        if inits > 0 {
+            kept.push(Witness::new(
+                format!("journal of `{name}`"),
+                format!("{inits} probe initialize(s) during get_health, {deletes} DELETE(s)"),
+            ));
+        }
     }
-    Outcome::Pass
+    if kept.is_empty() {
+        return Outcome::NotApplicable(
+            "no mock MCP server saw a session opened during `get_health`: no probe session to close"
+                .into(),
+        );
+    }
+    Outcome::Kept(kept)
 }
 
 pub(super) fn health_no_progress(c: &CheckSpec, o: &Observed) -> Outcome {
@@ -373,6 +423,7 @@ pub(super) fn health_no_progress(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return na("health");
     }
+    let mut kept = Vec::new();
     for s in steps {
         let p = progress_of(s);
         if !p.is_empty() {
@@ -385,8 +436,20 @@ pub(super) fn health_no_progress(c: &CheckSpec, o: &Observed) -> Outcome {
                 vec![Evidence::new(&s.name, "no progress", excerpt(p[0], 200))],
             );
         }
+        if let Some(x) = s.observation.exchange() {
+            kept.push(Witness::new(
+                &s.name,
+                format!(
+                    "{} message(s) received, no progress notification",
+                    x.messages.len()
+                ),
+            ));
+        }
     }
-    Outcome::Pass
+    if kept.is_empty() {
+        return Outcome::Inconclusive("no `get_health` exchange was observed".into());
+    }
+    Outcome::Kept(kept)
 }
 
 /// The `with:` parameters of `HEALTH-004`.

@@ -9,7 +9,7 @@ use super::common::*;
 use super::params::OneOrMany;
 use super::read::excerpt;
 use super::value::Check;
-use super::verdict::{Evidence, Outcome};
+use super::verdict::{Evidence, Outcome, Witness};
 use super::{premise, wire};
 use crate::observation::Observation;
 use crate::observation::{Observed, StepRecord};
@@ -107,7 +107,15 @@ pub(super) fn wire_valid(o: &Observed) -> Outcome {
     if !ev.is_empty() {
         fail(format!("{} schema violation(s)", ev.len()), ev)
     } else {
-        Outcome::Pass
+        let first = &o.received[0];
+        Outcome::kept(
+            format!(
+                "{} JSON-RPC message(s) received, each valid against its MCP schema; the first ({})",
+                o.received.len(),
+                first.label
+            ),
+            excerpt(first.message.root(), 200),
+        )
     }
 }
 
@@ -121,6 +129,7 @@ pub(super) fn handshake(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return na("connect");
     }
+    let mut kept = Vec::new();
     for s in steps {
         if let Some(e) = &s.error {
             return fail(format!("`{}` failed: {e}", s.name), vec![]);
@@ -152,8 +161,18 @@ pub(super) fn handshake(c: &CheckSpec, o: &Observed) -> Outcome {
                 )],
             );
         }
+        kept.push(Witness::new(
+            &s.name,
+            format!(
+                "protocol version {v}; {}",
+                connected.session_id.as_deref().map_or_else(
+                    || "no session id".to_owned(),
+                    |id| format!("a session id of {} visible-ASCII character(s)", id.len())
+                )
+            ),
+        ));
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 pub(super) fn content_types(c: &CheckSpec, o: &Observed) -> Outcome {
@@ -161,6 +180,7 @@ pub(super) fn content_types(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return na("MCP request");
     }
+    let mut kept = Vec::new();
     for s in steps {
         if status(s) != 200 {
             continue;
@@ -180,8 +200,15 @@ pub(super) fn content_types(c: &CheckSpec, o: &Observed) -> Outcome {
                 )],
             );
         }
+        kept.push(Witness::new(
+            &s.name,
+            format!("HTTP 200, Content-Type {ct}"),
+        ));
     }
-    Outcome::Pass
+    if kept.is_empty() {
+        return Outcome::Inconclusive("no request was answered HTTP 200".into());
+    }
+    Outcome::Kept(kept)
 }
 
 pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
@@ -197,6 +224,7 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
             "no raw request got a JSON-RPC response: no response id observed to judge".into(),
         );
     }
+    let mut kept = Vec::new();
     for (s, sent) in &raw {
         if let Some(stray) = raw_stray_response(s, sent) {
             return stray_fail(
@@ -206,6 +234,12 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
                 "(an error response carries the request's id, or null when the id could not be read)",
                 format!("a response with id {sent} (or null, for an error)"),
             );
+        }
+        if got_response(s) {
+            kept.push(Witness::new(
+                &s.name,
+                format!("request id {sent}; every response carried that id (or null)"),
+            ));
         }
     }
     for s in &steps {
@@ -247,8 +281,21 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
                 )],
             );
         }
+        if let Some(r) = s.observation.exchange().and_then(|x| x.response.as_ref()) {
+            kept.push(Witness::new(
+                &s.name,
+                format!(
+                    "a response with the request's id {}",
+                    r.get("id")
+                        .map_or_else(|| "(none)".to_owned(), |i| i.to_string())
+                ),
+            ));
+        }
     }
-    Outcome::Pass
+    if kept.is_empty() {
+        return Outcome::Inconclusive("no request got a JSON-RPC response to judge".into());
+    }
+    Outcome::Kept(kept)
 }
 
 /// MCP-009's failure for a response whose id answers no request: "`step` {did} a response with
@@ -335,6 +382,7 @@ pub(super) fn one_response(c: &CheckSpec, o: &Observed) -> Outcome {
         return na("MCP request");
     }
     let mut answered = false;
+    let mut kept = Vec::new();
     for s in steps {
         let Some(x) = s.observation.exchange() else {
             continue;
@@ -343,6 +391,14 @@ pub(super) fn one_response(c: &CheckSpec, o: &Observed) -> Outcome {
             continue;
         };
         answered = true;
+        // A JSON body is one message: only a stream can carry a second response.
+        if !x
+            .content_type
+            .as_deref()
+            .is_some_and(|ct| ct.to_ascii_lowercase().starts_with("text/event-stream"))
+        {
+            continue;
+        }
         let id = first.get("id");
         let again: Vec<JsonRef<'_>> = x
             .messages
@@ -374,11 +430,21 @@ pub(super) fn one_response(c: &CheckSpec, o: &Observed) -> Outcome {
                 )],
             );
         }
+        kept.push(Witness::new(
+            &s.name,
+            format!(
+                "an SSE stream of {} message(s) with one response, to id {}",
+                x.messages.len(),
+                id.map_or_else(|| "(none)".to_owned(), |i| i.to_string())
+            ),
+        ));
     }
-    if answered {
-        Outcome::Pass
-    } else {
-        Outcome::Inconclusive("no request was answered".into())
+    match (answered, kept.is_empty()) {
+        (_, false) => Outcome::Kept(kept),
+        (true, true) => Outcome::NotApplicable(
+            "every answer was an `application/json` body, which holds one message: a second response cannot be carried".into(),
+        ),
+        (false, true) => Outcome::Inconclusive("no request was answered".into()),
     }
 }
 
@@ -388,6 +454,7 @@ pub(super) fn mcp_delete(c: &CheckSpec, o: &Observed) -> Outcome {
     if deletes.is_empty() {
         return na("delete");
     }
+    let mut kept = Vec::new();
     for d in deletes {
         let st = status(d);
         if st == 405 {
@@ -412,10 +479,22 @@ pub(super) fn mcp_delete(c: &CheckSpec, o: &Observed) -> Outcome {
             .filter(|x| x.agent == d.agent && x.started_at >= d.ended_at)
             .collect();
         later.sort_by(|a, b| a.started_at.cmp(&b.started_at));
-        if let Some(next) = later
+        let next = later
             .into_iter()
             .take_while(|x| !matches!(x.action(), Some(StepAction::Connect(_))))
-            .find(|x| sends_session(x))
+            .find(|x| sends_session(x));
+        kept.push(Witness::new(
+            &d.name,
+            match next {
+                Some(n) => format!(
+                    "DELETE answered HTTP {st}; `{}` on the old session then got HTTP {}",
+                    n.name,
+                    status(n)
+                ),
+                None => format!("DELETE answered HTTP {st}"),
+            },
+        ));
+        if let Some(next) = next
             && status(next) != 404
         {
             return fail(
@@ -428,7 +507,7 @@ pub(super) fn mcp_delete(c: &CheckSpec, o: &Observed) -> Outcome {
             );
         }
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// Whether an `Accept` value accepts the media type `mime` (RFC 9110 §12.5.1): the most
@@ -479,6 +558,7 @@ pub(super) fn mcp_accept(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return na("raw step with an incomplete Accept");
     }
+    let mut kept = Vec::new();
     for s in steps {
         if status(s) != 406 {
             return fail(
@@ -491,8 +571,16 @@ pub(super) fn mcp_accept(c: &CheckSpec, o: &Observed) -> Outcome {
                 vec![Evidence::new(&s.name, "406", status(s).to_string())],
             );
         }
+        kept.push(Witness::new(
+            &s.name,
+            format!(
+                "Accept {:?}: HTTP {}",
+                raw_header(s, "accept").unwrap_or(""),
+                status(s)
+            ),
+        ));
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// MCP-006: a non-initialize request without a session gets 400; an unknown session 404
@@ -522,6 +610,7 @@ pub(super) fn mcp_sessions(c: &CheckSpec, o: &Observed) -> Outcome {
     if missing.is_empty() && unknown.is_empty() {
         return na("raw step without a session or with an unknown one");
     }
+    let mut kept = Vec::new();
     for (steps, want, what) in [
         (missing, 400, "without a session"),
         (unknown, 404, "with an unknown session"),
@@ -537,9 +626,10 @@ pub(super) fn mcp_sessions(c: &CheckSpec, o: &Observed) -> Outcome {
                     )],
                 );
             }
+            kept.push(Witness::new(&s.name, format!("{what}: HTTP {}", status(s))));
         }
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// MCP-008: SSE events carry ids and one JSON-RPC message per `data:`.
@@ -555,6 +645,7 @@ pub(super) fn mcp_sse(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return Outcome::NotApplicable("no SSE response was received".into());
     }
+    let mut kept = Vec::new();
     for s in steps {
         let Some(x) = s.observation.exchange() else {
             continue;
@@ -580,8 +671,21 @@ pub(super) fn mcp_sse(c: &CheckSpec, o: &Observed) -> Outcome {
                 );
             }
         }
+        if let Some(m) = x.messages.first() {
+            kept.push(Witness::new(
+                &s.name,
+                format!(
+                    "{} SSE event(s), each one JSON-RPC message with an id; the first id {:?}",
+                    x.messages.len(),
+                    m.sse_event_id.as_deref().unwrap_or_default()
+                ),
+            ));
+        }
     }
-    Outcome::Pass
+    if kept.is_empty() {
+        return Outcome::Inconclusive("no SSE stream carried a message".into());
+    }
+    Outcome::Kept(kept)
 }
 
 /// The `with:` parameters of `MCP-006`.

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::common::*;
 use super::read::excerpt;
-use super::verdict::{Evidence, Outcome};
+use super::verdict::{Evidence, Outcome, Witness};
 use crate::client::Exchange;
 use crate::observation::Observation;
 use crate::observation::{Observed, StepRecord};
@@ -49,6 +49,7 @@ pub(super) fn mcp_get(c: &CheckSpec, o: &Observed) -> Outcome {
     if gets.is_empty() {
         return na("listen (GET of the MCP endpoint)");
     }
+    let mut kept = Vec::new();
     for s in gets {
         let Some(x) = s.observation.exchange() else {
             return Outcome::Error(format!(
@@ -65,6 +66,7 @@ pub(super) fn mcp_get(c: &CheckSpec, o: &Observed) -> Outcome {
         }
         // 405: "the server does not offer an SSE stream at this endpoint".
         if x.status == 405 || ((200..300).contains(&x.status) && mime(x) == "text/event-stream") {
+            kept.push(Witness::new(&s.name, answer_seen(x)));
             continue;
         }
         return fail(
@@ -81,7 +83,7 @@ pub(super) fn mcp_get(c: &CheckSpec, o: &Observed) -> Outcome {
             )],
         );
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// The JSON-RPC notification or response a step POSTed, with the answer it got: the
@@ -126,7 +128,7 @@ pub(super) fn mcp_accepted(c: &CheckSpec, o: &Observed) -> Outcome {
     if posted.is_empty() {
         return na("POST of a JSON-RPC notification or response");
     }
-    let mut accepted = 0;
+    let mut accepted = Vec::new();
     let mut unanswered: Option<&StepRecord> = None;
     let mut refused: Vec<String> = Vec::new();
     for (s, what, x) in &posted {
@@ -138,7 +140,10 @@ pub(super) fn mcp_accepted(c: &CheckSpec, o: &Observed) -> Outcome {
             refused.push(format!("`{}` ({what}): HTTP {}", s.name, x.status));
             continue;
         }
-        accepted += 1;
+        accepted.push(Witness::new(
+            format!("`{}` ({what})", s.name),
+            answer_seen(x),
+        ));
         if x.status != 202 || x.body_bytes > 0 {
             let got = if x.status == 202 {
                 "202 with a body"
@@ -158,8 +163,8 @@ pub(super) fn mcp_accepted(c: &CheckSpec, o: &Observed) -> Outcome {
             );
         }
     }
-    if accepted > 0 {
-        return Outcome::Pass;
+    if !accepted.is_empty() {
+        return Outcome::Kept(accepted);
     }
     if let Some(s) = unanswered {
         return Outcome::Error(format!(

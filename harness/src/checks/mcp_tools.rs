@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::common::*;
 use super::params::OneOrMany;
 use super::read::excerpt;
-use super::verdict::{Evidence, Outcome};
+use super::verdict::{Evidence, Outcome, Witness};
 use crate::observation::{Observed, StepRecord};
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
 use pallas_mocks::LlmJournalEntry;
@@ -100,6 +100,7 @@ pub(super) fn mcp_tool_errors(c: &CheckSpec, o: &Observed) -> Outcome {
         return na("call of an unknown tool");
     }
     // An unknown tool is a protocol error (SHOULD); an error's code is an integer (MUST).
+    let mut kept = Vec::new();
     for s in calls.unknown {
         let Some(error) = jsonrpc_error(s) else {
             return Outcome::breaks(
@@ -129,8 +130,9 @@ pub(super) fn mcp_tool_errors(c: &CheckSpec, o: &Observed) -> Outcome {
                 )],
             );
         }
+        kept.push(Witness::new(&s.name, excerpt(error, 200)));
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// The model requests (POSTs to a mock LLM) that arrived while step `s` ran, with the mock's
@@ -195,6 +197,7 @@ pub(super) fn mcp_tool_inputs(c: &CheckSpec, o: &Observed) -> Outcome {
         return na("call with arguments its listed inputSchema rejects");
     }
     let mut undecided: Vec<String> = Vec::new();
+    let mut kept = Vec::new();
     for s in calls.invalid {
         let asked = model_requests_during(o, s);
         let beside = o
@@ -242,6 +245,11 @@ pub(super) fn mcp_tool_inputs(c: &CheckSpec, o: &Observed) -> Outcome {
                     "`{}` was answered as refused, but `{}` ran beside it: the model journal cannot show that it did not run",
                     s.name, other.name
                 ));
+            } else {
+                kept.push(Witness::new(
+                    &s.name,
+                    format!("no model request while it ran, then {}", answer_of(s)),
+                ));
             }
             continue;
         }
@@ -276,7 +284,7 @@ pub(super) fn mcp_tool_inputs(c: &CheckSpec, o: &Observed) -> Outcome {
         );
     }
     if undecided.is_empty() {
-        Outcome::Pass
+        Outcome::Kept(kept)
     } else {
         Outcome::Inconclusive(undecided.join("; "))
     }

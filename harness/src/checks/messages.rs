@@ -10,7 +10,7 @@ use super::params::OneOrMany;
 use super::premise;
 use super::read::excerpt;
 use super::value::Check;
-use super::verdict::{Evidence, Outcome};
+use super::verdict::{Evidence, Outcome, Witness};
 use crate::observation::{Observed, StepRecord};
 use crate::scenario::{ActionKind, CheckSpec, InstanceScope, StepAction};
 use crate::target::MessageKey;
@@ -41,6 +41,9 @@ pub(super) fn message_tool_listed(c: &CheckSpec, o: &Observed) -> Outcome {
         return na("list_tools");
     }
     let mut undecided: Option<String> = None;
+    let mut kept = Vec::new();
+    let default_key = MessageKey::default();
+    let key = o.message_key.as_ref().unwrap_or(&default_key);
     for s in steps {
         let agent = s.agent.clone().unwrap_or_default();
         let want = o
@@ -48,6 +51,13 @@ pub(super) fn message_tool_listed(c: &CheckSpec, o: &Observed) -> Outcome {
             .get(&agent)
             .cloned()
             .unwrap_or_else(|| "send_message".into());
+        if want != "send_message" && *key != default_key {
+            // Seed 001's `send_message(message)` is not what this target serves: where the
+            // profile names both the tool and the key, a listing can only confirm the profile.
+            return Outcome::NotApplicable(format!(
+                "the profile names the message tool (`{want}`) and its key (`{key}`): seed 001's `send_message` definition is not this target's, and the listing could only confirm the profile"
+            ));
+        }
         let Some(t) = super::health::tools_listed(s)
             .into_iter()
             .find(|t| t.get("name").and_then(JsonRef::as_str) == Some(want.as_str()))
@@ -71,10 +81,11 @@ pub(super) fn message_tool_listed(c: &CheckSpec, o: &Observed) -> Outcome {
         let schema = t.get("inputSchema").map_or(Value::Null, JsonRef::to_value);
         // Where the profile sends the message (`message` unless its template says): a path of
         // keys, each a required property of the (sub)schema above it.
-        let default_key = MessageKey::default();
-        let key = o.message_key.as_ref().unwrap_or(&default_key);
         match message_property(&schema, key) {
-            Walked::String => {}
+            Walked::String => kept.push(Witness::new(
+                format!("`{want}` as `{}` listed it", s.name),
+                format!("inputSchema {}", excerpt(&schema, 200)),
+            )),
             Walked::Broken { level, at } if *key != default_key => {
                 // A key the profile gives (seed 001's is `message`): where the profile says the
                 // message goes, the tool takes no required string — the profile and the
@@ -123,7 +134,10 @@ pub(super) fn message_tool_listed(c: &CheckSpec, o: &Observed) -> Outcome {
             );
         }
     }
-    undecided.map_or(Outcome::Pass, Outcome::Inconclusive)
+    match undecided {
+        Some(why) => Outcome::Inconclusive(why),
+        None => Outcome::Kept(kept),
+    }
 }
 
 /// How far [`message_property`] got along the message key in a tool's `inputSchema`.
@@ -277,6 +291,7 @@ pub(super) fn msg_round_trip(c: &CheckSpec, o: &Observed) -> Outcome {
     if via_model && o.llm_journals.is_empty() {
         return Outcome::Error("`via_model: true` needs a mock LLM in the ecosystem".into());
     }
+    let mut kept = Vec::new();
     for s in steps {
         if let Some(e) = &s.error {
             return fail(format!("`{}` failed: {e}", s.name), vec![]);
@@ -331,8 +346,12 @@ pub(super) fn msg_round_trip(c: &CheckSpec, o: &Observed) -> Outcome {
                 )],
             );
         }
+        kept.push(Witness::new(
+            &s.name,
+            format!("a text result: {}", excerpt(&json!(text), 160)),
+        ));
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// MSG-003: images reach the model beside the text (`with: {vision}`; default: the deployment's
@@ -379,6 +398,7 @@ pub(super) fn msg_images(c: &CheckSpec, o: &Observed) -> Outcome {
     if o.llm_journals.is_empty() {
         return Outcome::Error("no mock LLM journal to see what reached the model".into());
     }
+    let mut kept = Vec::new();
     for s in steps {
         let data: Vec<String> = images_sent(s)
             .iter()
@@ -404,8 +424,16 @@ pub(super) fn msg_images(c: &CheckSpec, o: &Observed) -> Outcome {
                 )],
             );
         }
+        kept.push(Witness::new(
+            &s.name,
+            format!(
+                "{} image(s) sent, each one's data found in one of {} model request(s)",
+                data.len(),
+                bodies.len()
+            ),
+        ));
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// The `images` a `send` step sent.
@@ -453,6 +481,7 @@ pub(super) fn msg_provider_failure(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return Outcome::NotApplicable("no send step met a provider failure".into());
     }
+    let mut kept = Vec::new();
     for s in &steps {
         if !is_error_result(s) {
             let seen = match jsonrpc_error(s) {
@@ -494,8 +523,20 @@ pub(super) fn msg_provider_failure(c: &CheckSpec, o: &Observed) -> Outcome {
                 );
             }
         }
+        let later = o
+            .steps
+            .iter()
+            .filter(|x| x.agent == s.agent && x.started_at >= s.ended_at)
+            .count();
+        kept.push(Witness::new(
+            &s.name,
+            format!(
+                "an isError result ({}); {later} later step(s) to the agent answered",
+                excerpt(result_or_null(s), 160)
+            ),
+        ));
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// MSG-005: `{agent}_history` holds every earlier message and reply sent to the agent (a
@@ -575,6 +616,7 @@ pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
             .and_then(|a| a.instance_scope)
     };
     let mut judged = 0;
+    let mut kept = Vec::new();
     for h in steps {
         let h_agent = agent_of(&h.agent);
         let scope = scope_of(&h_agent);
@@ -600,6 +642,19 @@ pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
                     )],
                 );
             }
+            kept.push(Witness::new(
+                &h.name,
+                format!(
+                    "a request-scoped agent's history prompt: {}",
+                    excerpt(
+                        h.observation
+                            .jsonrpc_error()
+                            .or_else(|| h.observation.result())
+                            .unwrap_or_else(JsonRef::null),
+                        160
+                    )
+                ),
+            ));
             continue;
         }
         if h.error.is_some() || h.observation.result().is_none_or(JsonRef::is_null) {
@@ -636,6 +691,14 @@ pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
             .filter(|s| answered_before(s, h) && s.observation.reply_error().is_none())
         {
             judged += 1;
+            kept.push(Witness::new(
+                format!("`{}` against `{}`", h.name, s.name),
+                format!(
+                    "the message and reply of `{}` in a history of {} byte(s)",
+                    s.name,
+                    history.len()
+                ),
+            ));
             let msg = match s.action() {
                 Some(StepAction::Send(m)) => m.message.as_str(),
                 _ => "",
@@ -658,7 +721,7 @@ pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
     if judged == 0 {
         return Outcome::NotApplicable("no message was sent before the history step".into());
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// The `with:` parameters of `MSG-002`.

@@ -9,7 +9,7 @@ use super::common::*;
 use super::params::{OneOrMany, strings};
 use super::read::excerpt;
 use super::value::Check;
-use super::verdict::{Evidence, Outcome};
+use super::verdict::{Evidence, Outcome, Witness};
 use crate::client::MetricsScrape;
 use crate::observation::Observation;
 use crate::observation::{Observed, StepRecord};
@@ -71,12 +71,30 @@ fn per_scrape(
     if steps.is_empty() {
         return na("metrics");
     }
+    let mut kept = Vec::new();
     for s in steps {
         if let Some(stop) = judge(s, status(s), scrape_of(s)) {
             return stop;
         }
+        kept.push(Witness::new(
+            &s.name,
+            match scrape_of(s) {
+                Some(sc) => format!(
+                    "HTTP {}, {} metric famil(ies): {}",
+                    status(s),
+                    sc.families.len(),
+                    sc.families
+                        .iter()
+                        .take(6)
+                        .map(|f| f.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None => format!("HTTP {}, no exposition read", status(s)),
+            },
+        ));
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// MET-001: `/metrics` answers 200, `text/plain`, a parseable exposition.
@@ -317,6 +335,7 @@ pub(super) fn met_moves(c: &CheckSpec, o: &Observed) -> Outcome {
             }
         }
     };
+    let mut kept = Vec::new();
     for m in &metrics {
         let after_v = scraped_value(after, m, &labels);
         let before_v = before
@@ -337,8 +356,19 @@ pub(super) fn met_moves(c: &CheckSpec, o: &Observed) -> Outcome {
                 )],
             );
         }
+        kept.push(Witness::new(
+            format!(
+                "`{m}` {} → {}",
+                before.map_or("start", |b| b.name.as_str()),
+                after.name
+            ),
+            format!(
+                "{before_v} → {}",
+                after_v.map_or_else(|| "absent".to_owned(), |v| v.to_string())
+            ),
+        ));
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// MET-004: health gauges follow the last `get_health` before each scrape.
@@ -348,6 +378,7 @@ pub(super) fn met_health_gauges(c: &CheckSpec, o: &Observed) -> Outcome {
         return na("metrics");
     }
     let mut judged = 0;
+    let mut kept = Vec::new();
     for m in scrapes {
         let mut last: std::collections::BTreeMap<&str, &StepRecord> = Default::default();
         for h in o.steps.iter().filter(|h| {
@@ -374,6 +405,13 @@ pub(super) fn met_health_gauges(c: &CheckSpec, o: &Observed) -> Outcome {
             let mut l = serde_json::Map::new();
             l.insert("agent".into(), json!(agent));
             let seen = scraped_value(m, "pallas_agent_health_status", &l);
+            kept.push(Witness::new(
+                format!("`{}` after `{}` ({st})", m.name, h.name),
+                format!(
+                    "pallas_agent_health_status{{agent=\"{agent}\"}} = {}",
+                    seen.map_or_else(|| "absent".to_owned(), |v| v.to_string())
+                ),
+            ));
             if seen != Some(want) {
                 return fail(
                     format!(
@@ -413,7 +451,7 @@ pub(super) fn met_health_gauges(c: &CheckSpec, o: &Observed) -> Outcome {
     if judged == 0 {
         return Outcome::NotApplicable("no metrics scrape after a get_health".into());
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// The `with:` parameters of `MET-003`.

@@ -5,7 +5,7 @@ mod assert;
 mod verdict;
 pub use assert::predicate as assert_predicate;
 pub use assert::predicate_on as assert_predicate_on;
-pub use verdict::{CheckResult, Evidence, Grading, Outcome, Subject, Verdict};
+pub use verdict::{CheckResult, Evidence, Grading, Outcome, Subject, Verdict, Witness};
 mod params;
 mod premise;
 mod read;
@@ -312,7 +312,7 @@ fn settle(listed: Vec<Listed>, judge: &Judge<'_>) -> Vec<CheckResult> {
             && !l.premise
             && matches!(
                 outcome,
-                Outcome::Pass | Outcome::Fail(..) | Outcome::Breaks { .. }
+                Outcome::Kept(_) | Outcome::Fail(..) | Outcome::Breaks { .. }
             )
         {
             outcome = Outcome::Inconclusive(format!(
@@ -320,6 +320,7 @@ fn settle(listed: Vec<Listed>, judge: &Judge<'_>) -> Vec<CheckResult> {
             ));
         }
         let mut result = judge.judge(l.subject, outcome, &l.scope);
+        result.premise = l.premise;
         if let Some(note) = l.note {
             let note = format!(
                 "built-in evaluator (not deciding: the assertion states the rule here): {}",
@@ -352,14 +353,18 @@ fn merge(prev: Outcome, next: Outcome) -> Outcome {
             Outcome::Error(_) => 5,
             Outcome::Fail(..) | Outcome::Breaks { .. } => 4,
             Outcome::Inconclusive(_) => 2,
-            Outcome::Pass => 1,
+            Outcome::Kept(_) => 1,
             Outcome::NotApplicable(_) => 0,
         }
     }
-    if rank(&next) > rank(&prev) {
-        next
-    } else {
-        prev
+    match (prev, next) {
+        // Every expansion kept it: the witnesses of all.
+        (Outcome::Kept(mut a), Outcome::Kept(b)) => {
+            a.extend(b);
+            Outcome::Kept(a)
+        }
+        (prev, next) if rank(&next) > rank(&prev) => next,
+        (prev, _) => prev,
     }
 }
 

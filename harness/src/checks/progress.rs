@@ -13,7 +13,7 @@ use super::progress_walk as walk;
 use super::read::excerpt;
 use super::value::Check;
 use super::value::Fold;
-use super::verdict::{Evidence, Outcome};
+use super::verdict::{Evidence, Outcome, Witness};
 use crate::client::TimedMessage;
 use crate::observation::{Observed, StepRecord};
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
@@ -181,6 +181,7 @@ pub(super) fn prog_coverage(c: &CheckSpec, o: &Observed) -> Outcome {
         .map(|(s, t)| (s.to_owned(), t.to_owned()))
         .collect();
     let mut judged = 0;
+    let mut kept = Vec::new();
     for s in steps {
         let Some(invoked) = invoked_during(o, s, &listed) else {
             continue; // downstream calls cannot be attributed to one of overlapping steps
@@ -197,6 +198,14 @@ pub(super) fn prog_coverage(c: &CheckSpec, o: &Observed) -> Outcome {
         };
         for (servers, tool) in invoked {
             judged += 1;
+            kept.push(Witness::new(
+                format!(
+                    "`{}`: downstream `{}/{tool}` invoked",
+                    s.name,
+                    servers.join("|")
+                ),
+                format!("progress seen: {}", seen()),
+            ));
             let has = |states: &[&str]| {
                 notes.iter().any(|(ms, mt, st)| {
                     states.contains(&st.as_str())
@@ -244,7 +253,7 @@ pub(super) fn prog_coverage(c: &CheckSpec, o: &Observed) -> Outcome {
             "no downstream tool call could be attributed to a token-carrying step (name them with `with: {tools: [server/tool]}`)".into(),
         );
     }
-    wording.unwrap_or(Outcome::Pass)
+    wording.unwrap_or(Outcome::Kept(kept))
 }
 
 /// PROG-009: `total` absent/null for loop steps, equal to `progress` for finished sub-tasks.
@@ -260,6 +269,7 @@ pub(super) fn prog_totals(c: &CheckSpec, o: &Observed) -> Outcome {
         return Outcome::Error("progress message patterns did not compile".into());
     };
     let mut judged = 0;
+    let mut kept = Vec::new();
     for s in steps {
         for (i, n) in progress_of(s).iter().enumerate() {
             let p = n.get("params").unwrap_or_else(JsonRef::null);
@@ -274,6 +284,20 @@ pub(super) fn prog_totals(c: &CheckSpec, o: &Observed) -> Outcome {
                     excerpt(p, 240),
                 )
             };
+            if step_re.is_match(msg) || tool_re.is_match(msg) {
+                // A loop step, or a tool's note: what the next lines judge (a `started` note
+                // is not judged and not shown).
+                if step_re.is_match(msg)
+                    || tool_re
+                        .captures(msg)
+                        .is_some_and(|cp| &cp["state"] != "started")
+                {
+                    kept.push(Witness::new(
+                        format!("{} progress #{i}", s.name),
+                        excerpt(p, 200),
+                    ));
+                }
+            }
             if step_re.is_match(msg) {
                 judged += 1;
                 if total.is_some() {
@@ -305,7 +329,7 @@ pub(super) fn prog_totals(c: &CheckSpec, o: &Observed) -> Outcome {
     if judged == 0 {
         return Outcome::NotApplicable("no loop-step or finished-tool progress message".into());
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// PROG-010: after `notifications/cancelled`, no further progress (beyond `grace_ms`, default
@@ -323,6 +347,7 @@ pub(super) fn prog_cancel(c: &CheckSpec, o: &Observed) -> Outcome {
         Err(o) => return o,
     };
     let grace = p.grace_ms.unwrap_or(250.0);
+    let mut kept = Vec::new();
     for s in steps {
         let Some(at) = s.observation.cancelled_at_ms() else {
             return Outcome::Error(format!(
@@ -371,8 +396,22 @@ pub(super) fn prog_cancel(c: &CheckSpec, o: &Observed) -> Outcome {
                 )],
             );
         }
+        let after = s
+            .observation
+            .exchange()
+            .into_iter()
+            .flat_map(|x| x.progress())
+            .filter(|m| m.at_ms > at)
+            .count();
+        let received = s.observation.exchange().map_or(0, |x| x.messages.len());
+        kept.push(Witness::new(
+            &s.name,
+            format!(
+                "cancelled at {at:.0} ms, then {after} progress notification(s) within the {grace:.0} ms grace and none later; {received} message(s) on the stream",
+            ),
+        ));
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// PROG-012 folded into PROG-005 (one cause, one finding): when the scenario's PROG-005 entry

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::common::*;
 use super::read::excerpt;
-use super::verdict::{Evidence, Outcome};
+use super::verdict::{Evidence, Outcome, Witness};
 use crate::observation::{Observed, StepRecord};
 use crate::scenario::{ActionKind, CheckSpec};
 
@@ -26,9 +26,8 @@ pub(super) fn prog_no_token(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return na("send or call");
     }
-    let mut judged = false;
+    let mut kept = Vec::new();
     for s in steps.into_iter().filter(|s| s.progress_token.is_none()) {
-        judged = true;
         let p = progress_of(s);
         if !p.is_empty() {
             return fail(
@@ -40,11 +39,21 @@ pub(super) fn prog_no_token(c: &CheckSpec, o: &Observed) -> Outcome {
                 vec![Evidence::new(&s.name, "no progress", excerpt(p[0], 200))],
             );
         }
+        // Only a stream that was read can show that no notification came.
+        if let Some(x) = s.observation.exchange() {
+            kept.push(Witness::new(
+                &s.name,
+                format!(
+                    "no progress token sent; {} message(s) received, no progress notification",
+                    x.messages.len()
+                ),
+            ));
+        }
     }
-    if judged {
-        Outcome::Pass
-    } else {
+    if kept.is_empty() {
         no_call_judged()
+    } else {
+        Outcome::Kept(kept)
     }
 }
 
@@ -61,7 +70,7 @@ fn per_token_call(
     if steps.is_empty() {
         return na("send or call");
     }
-    let (mut with_token, mut judged) = (Vec::new(), false);
+    let (mut with_token, mut kept) = (Vec::new(), Vec::new());
     for s in steps {
         let Some(token) = &s.progress_token else {
             continue;
@@ -71,13 +80,27 @@ fn per_token_call(
         if notes.is_empty() {
             continue;
         }
-        judged = true;
         if let Some(stop) = judge(s, token, &notes) {
             return stop;
         }
+        kept.push(Witness::new(
+            format!("`{}` (token {token})", s.name),
+            format!(
+                "{} progress notification(s), the first {}{}",
+                notes.len(),
+                excerpt(notes[0].get("params").unwrap_or_else(JsonRef::null), 120),
+                notes
+                    .last()
+                    .filter(|_| notes.len() > 1)
+                    .map_or_else(String::new, |l| format!(
+                        ", the last {}",
+                        excerpt(l.get("params").unwrap_or_else(JsonRef::null), 120)
+                    ))
+            ),
+        ));
     }
-    match (judged, with_token.is_empty()) {
-        (true, _) => Outcome::Pass,
+    match (!kept.is_empty(), with_token.is_empty()) {
+        (true, _) => Outcome::Kept(kept),
         (false, true) => no_call_judged(),
         (false, false) => Outcome::Inconclusive(format!(
             "no progress notification arrived for the call(s) with a progress token ({}): nothing to judge",

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::common::*;
 use super::read::excerpt;
 use super::value::Check;
-use super::verdict::{Evidence, Outcome};
+use super::verdict::{Evidence, Outcome, Witness};
 use super::{premise, wire};
 use crate::client::RegistryFetch;
 use crate::observation::Observation;
@@ -69,6 +69,30 @@ pub(super) fn servers_of(s: &StepRecord) -> Option<&Vec<Value>> {
     fetched(s)?.body.as_ref()?.get("servers")?.as_array()
 }
 
+/// What a registry step fetched, in one line for a witness: its status and the names it
+/// listed.
+fn listed_witness(s: &StepRecord) -> Witness {
+    let names: Vec<&str> = servers_of(s)
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            e.pointer("/server/name")
+                .and_then(Value::as_str)
+                .unwrap_or("(no name)")
+        })
+        .collect();
+    Witness::new(
+        &s.name,
+        format!(
+            "HTTP {}, Content-Type {}, {} server(s): {}",
+            status(s),
+            s.observation.content_type().unwrap_or("(none)"),
+            names.len(),
+            names.join(", ")
+        ),
+    )
+}
+
 /// A registry body the harness could not read as JSON is an error that says why (not
 /// UTF-8, not JSON with the parser's message and offset, nested too deep).
 fn unreadable(s: &StepRecord) -> Option<Outcome> {
@@ -85,6 +109,7 @@ pub(super) fn reg_schema(c: &CheckSpec, o: &Observed) -> Outcome {
         return na("registry");
     }
     let mut ev = Vec::new();
+    let mut kept = Vec::new();
     for s in steps {
         if let Some(error) = unreadable(s) {
             return error;
@@ -92,6 +117,12 @@ pub(super) fn reg_schema(c: &CheckSpec, o: &Observed) -> Outcome {
         let Some(servers) = servers_of(s) else {
             continue;
         };
+        if let Some(first) = servers.first() {
+            kept.push(Witness::new(
+                format!("{} ({} server entries), the first", s.name, servers.len()),
+                excerpt(first, 200),
+            ));
+        }
         for (i, entry) in servers.iter().enumerate() {
             let server = entry.get("server").unwrap_or(&Value::Null);
             match wire::validate_registry_server(server) {
@@ -106,7 +137,10 @@ pub(super) fn reg_schema(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     if ev.is_empty() {
-        return Outcome::Pass;
+        if kept.is_empty() {
+            return Outcome::Inconclusive("no registry entry was listed to validate".into());
+        }
+        return Outcome::Kept(kept);
     }
     // A `name` the schema's pattern refuses breaks its MUST (exactly one slash); every other
     // violation breaks the seed's "following the MCP Server Schema" (SHOULD).
@@ -137,6 +171,7 @@ pub(super) fn reg_http(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return na("registry");
     }
+    let mut kept = Vec::new();
     for s in steps {
         if let Some(e) = &s.error {
             if crate::client::limits::is_limit_error(e) {
@@ -184,8 +219,9 @@ pub(super) fn reg_http(c: &CheckSpec, o: &Observed) -> Outcome {
                 )],
             );
         }
+        kept.push(listed_witness(s));
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }
 
 /// A registry answer beside the deployment it should describe (REG-003, REG-005, REG-007).
@@ -295,7 +331,10 @@ pub(super) fn reg_names(c: &CheckSpec, o: &Observed) -> Outcome {
             );
         }
     }
-    Outcome::Pass
+    if names.is_empty() {
+        return Outcome::Inconclusive("the registry listed no name to judge".into());
+    }
+    Outcome::Kept(vec![listed_witness(s)])
 }
 
 /// REG-005: the registry lists exactly the deployed agents.
@@ -310,7 +349,7 @@ pub(super) fn reg_exactly_deployed(c: &CheckSpec, o: &Observed) -> Outcome {
     seen.sort();
     let want: Vec<String> = expected.keys().cloned().collect();
     if seen == want {
-        Outcome::Pass
+        Outcome::Kept(vec![listed_witness(s)])
     } else {
         fail(
             "the registry does not list exactly the deployed agents",
@@ -329,6 +368,7 @@ pub(super) fn reg_capabilities(c: &CheckSpec, o: &Observed) -> Outcome {
         Ok(l) => l,
         Err(stop) => return stop,
     };
+    let mut kept = Vec::new();
     for e in servers {
         let caps = e.pointer("/server/capabilities");
         let name = e
@@ -375,8 +415,15 @@ pub(super) fn reg_capabilities(c: &CheckSpec, o: &Observed) -> Outcome {
             }
             (None, None) => {}
         }
+        kept.push(Witness::new(
+            format!("`{name}` capabilities"),
+            caps.map_or_else(|| "absent".to_owned(), |c| excerpt(c, 200)),
+        ));
     }
-    Outcome::Pass
+    if kept.is_empty() {
+        return Outcome::Inconclusive("the registry listed no entry to judge".into());
+    }
+    Outcome::Kept(kept)
 }
 
 // ---------------------------------------------------------------- registry
@@ -387,6 +434,7 @@ pub(super) fn reg_remotes(c: &CheckSpec, o: &Observed) -> Outcome {
     if steps.is_empty() {
         return na("registry");
     }
+    let mut kept = Vec::new();
     for s in steps {
         let Some(servers) = servers_of(s) else {
             continue; // REG-002 reports the missing array
@@ -427,6 +475,10 @@ pub(super) fn reg_remotes(c: &CheckSpec, o: &Observed) -> Outcome {
                     );
                 }
             };
+            kept.push(Witness::new(
+                format!("`{name}` remote"),
+                format!("streamable-http {url}"),
+            ));
             if o.agent_urls.is_empty() {
                 continue;
             }
@@ -483,7 +535,10 @@ pub(super) fn reg_remotes(c: &CheckSpec, o: &Observed) -> Outcome {
             }
         }
     }
-    Outcome::Pass
+    if kept.is_empty() {
+        return Outcome::Inconclusive("the registry listed no entry to judge".into());
+    }
+    Outcome::Kept(kept)
 }
 
 /// Python's `str.title()`: the documented default title of an agent key.
@@ -520,6 +575,7 @@ pub(super) fn reg_defaults(c: &CheckSpec, o: &Observed) -> Outcome {
     };
     let version = d.version.clone().unwrap_or_else(|| "1.0.0".into());
     let mut judged = 0;
+    let mut kept = Vec::new();
     for (key, a) in &d.agents {
         let slug = key.replace('_', "-");
         let Some(entry) = servers.iter().find(|e| {
@@ -530,6 +586,21 @@ pub(super) fn reg_defaults(c: &CheckSpec, o: &Observed) -> Outcome {
             continue; // REG-005 reports missing agents
         };
         judged += 1;
+        kept.push(Witness::new(
+            format!("{} entry of `{key}`", s.name),
+            ["title", "version", "description"]
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{f} {}",
+                        entry
+                            .pointer(&format!("/server/{f}"))
+                            .map_or_else(|| "absent".to_owned(), |v| excerpt(v, 80))
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+        ));
         let mut want = vec![
             (
                 "title",
@@ -560,5 +631,5 @@ pub(super) fn reg_defaults(c: &CheckSpec, o: &Observed) -> Outcome {
     if judged == 0 {
         return Outcome::NotApplicable("no deployed agent is listed".into());
     }
-    Outcome::Pass
+    Outcome::Kept(kept)
 }

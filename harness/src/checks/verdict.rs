@@ -98,11 +98,46 @@ impl Evidence {
     }
 }
 
-/// What an evaluator concluded, before levels and capabilities are applied.
+/// What a kept rule was seen to hold on: the observed value that could have broken it, and
+/// where it was seen. A pass carries at least one; a pass that observed nothing is no pass
+/// ([`CheckResult::judged`] makes it an `error`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Witness {
+    /// Where it was seen (a step, a message, a journal entry, a log).
+    pub what: String,
+    /// The value observed there, as it was seen (bounded, redacted in reports).
+    pub seen: String,
+}
+
+impl Witness {
+    /// `seen` observed at `what`.
+    pub fn new(what: impl Into<String>, seen: impl Into<String>) -> Self {
+        Self {
+            what: what.into(),
+            seen: seen.into(),
+        }
+    }
+
+    /// Whether it names nothing that was seen.
+    fn is_empty(&self) -> bool {
+        self.seen.trim().is_empty()
+    }
+}
+
+/// The most witnesses a result keeps; the count of the others is stated in the last one.
+pub const WITNESSES_MAX: usize = 3;
+
+/// The longest a witness's `seen` is kept, with its full size stated.
+pub const WITNESS_SEEN_MAX: usize = 240;
+
+/// What an evaluator concluded, before levels and capabilities are applied: kept with its
+/// witnesses, broken with evidence, not applicable (the observed shape cannot carry the clause,
+/// or its situation did not occur), not observed (inconclusive) or not judged (an error).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
-    /// Held.
-    Pass,
+    /// Kept: the rule held on what the witnesses show, each an observed value that could have
+    /// broken it.
+    Kept(Vec<Witness>),
     /// Broken: a clause of the check's first rule (graded at that rule's level).
     Fail(String, Vec<Evidence>),
     /// Broken: a clause of the check's rule `rule`, graded at that rule's level and reported
@@ -125,6 +160,16 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// Kept, on the value `seen` observed at `what`.
+    pub fn kept(what: impl Into<String>, seen: impl Into<String>) -> Self {
+        Self::Kept(vec![Witness::new(what, seen)])
+    }
+
+    /// Whether the rule was kept.
+    pub fn is_kept(&self) -> bool {
+        matches!(self, Self::Kept(_))
+    }
+
     /// A break of the clause of the check's rule `rule` (see [`Outcome::Breaks`]).
     pub fn breaks(
         rule: impl Into<String>,
@@ -183,6 +228,13 @@ pub struct CheckResult {
     /// Evidence (redacted).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<Evidence>,
+    /// For a pass: what it observed that could have broken the rule (redacted, bounded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub observed: Vec<Witness>,
+    /// The entry is a scenario premise: what the scenario must have exercised. It gates the
+    /// other entries and judges no rule, so its pass is never counted as a rule kept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub premise: bool,
     /// Excerpts of the exchanges the verdict rests on (redacted), for non-pass verdicts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub transcript: Vec<String>,
@@ -310,14 +362,15 @@ impl CheckResult {
         redactor: &Redactor,
     ) -> Self {
         let mut subject = subject;
-        let (verdict, reason, evidence) = match subject.capability {
+        let (verdict, reason, evidence, witnesses) = match subject.capability {
             Some(c) if !claims(c) => (
                 Verdict::Skip,
                 format!("the target does not claim `{}`", c.as_str()),
                 Vec::new(),
+                Vec::new(),
             ),
             _ => match subject.broken_rule(&outcome) {
-                Err(why) => (Verdict::Error, why.to_string(), Vec::new()),
+                Err(why) => (Verdict::Error, why.to_string(), Vec::new(), Vec::new()),
                 Ok(broken) => {
                     // The level, quote and source shown are those of the rule broken.
                     if let Some(r) = broken {
@@ -354,6 +407,8 @@ impl CheckResult {
                 .into_iter()
                 .map(|e| e.redacted(redactor).bounded())
                 .collect(),
+            observed: shown_witnesses(witnesses, redactor),
+            premise: false,
             transcript: Vec::new(),
             location: subject.location,
             mode,
@@ -374,11 +429,7 @@ impl CheckResult {
 
 /// A reason or evidence string cut to [`EVIDENCE_MAX`] with its full size stated.
 fn bounded(text: String) -> String {
-    if text.len() > EVIDENCE_MAX {
-        bounded_text(&text, EVIDENCE_MAX)
-    } else {
-        text
-    }
+    bounded_to(text, EVIDENCE_MAX)
 }
 
 impl Evidence {
@@ -393,7 +444,39 @@ impl Evidence {
     }
 }
 
-fn grade(level: Level, outcome: Outcome, g: Grading) -> (Verdict, String, Vec<Evidence>) {
+/// The witnesses a result shows: at most [`WITNESSES_MAX`], each redacted and bounded, the
+/// last one saying how many more there were.
+fn shown_witnesses(witnesses: Vec<Witness>, r: &Redactor) -> Vec<Witness> {
+    let total = witnesses.len();
+    let mut shown: Vec<Witness> = witnesses
+        .into_iter()
+        .take(WITNESSES_MAX)
+        .map(|w| Witness {
+            what: bounded(r.text(&w.what)),
+            seen: bounded_to(r.text(&w.seen), WITNESS_SEEN_MAX),
+        })
+        .collect();
+    if total > WITNESSES_MAX
+        && let Some(last) = shown.last_mut()
+    {
+        last.what = format!("{} (and {} more)", last.what, total - WITNESSES_MAX);
+    }
+    shown
+}
+
+/// `text` cut to `max` bytes with its full size stated.
+fn bounded_to(text: String, max: usize) -> String {
+    if text.len() > max {
+        bounded_text(&text, max)
+    } else {
+        text
+    }
+}
+
+/// A verdict with its reason, evidence and witnesses.
+type Graded = (Verdict, String, Vec<Evidence>, Vec<Witness>);
+
+fn grade(level: Level, outcome: Outcome, g: Grading) -> Graded {
     let broken = |level: Level| match level {
         Level::Must if g.lenient => Verdict::Warn,
         Level::Must => Verdict::Fail,
@@ -402,16 +485,24 @@ fn grade(level: Level, outcome: Outcome, g: Grading) -> (Verdict, String, Vec<Ev
         Level::May | Level::Info => Verdict::Info,
     };
     match outcome {
-        Outcome::Pass => (Verdict::Pass, String::new(), Vec::new()),
-        Outcome::NotApplicable(r) => (Verdict::Skip, r, Vec::new()),
-        Outcome::Inconclusive(r) => (Verdict::Inconclusive, r, Vec::new()),
-        Outcome::Error(r) => (Verdict::Error, r, Vec::new()),
+        // Nothing observed is never a pass: a kept rule shows what could have broken it.
+        Outcome::Kept(w) if w.is_empty() || w.iter().all(Witness::is_empty) => (
+            Verdict::Error,
+            "the evaluator kept the rule without a witness: nothing observed is never a pass"
+                .into(),
+            Vec::new(),
+            Vec::new(),
+        ),
+        Outcome::Kept(w) => (Verdict::Pass, String::new(), Vec::new(), w),
+        Outcome::NotApplicable(r) => (Verdict::Skip, r, Vec::new(), Vec::new()),
+        Outcome::Inconclusive(r) => (Verdict::Inconclusive, r, Vec::new(), Vec::new()),
+        Outcome::Error(r) => (Verdict::Error, r, Vec::new(), Vec::new()),
         Outcome::Fail(r, e)
         | Outcome::Breaks {
             reason: r,
             evidence: e,
             ..
-        } => (broken(level), r, e),
+        } => (broken(level), r, e, Vec::new()),
     }
 }
 
@@ -532,8 +623,12 @@ mod tests {
             "a keywordless rule is not called a MAY: {}",
             info.reason
         );
-        let pass = judge(two_rule_subject(Level::Must, Level::Should), Outcome::Pass);
+        let pass = judge(
+            two_rule_subject(Level::Must, Level::Should),
+            Outcome::kept("step `s`", "HTTP 200"),
+        );
         assert_eq!((pass.verdict, pass.level), (Verdict::Pass, Level::Must));
+        assert_eq!(pass.observed, vec![Witness::new("step `s`", "HTTP 200")]);
         assert_eq!(pass.rule, None);
         assert_eq!(pass.quote, None);
     }
@@ -549,8 +644,43 @@ mod tests {
     }
 
     #[test]
+    fn a_pass_without_a_witness_is_an_error_never_a_pass() {
+        for kept in [
+            Outcome::Kept(Vec::new()),
+            Outcome::kept("step `s`", ""),
+            Outcome::kept("step `s`", "  "),
+        ] {
+            let r = judge(two_rule_subject(Level::Must, Level::Should), kept);
+            assert_eq!(r.verdict, Verdict::Error, "{r:?}");
+            assert!(r.reason.contains("without a witness"), "{}", r.reason);
+        }
+    }
+
+    #[test]
+    fn witnesses_are_bounded_and_counted() {
+        let many = (0..5)
+            .map(|i| Witness::new(format!("step {i}"), "x".repeat(1000)))
+            .collect();
+        let r = judge(
+            two_rule_subject(Level::Must, Level::Should),
+            Outcome::Kept(many),
+        );
+        assert_eq!(r.observed.len(), WITNESSES_MAX);
+        assert!(
+            r.observed[2].what.ends_with("(and 2 more)"),
+            "{:?}",
+            r.observed
+        );
+        assert!(
+            r.observed[0].seen.len() < 400,
+            "{}",
+            r.observed[0].seen.len()
+        );
+    }
+
+    #[test]
     fn an_absent_premise_is_inconclusive_never_a_pass() {
-        let (v, r, _) = grade(
+        let (v, r, _, _) = grade(
             Level::Must,
             Outcome::Inconclusive("no progress notification".into()),
             Grading::default(),

@@ -244,6 +244,68 @@ pub const PALLAS_INTERFACES: [Capability; 3] = [
     Capability::PallasProgress,
 ];
 
+/// The levels of one report's entries, as the matrix awards them: the entries in the matrix's
+/// row order (the catalogue's order of checks, then the report's order), the generic level
+/// ([`score`]) over the checks every bridge answers, the Pallas level ([`score_pallas`]) over
+/// the Pallas-only checks. The one source of a level: the matrix, the JSON report and the
+/// Markdown headline all read it.
+pub fn report_levels<'a>(entries: impl IntoIterator<Item = &'a CheckResult>) -> (Score, Score) {
+    let catalogue: std::collections::BTreeMap<&str, usize> = crate::rules::book()
+        .map(|b| {
+            b.checks
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.id.as_str(), i))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut in_row_order: Vec<&CheckResult> = entries.into_iter().collect();
+    in_row_order.sort_by_key(|c| {
+        (
+            catalogue.get(c.id.as_str()).copied().unwrap_or(usize::MAX),
+            c.id.clone(),
+        )
+    });
+    let (pallas_only, generic): (Vec<&CheckResult>, Vec<&CheckResult>) =
+        in_row_order.into_iter().partition(|c| {
+            crate::catalog::get(&c.id)
+                .and_then(|d| d.capability)
+                .is_some_and(Capability::is_pallas_only)
+        });
+    (score(generic), score_pallas(pallas_only))
+}
+
+/// The scope a level rests on: of the entries the target's claims reach (every entry not
+/// skipped, premises aside), how many were judged on an observation (a pass with its witness,
+/// a fail or a warn).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Scope {
+    /// Entries judged on an observation.
+    pub judged: usize,
+    /// Entries the claims reach.
+    pub reached: usize,
+}
+
+/// The [`Scope`] of a report's entries.
+pub fn scope<'a>(entries: impl IntoIterator<Item = &'a CheckResult>) -> Scope {
+    let mut s = Scope {
+        judged: 0,
+        reached: 0,
+    };
+    for c in entries {
+        if c.verdict == Verdict::Skip || c.premise {
+            continue;
+        }
+        s.reached += 1;
+        if matches!(c.verdict, Verdict::Fail | Verdict::Warn)
+            || (c.verdict == Verdict::Pass && !c.observed.is_empty())
+        {
+            s.judged += 1;
+        }
+    }
+    s
+}
+
 /// The Pallas level: [`score`] over the entries of the Pallas-only checks. A report on which
 /// one of the interfaces seed 000 says a Pallas exposes ([`PALLAS_INTERFACES`]) was never judged
 /// (every entry of its checks skipped: the profile does not claim it) is not scored, and says
@@ -300,6 +362,8 @@ mod tests {
             verdict,
             reason: String::new(),
             evidence: Vec::new(),
+            observed: Vec::new(),
+            premise: false,
             transcript: Vec::new(),
             location: String::new(),
             mode: None,

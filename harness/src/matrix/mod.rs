@@ -244,13 +244,6 @@ pub struct Entry {
     pub evidence: Vec<Evidence>,
 }
 
-/// Whether a check belongs to the Pallas scale: its capability is one only a Pallas has.
-fn is_pallas_only(id: &str) -> bool {
-    crate::catalog::get(id)
-        .and_then(|d| d.capability)
-        .is_some_and(crate::vocab::Capability::is_pallas_only)
-}
-
 /// How bad a verdict is in a cell: the highest is shown.
 fn severity(v: Verdict) -> u8 {
     match v {
@@ -371,11 +364,7 @@ pub fn build(paths: &[PathBuf]) -> Result<Matrix, MatrixError> {
             .collect();
         let capabilities =
             capabilities::rows(r.claims.as_deref(), r.declared.as_ref(), &in_row_order);
-        let (pallas_only, generic): (Vec<&CheckResult>, Vec<&CheckResult>) = in_row_order
-            .into_iter()
-            .partition(|c| is_pallas_only(&c.id));
-        let score = levels::score(generic);
-        let pallas = levels::score_pallas(pallas_only);
+        let (score, pallas) = levels::report_levels(in_row_order);
         let mut counts = Counts::default();
         for c in r.scenarios.iter().flat_map(|s| &s.checks) {
             counts.add(c);

@@ -114,6 +114,8 @@ mod tests {
             verdict,
             reason: reason.into(),
             evidence: vec![],
+            observed: Vec::new(),
+            premise: false,
             transcript: vec![],
             location: String::new(),
             mode: None,

@@ -387,6 +387,22 @@ pub fn html(run: &RunResult) -> String {
         }
         if c.verdict != Verdict::Pass {
             evidence(&mut out, s, c);
+        } else if !c.observed.is_empty() {
+            // What the pass observed, on demand.
+            let _ = write!(
+                out,
+                "<details class=\"observed\"><summary>observed{}</summary><ul>",
+                if c.premise { " (premise)" } else { "" }
+            );
+            for w in &c.observed {
+                let _ = write!(
+                    out,
+                    "<li>{}: <code>{}</code></li>",
+                    esc(&w.what),
+                    esc(&w.seen)
+                );
+            }
+            let _ = write!(out, "</ul></details>");
         }
         let _ = writeln!(out, "</td></tr>");
     }

@@ -35,16 +35,16 @@ pub fn markdown(run: &RunResult) -> String {
     let c = run.counts();
     let mut out = String::new();
     let verdict = match run.exit_code() {
-        0 => "CONFORMANT",
+        0 => "NO FAILURE",
         1 => "NOT CONFORMANT",
         _ => "INCOMPLETE (harness or setup errors)",
     };
     let _ = writeln!(out, "# Pallas conformance report: `{}`\n", run.target);
-    let _ = writeln!(out, "**Verdict: {verdict}**\n");
+    let _ = writeln!(out, "**Verdict: {verdict}**; {}\n", super::level_line(run));
     let _ = writeln!(out, "Judged by {}.\n", super::run_kit_line(run));
     let _ = writeln!(
         out,
-        "{} scenario(s); checks: {} pass, {} fail, {} warn, {} informational, {} inconclusive, {} skip, {} error, {} expected failure(s).\n",
+        "{} scenario(s); checks: {} pass, {} fail, {} warn, {} informational, {} inconclusive, {} skip, {} error, {} expected failure(s); {} scenario premise(s) held (not counted as passes).\n",
         run.scenarios.len(),
         c.pass,
         c.fail,
@@ -53,7 +53,8 @@ pub fn markdown(run: &RunResult) -> String {
         c.inconclusive,
         c.skip,
         c.error,
-        c.baselined
+        c.baselined,
+        c.premises
     );
     let _ = writeln!(
         out,
@@ -155,6 +156,7 @@ pub fn markdown(run: &RunResult) -> String {
     if !failures.is_empty() {
         let _ = writeln!(out, "\n## Findings\n{failures}");
     }
+    observed(&mut out, run);
     if !run.stale.is_empty() {
         let _ = writeln!(out, "\n## Stale baseline entries\n");
         for s in &run.stale {
@@ -166,4 +168,40 @@ pub fn markdown(run: &RunResult) -> String {
         }
     }
     out
+}
+
+/// What each pass observed: per scenario, folded, every pass with its witnesses (the observed
+/// value that could have broken the rule).
+fn observed(out: &mut String, run: &RunResult) {
+    let passes = |s: &crate::runner::ScenarioResult| {
+        s.checks
+            .iter()
+            .filter(|k| k.verdict == Verdict::Pass)
+            .count()
+    };
+    if run.scenarios.iter().all(|s| passes(s) == 0) {
+        return;
+    }
+    let _ = writeln!(out, "\n## What each pass observed\n");
+    for s in run.scenarios.iter().filter(|s| passes(s) > 0) {
+        let _ = writeln!(
+            out,
+            "<details><summary><code>{}</code>: {} pass(es)</summary>\n",
+            s.id,
+            passes(s)
+        );
+        for k in s.checks.iter().filter(|k| k.verdict == Verdict::Pass) {
+            let premise = if k.premise { " (premise)" } else { "" };
+            let _ = writeln!(out, "- {}{premise} — {}", k.id, k.title.replace('|', "\\|"));
+            for w in &k.observed {
+                let _ = writeln!(
+                    out,
+                    "  - {}: `{}`",
+                    w.what,
+                    w.seen.replace('`', "'").replace('\n', " ")
+                );
+            }
+        }
+        let _ = writeln!(out, "\n</details>\n");
+    }
 }

@@ -15,6 +15,7 @@ pub use junit::junit;
 pub use markdown::markdown;
 pub use terminal::{event_line, summary};
 
+use crate::matrix::levels;
 use crate::runner::RunResult;
 use crate::suite::SuiteInfo;
 
@@ -46,6 +47,7 @@ pub fn json(run: &RunResult) -> serde_json::Value {
         "declared": run.declared(),
         "duration_ms": run.duration_ms,
         "counts": run.counts(),
+        "level": level_json(run),
         "by_family": run.by_family(),
         "exit_code": run.exit_code(),
         "error": run.error,
@@ -53,6 +55,33 @@ pub fn json(run: &RunResult) -> serde_json::Value {
         "scenarios": run.scenarios,
         "findings": findings::json(run),
     })
+}
+
+/// The report's levels, as the matrix awards them (one source: [`levels::report_levels`]),
+/// with the scope they rest on.
+fn level_json(run: &RunResult) -> serde_json::Value {
+    let entries = || run.scenarios.iter().flat_map(|s| &s.checks);
+    let (generic, pallas) = levels::report_levels(entries());
+    serde_json::json!({
+        "generic": generic,
+        "pallas": pallas,
+        "scope": levels::scope(entries()),
+    })
+}
+
+/// The levels in one line, for a headline: `generic: core; Pallas: not scored (…); 41 of 57
+/// entries the claims reach judged on an observation`.
+pub fn level_line(run: &RunResult) -> String {
+    let entries = || run.scenarios.iter().flat_map(|s| &s.checks);
+    let (generic, pallas) = levels::report_levels(entries());
+    let scope = levels::scope(entries());
+    format!(
+        "generic level **{}**, Pallas level **{}**; {} of {} entries the claims reach judged on an observation",
+        generic.level.as_str(),
+        pallas.level.as_str(),
+        scope.judged,
+        scope.reached
+    )
 }
 
 /// The JSON report as pretty text.

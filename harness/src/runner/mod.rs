@@ -294,12 +294,17 @@ pub struct Counts {
     pub info: usize,
     /// Failures listed in the baseline.
     pub baselined: usize,
+    /// Scenario premises that held: what a scenario had to exercise, which judges no rule, so
+    /// never counted as a pass.
+    #[serde(default)]
+    pub premises: usize,
 }
 
 impl Counts {
     /// Adds one check.
     pub fn add(&mut self, c: &CheckResult) {
         match c.verdict {
+            Verdict::Pass if c.premise => self.premises += 1,
             Verdict::Pass => self.pass += 1,
             Verdict::Fail if c.baselined => self.baselined += 1,
             Verdict::Fail => self.fail += 1,

@@ -1,7 +1,7 @@
 //! Snapshots of every report format, with times and ports redacted. Every report is rendered
 //! from the sample run's event stream, saved as JSONL and replayed, as the CLI renders them.
 
-use pallas_conformance::checks::{CheckResult, Evidence, Verdict};
+use pallas_conformance::checks::{CheckResult, Evidence, Verdict, Witness};
 use pallas_conformance::report;
 use pallas_conformance::runner::{
     self, RunEvent, RunResult, ScenarioResult, StaleEntry, StepSummary,
@@ -30,6 +30,15 @@ fn check(id: &str, level: Level, verdict: Verdict, reason: &str) -> CheckResult 
         } else {
             Vec::new()
         },
+        observed: if verdict == Verdict::Pass {
+            vec![Witness::new(
+                "with-string (token 1)",
+                "2 progress notification(s), the first {\"progress\":1}",
+            )]
+        } else {
+            Vec::new()
+        },
+        premise: false,
         transcript: if verdict == Verdict::Fail {
             vec!["with-string (send, 12 ms): → {\"message\":\"hi\"} ← {\"progress\":[]}".into()]
         } else {

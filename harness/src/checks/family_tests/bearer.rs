@@ -3,8 +3,8 @@
 use serde_json::json;
 
 use super::*;
+use crate::checks::CheckSpec;
 use crate::checks::run_builtin as run;
-use crate::checks::{CheckSpec, Outcome};
 
 #[test]
 fn auth_003_wants_the_configured_header_not_the_inbound_bearer() {
@@ -21,9 +21,9 @@ fn auth_003_wants_the_configured_header_not_the_inbound_bearer() {
             Some("Bearer configured"),
         )],
     );
-    assert_eq!(run("AUTH-003", &CheckSpec::default(), &o), Outcome::Pass);
+    kept(run("AUTH-003", &CheckSpec::default(), &o));
     let c = with(json!({"server": "mnemosyne", "header": "Bearer configured"}));
-    assert_eq!(run("AUTH-003", &c, &o), Outcome::Pass);
+    kept(run("AUTH-003", &c, &o));
     o.mcp_journals.get_mut("mnemosyne").unwrap()[0] =
         mcp(at(1, 0), "tools/call", Some("s"), Some("Bearer inbound"));
     assert!(fails(&run("AUTH-003", &CheckSpec::default(), &o)));
@@ -37,7 +37,7 @@ fn auth_004_catches_a_bearer_lent_to_a_concurrent_call() {
     let b = bearer_step("call[1]", 1, 4, Some("tok-1"));
     a.set_output(json!({"text": "headers: Authorization: Bearer tok-0"}));
     let mut o = obs(vec![a, b]);
-    assert_eq!(run("AUTH-004", &CheckSpec::default(), &o), Outcome::Pass);
+    kept(run("AUTH-004", &CheckSpec::default(), &o));
     // The echoed headers of call[0] show call[1]'s bearer (tok-1 is not a prefix match of tok-10).
     o.steps[0].set_output(json!({"text": "Authorization: Bearer tok-1"}));
     assert!(fails(&run("AUTH-004", &CheckSpec::default(), &o)));
@@ -72,9 +72,9 @@ fn auth_005_wants_no_authorization_on_a_bearer_less_call() {
             mcp(at(2, 500000), "tools/call", Some("s"), None),
         ],
     );
-    assert_eq!(run("AUTH-005", &CheckSpec::default(), &o), Outcome::Pass);
+    kept(run("AUTH-005", &CheckSpec::default(), &o));
     let c = with(json!({"step": "without", "server": "argos"}));
-    assert_eq!(run("AUTH-005", &c, &o), Outcome::Pass);
+    kept(run("AUTH-005", &c, &o));
     o.mcp_journals.get_mut("argos").unwrap()[1] =
         mcp(at(2, 500000), "tools/call", Some("s"), Some("Bearer tok"));
     assert!(fails(&run("AUTH-005", &c, &o)));
@@ -104,7 +104,7 @@ fn auth_006_judges_only_bearers_of_requests_not_running_with_the_health_call() {
         health_step("health", 2, 3, None),
     ]);
     o.mcp_journals.insert("m".into(), vec![probe(2, None)]);
-    assert_eq!(run("AUTH-006", &CheckSpec::default(), &o), Outcome::Pass);
+    kept(run("AUTH-006", &CheckSpec::default(), &o));
     // The probe carries the bearer of the call that had ended: a finding.
     o.mcp_journals
         .insert("m".into(), vec![probe(2, Some("Bearer tok-call"))]);
@@ -114,7 +114,7 @@ fn auth_006_judges_only_bearers_of_requests_not_running_with_the_health_call() {
     o.steps[1] = health_step("health", 2, 3, Some("tok-health"));
     o.mcp_journals
         .insert("m".into(), vec![probe(2, Some("Bearer tok-health"))]);
-    assert_eq!(run("AUTH-006", &CheckSpec::default(), &o), Outcome::Pass);
+    kept(run("AUTH-006", &CheckSpec::default(), &o));
     o.mcp_journals
         .insert("m".into(), vec![probe(2, Some("Bearer tok-call"))]);
     assert!(fails(&run("AUTH-006", &CheckSpec::default(), &o)));

@@ -12,7 +12,7 @@ fn mcp_003_wants_404_for_the_deleted_session() {
     let mut after = step("after", "raw", 2, 3, json!({"status": 404}));
     after.set_request(json!({"body": "{}", "with_session": true}));
     let mut o = obs(vec![del, after]);
-    assert_eq!(run("MCP-003", &CheckSpec::default(), &o), Outcome::Pass);
+    kept(run("MCP-003", &CheckSpec::default(), &o));
     o.steps[1].set_output(json!({"status": 200}));
     assert!(fails(&run("MCP-003", &CheckSpec::default(), &o)));
     o.steps[0].set_output(json!({"status": 405}));
@@ -30,14 +30,11 @@ fn mcp_005_and_006_judge_raw_posts_by_their_headers() {
     };
     let accept =
         json!({"body": "{}", "headers": {"Accept": "application/json"}, "with_session": true});
-    assert_eq!(
-        run(
-            "MCP-005",
-            &CheckSpec::default(),
-            &obs(vec![raw(406, accept.clone())])
-        ),
-        Outcome::Pass
-    );
+    kept(run(
+        "MCP-005",
+        &CheckSpec::default(),
+        &obs(vec![raw(406, accept.clone())]),
+    ));
     assert!(fails(&run(
         "MCP-005",
         &CheckSpec::default(),
@@ -45,14 +42,11 @@ fn mcp_005_and_006_judge_raw_posts_by_their_headers() {
     )));
     let missing =
         json!({"body": r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, "with_session": false});
-    assert_eq!(
-        run(
-            "MCP-006",
-            &CheckSpec::default(),
-            &obs(vec![raw(400, missing.clone())])
-        ),
-        Outcome::Pass
-    );
+    kept(run(
+        "MCP-006",
+        &CheckSpec::default(),
+        &obs(vec![raw(400, missing.clone())]),
+    ));
     assert!(fails(&run(
         "MCP-006",
         &CheckSpec::default(),
@@ -89,7 +83,7 @@ fn mcp_007_classifies_calls_against_the_listed_tools() {
     };
     let err = json!({"status": 200, "error": {"code": -32602, "message": "unknown tool"}});
     let o = obs(vec![tools.clone(), call("nope", json!({}), err.clone())]);
-    assert_eq!(run("MCP-007", &CheckSpec::default(), &o), Outcome::Pass);
+    kept(run("MCP-007", &CheckSpec::default(), &o));
     let o = obs(vec![
         tools.clone(),
         call(
@@ -115,7 +109,7 @@ fn mcp_007_classifies_calls_against_the_listed_tools() {
     // while the invalid call ran: refused without running.
     o.llm_journals
         .insert("openai".into(), vec![llm(at(9, 0), json!({}), 200)]);
-    assert_eq!(run("MCP-011", &CheckSpec::default(), &o), Outcome::Pass);
+    kept(run("MCP-011", &CheckSpec::default(), &o));
     // An invalid call is no unknown tool: MCP-007 has nothing to judge.
     assert!(skipped(&run("MCP-007", &CheckSpec::default(), &o)));
     let o = obs(vec![
@@ -207,14 +201,11 @@ fn mcp_008_wants_event_ids_on_sse_messages() {
         "messages": [{"at_ms": 1.0, "message": {"jsonrpc": "2.0", "id": 1, "result": {}}, "sse_event_id": id}]}),
         )
     };
-    assert_eq!(
-        run(
-            "MCP-008",
-            &CheckSpec::default(),
-            &obs(vec![sse(json!("0"))])
-        ),
-        Outcome::Pass
-    );
+    kept(run(
+        "MCP-008",
+        &CheckSpec::default(),
+        &obs(vec![sse(json!("0"))]),
+    ));
     assert!(fails(&run(
         "MCP-008",
         &CheckSpec::default(),
@@ -246,22 +237,16 @@ fn mcp_002_accepts_a_session_less_server_but_not_an_invisible_session_id() {
         "protocol_version": "2025-11-25", "era": "2025-11-25", "session_id": id}),
         )
     };
-    assert_eq!(
-        run(
-            "MCP-002",
-            &CheckSpec::default(),
-            &obs(vec![connect(Value::Null)])
-        ),
-        Outcome::Pass
-    );
-    assert_eq!(
-        run(
-            "MCP-002",
-            &CheckSpec::default(),
-            &obs(vec![connect(json!("a1-b2"))])
-        ),
-        Outcome::Pass
-    );
+    kept(run(
+        "MCP-002",
+        &CheckSpec::default(),
+        &obs(vec![connect(Value::Null)]),
+    ));
+    kept(run(
+        "MCP-002",
+        &CheckSpec::default(),
+        &obs(vec![connect(json!("a1-b2"))]),
+    ));
     assert!(fails(&run(
         "MCP-002",
         &CheckSpec::default(),
@@ -284,8 +269,8 @@ fn mcp_009_judges_raw_requests_only_on_the_responses_they_got() {
     };
     let answer = |id: Value| json!([{"at_ms": 1.0, "message": {"jsonrpc": "2.0", "id": id, "error": {"code": -32600, "message": "bad"}}}]);
     let judge = |s| run("MCP-009", &CheckSpec::default(), &obs(vec![s]));
-    assert_eq!(judge(raw(answer(json!(5)))), Outcome::Pass);
-    assert_eq!(judge(raw(answer(Value::Null))), Outcome::Pass);
+    kept(judge(raw(answer(json!(5)))));
+    kept(judge(raw(answer(Value::Null))));
     assert!(fails(&judge(raw(answer(json!("server-error"))))));
     // No response at all (an HTTP error without a body): nothing to judge, not a pass.
     assert!(matches!(judge(raw(json!([]))), Outcome::NotApplicable(_)));
@@ -299,14 +284,11 @@ fn mcp_012_passes_an_sse_stream_or_405_and_fails_any_other_answer_to_a_get() {
         s
     };
     let judge = |s| run("MCP-012", &CheckSpec::default(), &obs(vec![s]));
-    assert_eq!(
-        judge(get(
-            json!({"status": 200, "content_type": "text/event-stream; charset=utf-8"})
-        )),
-        Outcome::Pass
-    );
+    kept(judge(get(
+        json!({"status": 200, "content_type": "text/event-stream; charset=utf-8"}),
+    )));
     // A stateless server offers no stream: 405 is what the rule asks for.
-    assert_eq!(judge(get(json!({"status": 405}))), Outcome::Pass);
+    kept(judge(get(json!({"status": 405}))));
     let Outcome::Fail(why, evidence) = judge(get(
         json!({"status": 200, "content_type": "application/json", "body_bytes": 15}),
     )) else {
@@ -354,7 +336,7 @@ fn mcp_013_wants_202_without_a_body_for_an_accepted_notification() {
         )
     };
     let judge = |s| run("MCP-013", &CheckSpec::default(), &obs(vec![s]));
-    assert_eq!(judge(connect(json!({"status": 202}))), Outcome::Pass);
+    kept(judge(connect(json!({"status": 202}))));
     let Outcome::Fail(why, _) = judge(connect(json!({"status": 200}))) else {
         panic!("200 for an accepted notification breaks the rule")
     };
@@ -385,7 +367,7 @@ fn mcp_013_wants_202_without_a_body_for_an_accepted_notification() {
     let cancelled =
         r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
     assert!(skipped(&judge(notify(400, cancelled))));
-    assert_eq!(judge(notify(202, cancelled)), Outcome::Pass);
+    kept(judge(notify(202, cancelled)));
     // A POSTed JSON-RPC response is judged alike; a request is not.
     let response = r#"{"jsonrpc":"2.0","id":"s-1","result":{}}"#;
     assert!(fails(&judge(notify(200, response))));
@@ -438,10 +420,10 @@ fn mcp_011_counts_a_refusal_only_when_the_model_was_not_asked_during_the_call() 
     };
     let steps = vec![tools.clone(), invalid.clone(), hello.clone()];
     // The model answered the valid call only: the invalid one was refused before running.
-    assert_eq!(
-        judged(vec![llm(at(6, 500_000), json!({}), 200)], steps.clone()),
-        Outcome::Pass
-    );
+    kept(judged(
+        vec![llm(at(6, 500_000), json!({}), 200)],
+        steps.clone(),
+    ));
     // The agent ran on the invalid input for seconds and then answered isError: the input was
     // not validated, the MUST (the check's first rule) is broken.
     let Outcome::Fail(why, evidence) = judged(
@@ -504,7 +486,7 @@ fn mcp_005_does_not_judge_an_accept_whose_media_ranges_cover_both_types() {
         "application/json, text/event-stream;q=0",
         "*/*, application/json;q=0",
     ] {
-        assert_eq!(judge(raw(406, accept)), Outcome::Pass, "{accept}");
+        assert!(judge(raw(406, accept)).is_kept(), "{accept}");
         assert!(fails(&judge(raw(200, accept))), "{accept}");
     }
 }

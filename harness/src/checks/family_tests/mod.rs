@@ -280,6 +280,15 @@ pub(super) fn obs(steps: Vec<StepRecord>) -> Observed {
 }
 
 /// A broken rule: the check's first (`Fail`) or one it names (`Breaks`).
+/// Asserts that `o` kept its rule, with a witness that shows something.
+#[track_caller]
+pub(super) fn kept(o: Outcome) {
+    match &o {
+        Outcome::Kept(w) if !w.is_empty() && w.iter().all(|w| !w.seen.trim().is_empty()) => {}
+        other => panic!("expected a pass with its witness, got {other:?}"),
+    }
+}
+
 pub(super) fn fails(o: &Outcome) -> bool {
     matches!(o, Outcome::Fail(..) | Outcome::Breaks { .. })
 }

@@ -18,7 +18,7 @@ fn prog_008_wants_started_and_completed_for_every_journalled_tool_call() {
         "argos".into(),
         vec![mcp(at(1, 0), "tools/call", Some("search"), None)],
     );
-    assert_eq!(run("PROG-008", &CheckSpec::default(), &o), Outcome::Pass);
+    kept(run("PROG-008", &CheckSpec::default(), &o));
     o.steps[0] = token_step(vec![good[0].clone()]);
     assert!(fails(&run("PROG-008", &CheckSpec::default(), &o)));
     // Named with `with: {tools}` instead of the journal.
@@ -66,7 +66,7 @@ fn prog_009_wants_null_totals_on_loop_steps_and_one_of_one_when_finished() {
         note(t.clone(), 1.0, None, "harper step 1 (llm)"),
         note(t.clone(), 1.0, Some(1.0), "argos/search: failed"),
     ])]);
-    assert_eq!(run("PROG-009", &CheckSpec::default(), &o), Outcome::Pass);
+    kept(run("PROG-009", &CheckSpec::default(), &o));
     let o = obs(vec![token_step(vec![note(
         t.clone(),
         2.0,
@@ -100,7 +100,7 @@ fn prog_010_fails_on_progress_well_after_the_cancellation() {
     );
     s.set_request(json!({"message": "m", "cancel_after_progress": 1}));
     let mut o = obs(vec![s]);
-    assert_eq!(run("PROG-010", &CheckSpec::default(), &o), Outcome::Pass);
+    kept(run("PROG-010", &CheckSpec::default(), &o));
     o.steps[0].set_output(json!({"cancelled_at_ms": 100.0, "messages": [msg(90.0), msg(900.0)]}));
     // Still processing after the cancellation: the SHOULD (stop processing).
     assert!(breaks(
@@ -249,7 +249,7 @@ fn a_call_that_got_no_notification_is_never_a_pass_of_the_per_token_checks() {
         token_step(vec![]),
         token_step(vec![note(t, 0.0, None, "harper step 1 (llm)")]),
     ]);
-    assert_eq!(run("PROG-002", &CheckSpec::default(), &o), Outcome::Pass);
+    kept(run("PROG-002", &CheckSpec::default(), &o));
 }
 
 #[test]

@@ -15,7 +15,7 @@ fn reg_004_wants_a_streamable_http_remote_at_a_deployed_live_endpoint() {
     let mut o = obs(vec![registry(entry("http://localhost:8301/mcp")), connect]);
     o.agent_urls
         .insert("research".into(), "http://127.0.0.1:8301/mcp".into());
-    assert_eq!(run("REG-004", &CheckSpec::default(), &o), Outcome::Pass);
+    kept(run("REG-004", &CheckSpec::default(), &o));
     // A remote that is no live endpoint breaks the SHOULD "treated as an MCP endpoint".
     let endpoint = "s000.registry-remote-is-endpoint";
     o.steps[0] = registry(entry("http://localhost:9999/mcp"));
@@ -48,7 +48,7 @@ fn reg_006_applies_the_documented_title_and_version_defaults() {
     ]))]);
     o.deployment = Some(deployment(json!({"namespace": "ns", "agents": {
         "research": {"title": "Research Agent", "description": "Web"}, "tech_research": {}}})));
-    assert_eq!(run("REG-006", &CheckSpec::default(), &o), Outcome::Pass);
+    kept(run("REG-006", &CheckSpec::default(), &o));
     o.steps[0] = registry(
         json!([{"server": {"name": "ns/tech-research", "title": "tech-research", "version": "1.0.0"}}]),
     );
@@ -69,7 +69,7 @@ fn reg_002_and_reg_003_name_the_rule_each_break_is_of() {
     let fetch = |out: serde_json::Value| obs(vec![step("registry", "registry", 0, 1, out)]);
     let json_ct = "application/json";
     let ok = fetch(json!({"status": 200, "content_type": json_ct, "body": {"servers": []}}));
-    assert_eq!(run("REG-002", &CheckSpec::default(), &ok), Outcome::Pass);
+    kept(run("REG-002", &CheckSpec::default(), &ok));
     let auth = fetch(json!({"status": 401, "content_type": json_ct}));
     assert!(breaks(
         &run("REG-002", &CheckSpec::default(), &auth),
@@ -99,7 +99,7 @@ fn reg_002_and_reg_003_name_the_rule_each_break_is_of() {
         o
     };
     let good = deployed(json!([{"server": {"name": "a/research"}}]));
-    assert_eq!(run("REG-003", &CheckSpec::default(), &good), Outcome::Pass);
+    kept(run("REG-003", &CheckSpec::default(), &good));
     let nameless = deployed(json!([{"server": {"title": "Research"}}]));
     assert!(breaks(
         &run("REG-003", &CheckSpec::default(), &nameless),
