@@ -259,6 +259,11 @@ pub struct RunArgs {
     /// A broken MUST warns instead of failing.
     #[arg(long, conflicts_with = "strict")]
     pub lenient: bool,
+    /// Judge the kit's own passes too: each pass is judged again over perturbed copies of what
+    /// it observed (absent, null, wrong type and breaking values), and one that survives them
+    /// all is an error naming its check (a defect of the kit, not of the implementation).
+    #[arg(long)]
+    pub self_test: bool,
     /// Expected-failures baseline (YAML: `expected_failures: {scenario: [CHECK-ID]}`).
     #[arg(long)]
     pub expected_failures: Option<PathBuf>,
@@ -457,6 +462,7 @@ async fn run_command(args: RunArgs, out: &mut impl Write, err: &mut impl Write) 
         grading: Grading {
             strict: args.strict,
             lenient: args.lenient,
+            self_test: args.self_test,
         },
         filters: args.filters.clone(),
         registry_url: args.registry_url.clone(),

@@ -12,6 +12,7 @@ mod harness {
     mod reports;
     mod runner;
     mod scenario_format;
+    mod selftest;
     mod signals;
     mod split;
 }

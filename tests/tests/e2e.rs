@@ -84,6 +84,9 @@ fn run_scenarios(
         .map_err(|e| Failed::from(e.to_string()))?;
     let mut opts = options();
     opts.jobs = scenarios.len().max(1);
+    // Against the reference as it is, every pass is self-tested: one that survives every
+    // perturbation of what it observed is an error naming its check.
+    opts.grading.self_test = defects.is_empty();
     let run = run_bounded(shared, scenarios, &target, &opts)?;
     if let Some(e) = run.error {
         return Err(format!("run error: {e}").into());

@@ -89,6 +89,16 @@ impl<'a> Selected<'a> for crate::client::JsonRef<'a> {
     }
 }
 
+/// What a predicate that held on no node saw.
+const NOTHING_SELECTED: &str = "no value";
+
+/// The list the first filter of `path` examines: `$.progress[?@.x != 1].y` examines
+/// `$.progress`. `None` for a path without a filter.
+fn filtered_collection(path: &str) -> Option<String> {
+    let start = path.find("[?")?;
+    Some(path[..start].to_owned())
+}
+
 /// [`predicate`] over the nodes `p.path` selected. A text predicate (`matches`, `contains`)
 /// over a null node never holds: a missing value is not the text "null".
 fn predicate_over<'a, N: Selected<'a>>(p: &PathAssert, nodes: Vec<N>) -> Result<String, Evidence> {
@@ -105,6 +115,10 @@ fn predicate_over<'a, N: Selected<'a>>(p: &PathAssert, nodes: Vec<N>) -> Result<
             format!("count {}", c.describe()),
             nodes.len().to_string(),
         ));
+    }
+    // A value that is there but null is no value: `exists: true` wants one that is not null.
+    if p.exists == Some(true) && !nodes.is_empty() && nodes.iter().all(|n| Selected::is_null(*n)) {
+        return Err(ev("a value (not null)".into(), "null".into()));
     }
     if let Some(exists) = p.exists
         && exists == nodes.is_empty()
@@ -163,7 +177,7 @@ fn predicate_over<'a, N: Selected<'a>>(p: &PathAssert, nodes: Vec<N>) -> Result<
     let seen = match nodes.first() {
         Some(&first) if nodes.len() == 1 => excerpt(first, 200),
         Some(&first) => format!("{} values, the first {}", nodes.len(), excerpt(first, 200)),
-        None => "no value".into(),
+        None => NOTHING_SELECTED.into(),
     };
     let nodes = match p.first {
         Some(n) if nodes.len() < n => {
@@ -271,6 +285,13 @@ fn assert_output(p: &PathAssert, o: &Observed) -> Outcome {
         {
             return Outcome::Error(format!("step `{}` could not run: {err}", s.name));
         }
+        // A step that brought back nothing shows nothing to be present or absent.
+        if s.output.is_null() && matches!(s.observation, crate::observation::Observation::Nothing) {
+            return Outcome::Inconclusive(format!(
+                "step `{}` brought back nothing to judge `{}` on",
+                s.name, p.path
+            ));
+        }
         let in_place = s.output_node(&p.path);
         if p.schema.is_some()
             && p.count.is_none()
@@ -305,6 +326,45 @@ fn assert_output(p: &PathAssert, o: &Observed) -> Outcome {
             }
         };
         match held {
+            // No value selected, as the count allowed: a filter that had nothing to examine
+            // saw no counterexample because it saw nothing.
+            Ok(seen) if seen == NOTHING_SELECTED && p.count.is_some() => {
+                match filtered_collection(&p.path) {
+                    None => kept.push(Witness::new(
+                        format!("step `{}` `{}`", s.name, p.path),
+                        seen,
+                    )),
+                    Some(collection) => {
+                        let (root, query) = s.output_query(&collection);
+                        let present: Vec<usize> = JsonPath::parse(&query)
+                            .map(|q| {
+                                q.query(&root)
+                                    .all()
+                                    .into_iter()
+                                    .filter_map(|v| match v {
+                                        Value::Array(a) => Some(a.len()),
+                                        Value::Object(m) => Some(m.len()),
+                                        _ => None,
+                                    })
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        if present.is_empty() {
+                            return Outcome::Inconclusive(format!(
+                                "step `{}`: the filter of `{}` had nothing to examine (no `{collection}` list was received)",
+                                s.name, p.path
+                            ));
+                        }
+                        kept.push(Witness::new(
+                            format!("step `{}` `{}`", s.name, p.path),
+                            format!(
+                                "{} item(s) of `{collection}` examined, none selected",
+                                present.iter().sum::<usize>()
+                            ),
+                        ));
+                    }
+                }
+            }
             Ok(seen) => kept.push(Witness::new(
                 format!("step `{}` `{}`", s.name, p.path),
                 seen,
@@ -701,6 +761,36 @@ fn assert_logs(l: &LogsAssert, o: &Observed) -> Outcome {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A missing text read as the string "null" passed "the error text is not empty": a text
+    /// predicate, or `exists: true`, over a null node never holds; an explicit `equals: null`
+    /// or absence check still can.
+    #[test]
+    fn a_null_value_is_no_text_and_no_value() {
+        let p = |v: Value| -> PathAssert { serde_json::from_value(v).unwrap() };
+        let doc = json!({"text": null, "error": {"message": "rate limited"}});
+        for a in [
+            json!({"path": "$.text", "matches": "\\S"}),
+            json!({"path": "$.text", "contains": "null"}),
+            json!({"path": "$.text", "exists": true}),
+        ] {
+            let err = predicate(&p(a.clone()), &doc).unwrap_err();
+            assert!(
+                err.seen.as_deref().unwrap_or("").contains("null"),
+                "{a}: {err:?}"
+            );
+        }
+        assert!(predicate(&p(json!({"path": "$.text", "equals": null})), &doc).is_ok());
+        assert!(predicate(&p(json!({"path": "$.missing", "exists": false})), &doc).is_ok());
+        assert_eq!(
+            predicate(
+                &p(json!({"path": "$.error.message", "matches": "\\S"})),
+                &doc
+            )
+            .unwrap(),
+            "rate limited"
+        );
+    }
 
     #[test]
     fn first_limits_the_schema_to_the_leading_values_and_wants_that_many() {

@@ -9,6 +9,7 @@ pub use verdict::{CheckResult, Evidence, Grading, Outcome, Subject, Verdict, Wit
 mod params;
 mod premise;
 mod read;
+pub mod selftest;
 mod value;
 
 mod bearer;
@@ -31,6 +32,8 @@ pub use params::with_table;
 pub use read::{excerpt, select_steps};
 pub use registry::python_title;
 pub mod wire;
+
+use std::collections::BTreeMap;
 
 use crate::catalog::{self, Evaluation};
 use crate::observation::{Observed, StepRecord};
@@ -95,7 +98,72 @@ pub fn evaluate(
         .map(|i| listed_entry(scenario, i, observed, claims))
         .collect();
     out.extend(settle(listed, &judge));
+    if grading.self_test {
+        self_test(scenario, observed, claims, &mut out);
+    }
     out
+}
+
+/// Each outcome of `scenario`'s entries over `observed`, judged on its own (no premise gating,
+/// no fold), keyed by check ID and location: whether it kept its rule.
+fn kept_entries(
+    scenario: &Scenario,
+    observed: &Observed,
+    claims: &dyn Fn(Capability) -> bool,
+) -> BTreeMap<(String, String), bool> {
+    let mut kept = BTreeMap::new();
+    for def in catalog::all()
+        .iter()
+        .filter(|d| d.evaluation == Evaluation::Automatic)
+    {
+        if value::missing(&def.id, observed).is_none() {
+            let o = run_builtin(&def.id, &CheckSpec::default(), observed);
+            kept.insert((def.id.clone(), String::new()), o.is_kept());
+        }
+    }
+    for i in 0..scenario.spec.checks.len() {
+        let l = listed_entry(scenario, i, observed, claims);
+        kept.insert(
+            (l.subject.id().to_owned(), scenario.check_location(i)),
+            l.outcome.is_kept(),
+        );
+    }
+    kept
+}
+
+/// `run --self-test`: every pass (premises aside) judged again over each
+/// [`selftest::Perturbation`] of what was observed; one that survives them all could not have
+/// failed, and becomes an `error` that says so.
+fn self_test(
+    scenario: &Scenario,
+    observed: &Observed,
+    claims: &dyn Fn(Capability) -> bool,
+    results: &mut [CheckResult],
+) {
+    let perturbed: Vec<BTreeMap<(String, String), bool>> = selftest::Perturbation::ALL
+        .iter()
+        .map(|p| kept_entries(scenario, &p.apply(observed), claims))
+        .collect();
+    for r in results
+        .iter_mut()
+        .filter(|r| r.verdict == Verdict::Pass && !r.premise)
+    {
+        let key = (r.id.clone(), r.location.clone());
+        if perturbed
+            .iter()
+            .all(|m| m.get(&key).copied().unwrap_or(false))
+        {
+            r.verdict = Verdict::Error;
+            r.reason = format!(
+                "self-test: this pass survived every perturbation of what it observed ({}): its check could not have failed here, a defect of the kit's check, not a verdict on the implementation",
+                selftest::Perturbation::ALL
+                    .iter()
+                    .map(|p| p.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
 }
 
 /// What grades an outcome into a result: the observations, the claims, the grading, the

@@ -64,6 +64,7 @@ pub(super) fn prog_no_token(c: &CheckSpec, o: &Observed) -> Outcome {
 fn per_token_call(
     c: &CheckSpec,
     o: &Observed,
+    min_notes: usize,
     mut judge: impl FnMut(&StepRecord, &Value, &[JsonRef<'_>]) -> Option<Outcome>,
 ) -> Outcome {
     let steps = steps_of(o, c, &[ActionKind::Send, ActionKind::Call]);
@@ -77,7 +78,9 @@ fn per_token_call(
         };
         with_token.push(s.name.as_str());
         let notes = progress_of(s);
-        if notes.is_empty() {
+        // Fewer notifications than the clause needs for one call (two to see an increase)
+        // judge nothing for that call.
+        if notes.len() < min_notes.max(1) {
             continue;
         }
         if let Some(stop) = judge(s, token, &notes) {
@@ -103,8 +106,13 @@ fn per_token_call(
         (true, _) => Outcome::Kept(kept),
         (false, true) => no_call_judged(),
         (false, false) => Outcome::Inconclusive(format!(
-            "no progress notification arrived for the call(s) with a progress token ({}): nothing to judge",
-            with_token.join(", ")
+            "no call with a progress token ({}) got {} to judge",
+            with_token.join(", "),
+            if min_notes > 1 {
+                format!("{min_notes} progress notifications")
+            } else {
+                "a progress notification".to_owned()
+            }
         )),
     }
 }
@@ -154,7 +162,7 @@ fn tool_prefix() -> Option<Regex> {
 
 /// PROG-002: every notification echoes the request's token exactly.
 pub(super) fn prog_token_echoed(c: &CheckSpec, o: &Observed) -> Outcome {
-    per_token_call(c, o, |s, token, p| {
+    per_token_call(c, o, 1, |s, token, p| {
         p.iter().enumerate().find_map(|(i, n)| {
             let n = Note::of(n);
             (n.params.get("progressToken").is_none_or(|t| t != *token)).then(|| {
@@ -173,7 +181,7 @@ pub(super) fn prog_token_echoed(c: &CheckSpec, o: &Observed) -> Outcome {
 
 /// PROG-003: `progress` strictly increases per token.
 pub(super) fn prog_increases(c: &CheckSpec, o: &Observed) -> Outcome {
-    per_token_call(c, o, |s, _, p| {
+    per_token_call(c, o, 2, |s, _, p| {
         let mut last: Option<f64> = None;
         for (i, n) in p.iter().enumerate() {
             let n = Note::of(n);
@@ -206,7 +214,7 @@ pub(super) fn prog_increases(c: &CheckSpec, o: &Observed) -> Outcome {
 /// PROG-004: the numbers follow the seed's pattern (not the wording: PROG-005).
 pub(super) fn prog_seed_numbers(c: &CheckSpec, o: &Observed) -> Outcome {
     let prefix = tool_prefix();
-    per_token_call(c, o, |s, _, p| {
+    per_token_call(c, o, 1, |s, _, p| {
         let mut step_last: Option<f64> = None;
         for (i, n) in p.iter().enumerate() {
             let n = Note::of(n);
@@ -237,7 +245,7 @@ pub(super) fn prog_seed_numbers(c: &CheckSpec, o: &Observed) -> Outcome {
 /// PROG-005: messages follow the seed's two patterns.
 pub(super) fn prog_messages(c: &CheckSpec, o: &Observed) -> Outcome {
     let fmt = message_format();
-    per_token_call(c, o, |s, _, p| {
+    per_token_call(c, o, 1, |s, _, p| {
         p.iter().enumerate().find_map(|(i, n)| {
             let n = Note::of(n);
             (!fmt.as_ref().is_some_and(|r| r.is_match(n.message))).then(|| {
@@ -251,7 +259,7 @@ pub(super) fn prog_messages(c: &CheckSpec, o: &Observed) -> Outcome {
 pub(super) fn prog_started_before_ended(c: &CheckSpec, o: &Observed) -> Outcome {
     let fmt = message_format();
     let prefix = tool_prefix();
-    per_token_call(c, o, |s, _, p| {
+    per_token_call(c, o, 1, |s, _, p| {
         let mut started: Vec<String> = Vec::new();
         for (i, n) in p.iter().enumerate() {
             let n = Note::of(n);
@@ -287,7 +295,7 @@ pub(super) fn prog_started_before_ended(c: &CheckSpec, o: &Observed) -> Outcome 
 
 /// PROG-007: no progress notification after the request's result.
 pub(super) fn prog_none_after_result(c: &CheckSpec, o: &Observed) -> Outcome {
-    per_token_call(c, o, |s, _, _| {
+    per_token_call(c, o, 1, |s, _, _| {
         let after: Vec<JsonRef<'_>> = s
             .observation
             .exchange()

@@ -199,6 +199,9 @@ pub struct Grading {
     pub strict: bool,
     /// A broken MUST warns instead of failing.
     pub lenient: bool,
+    /// Every pass is judged again over perturbed copies of what it observed
+    /// ([`super::selftest`]); one that survives them all is an `error` (a defect of its check).
+    pub self_test: bool,
 }
 
 /// The result of one check in one scenario.
@@ -523,7 +526,7 @@ mod tests {
         );
         let strict = Grading {
             strict: true,
-            lenient: false,
+            ..Grading::default()
         };
         assert_eq!(grade(Level::Should, fail(), strict).0, Verdict::Fail);
         assert_eq!(
@@ -532,8 +535,8 @@ mod tests {
             "--strict leaves MAY alone"
         );
         let lenient = Grading {
-            strict: false,
             lenient: true,
+            ..Grading::default()
         };
         assert_eq!(grade(Level::Must, fail(), lenient).0, Verdict::Warn);
     }

@@ -72,7 +72,7 @@ async fn live_run() -> (Vec<RunEvent>, RunResult) {
         scenario_deadline: Duration::from_secs(30),
         grading: Grading {
             strict: true,
-            lenient: false,
+            ..Default::default()
         },
         baseline: Some(
             Baseline::parse(

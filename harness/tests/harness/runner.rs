@@ -55,7 +55,7 @@ fn strict() -> RunOptions {
     RunOptions {
         grading: pallas_conformance::checks::Grading {
             strict: true,
-            lenient: false,
+            ..Default::default()
         },
         ..opts()
     }
