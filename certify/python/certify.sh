@@ -99,7 +99,7 @@ echo "-- ${#run_files[@]} Pallas scenario file(s) selected"
 echo "-- running the scenarios against $profile (jobs: $jobs)"
 status=0
 started=$(date +%s)
-run=("$harness" run "${run_files[@]}" --target "$profile" --jobs "$jobs" "${filters[@]}")
+run=("$harness" run "${run_files[@]}" --target "$profile" --self-test --jobs "$jobs" "${filters[@]}")
 # The committed report's scenario times: the longest start first on a machine with none remembered.
 if [ -f "docs/certification/$NAME.json" ]; then run+=(--durations-from "docs/certification/$NAME.json"); fi
 "${run[@]}" --report-json "$out/$NAME.json" --markdown "$out/$NAME.md" --junit "$out/$NAME.junit.xml" \

@@ -34,6 +34,7 @@ pub mod load;
 pub mod log_format;
 pub mod matrix;
 pub mod observation;
+pub(crate) mod page;
 pub mod ports;
 pub mod process;
 pub mod record;

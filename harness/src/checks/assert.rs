@@ -1,5 +1,8 @@
 //! Generic assertions: JSONPath predicates on step outputs, timing windows, journal queries,
 //! session accounting and log scans.
+//!
+//! One idea: what a scenario's own `assert:` observed, and the witness of each one that held;
+//! every kind of assertion is one arm of [`run`], and its tests sit beside it.
 
 use serde_json::{Value, json};
 use serde_json_path::JsonPath;

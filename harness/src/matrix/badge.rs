@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::levels::ConformanceLevel;
-use crate::report::esc;
+use crate::page::esc;
 
 /// The left-hand text of the badge of the generic contract's level.
 pub const BRIDGE_LABEL: &str = "MCP agent bridge";

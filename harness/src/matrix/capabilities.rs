@@ -33,6 +33,7 @@ use serde::Serialize;
 use crate::checks::{CheckResult, Verdict};
 use crate::runner::Declared;
 use crate::scenario::Level;
+use crate::vocab::Capability;
 
 /// What the wire showed of one capability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -117,6 +118,20 @@ struct Judged {
     musts: usize,
     musts_failed: usize,
     failed_checks: Vec<String>,
+}
+
+/// The claimed capabilities the run had occasions to see on the wire and never saw
+/// ([`Declaration::NotSeen`]): "claimed, never seen in this run". No level rests on their
+/// entries ([`super::levels::report_levels`]).
+pub fn claimed_not_seen(claims: Option<&[String]>, declared: Option<&Declared>) -> Vec<Capability> {
+    let (Some(claims), Some(d)) = (claims, declared) else {
+        return Vec::new();
+    };
+    Capability::ALL
+        .into_iter()
+        .filter(|c| claims.iter().any(|n| n == c.as_str()))
+        .filter(|c| declaration_of(c.as_str(), d).0 == Declaration::NotSeen)
+        .collect()
 }
 
 /// The sign of a claim the run observes, and what was seen.
@@ -279,6 +294,50 @@ mod tests {
 
     fn row<'a>(rows: &'a [CapabilityRow], name: &str) -> Option<&'a CapabilityRow> {
         rows.iter().find(|r| r.capability == name)
+    }
+
+    /// Progress claimed, three calls with a token, no notification: its entries carry no level,
+    /// and a pass among them no longer lifts it.
+    #[test]
+    fn a_claim_never_seen_carries_no_level() {
+        let claims = [
+            "progress".to_owned(),
+            "sessions".to_owned(),
+            "health".to_owned(),
+        ];
+        let not_seen = claimed_not_seen(Some(&claims), Some(&declared()));
+        assert_eq!(not_seen, vec![Capability::Progress]);
+        let entry = |id: &str, verdict| CheckResult {
+            id: id.into(),
+            level: Level::Must,
+            refs: Vec::new(),
+            quote: None,
+            rule: None,
+            title: id.into(),
+            verdict,
+            reason: String::new(),
+            evidence: Vec::new(),
+            observed: vec![crate::checks::Witness::new("s", "x")],
+            premise: false,
+            transcript: Vec::new(),
+            location: String::new(),
+            mode: None,
+            baselined: false,
+        };
+        let entries = [
+            entry("PROG-002", Verdict::Pass),
+            entry("MCP-002", Verdict::Pass),
+        ];
+        let (with, _) = super::super::levels::report_levels(&entries, &[]);
+        let (without, _) = super::super::levels::report_levels(&entries, &not_seen);
+        assert_eq!(with.must.pass, 2);
+        assert_eq!(without.must.pass, 1, "{without:?}");
+        assert_eq!(without.claimed_not_seen, vec!["progress".to_owned()]);
+        assert!(
+            without.reason.contains("claimed and never seen"),
+            "{}",
+            without.reason
+        );
     }
 
     #[test]

@@ -101,6 +101,9 @@ pub struct Score {
     pub may: Counts,
     /// Entries skipped at any level (not counted).
     pub skipped: usize,
+    /// Claimed capabilities never seen on the wire: their entries are left out of the level.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub claimed_not_seen: Vec<String>,
 }
 
 /// Entries judged: pass, fail (baselined or not) or warn.
@@ -165,6 +168,7 @@ pub fn score<'a>(entries: impl IntoIterator<Item = &'a CheckResult>) -> Score {
         should,
         may,
         skipped,
+        claimed_not_seen: Vec::new(),
     };
     if let Some(c) = first_must {
         let more = not_passing(&must) - 1;
@@ -249,7 +253,10 @@ pub const PALLAS_INTERFACES: [Capability; 3] = [
 /// ([`score`]) over the checks every bridge answers, the Pallas level ([`score_pallas`]) over
 /// the Pallas-only checks. The one source of a level: the matrix, the JSON report and the
 /// Markdown headline all read it.
-pub fn report_levels<'a>(entries: impl IntoIterator<Item = &'a CheckResult>) -> (Score, Score) {
+pub fn report_levels<'a>(
+    entries: impl IntoIterator<Item = &'a CheckResult>,
+    not_seen: &[Capability],
+) -> (Score, Score) {
     let catalogue: std::collections::BTreeMap<&str, usize> = crate::rules::book()
         .map(|b| {
             b.checks
@@ -259,7 +266,16 @@ pub fn report_levels<'a>(entries: impl IntoIterator<Item = &'a CheckResult>) -> 
                 .collect()
         })
         .unwrap_or_default();
-    let mut in_row_order: Vec<&CheckResult> = entries.into_iter().collect();
+    // A capability claimed and never seen on the wire carries no level: its entries are left
+    // out (what passed there rests on a claim the implementation never showed).
+    let mut in_row_order: Vec<&CheckResult> = entries
+        .into_iter()
+        .filter(|c| {
+            !crate::catalog::get(&c.id)
+                .and_then(|d| d.capability)
+                .is_some_and(|cap| not_seen.contains(&cap))
+        })
+        .collect();
     in_row_order.sort_by_key(|c| {
         (
             catalogue.get(c.id.as_str()).copied().unwrap_or(usize::MAX),
@@ -272,7 +288,19 @@ pub fn report_levels<'a>(entries: impl IntoIterator<Item = &'a CheckResult>) -> 
                 .and_then(|d| d.capability)
                 .is_some_and(Capability::is_pallas_only)
         });
-    (score(generic), score_pallas(pallas_only))
+    let names: Vec<String> = not_seen.iter().map(|c| c.as_str().to_owned()).collect();
+    let (mut generic, mut pallas) = (score(generic), score_pallas(pallas_only));
+    for s in [&mut generic, &mut pallas] {
+        if !names.is_empty() {
+            s.reason = format!(
+                "{} (the entries of {}, claimed and never seen on the wire, are left out)",
+                s.reason,
+                names.join(", ")
+            );
+        }
+        s.claimed_not_seen.clone_from(&names);
+    }
+    (generic, pallas)
 }
 
 /// The scope a level rests on: of the entries the target's claims reach (every entry not

@@ -364,7 +364,8 @@ pub fn build(paths: &[PathBuf]) -> Result<Matrix, MatrixError> {
             .collect();
         let capabilities =
             capabilities::rows(r.claims.as_deref(), r.declared.as_ref(), &in_row_order);
-        let (score, pallas) = levels::report_levels(in_row_order);
+        let not_seen = capabilities::claimed_not_seen(r.claims.as_deref(), r.declared.as_ref());
+        let (score, pallas) = levels::report_levels(in_row_order, &not_seen);
         let mut counts = Counts::default();
         for c in r.scenarios.iter().flat_map(|s| &s.checks) {
             counts.add(c);

@@ -9,7 +9,7 @@ use std::fmt::Write;
 use super::levels::ConformanceLevel;
 use super::{Cell, Matrix, Row};
 use crate::checks::Verdict;
-use crate::report::{STYLE, esc};
+use crate::page::{STYLE, esc};
 use crate::runner::Counts;
 
 const MATRIX_STYLE: &str = r"

@@ -10,7 +10,6 @@ mod terminal;
 
 pub use findings::{FINDING_VERDICTS, Finding, findings};
 pub use html::html;
-pub(crate) use html::{STYLE, esc};
 pub use junit::junit;
 pub use markdown::markdown;
 pub use terminal::{event_line, summary};
@@ -61,7 +60,7 @@ pub fn json(run: &RunResult) -> serde_json::Value {
 /// with the scope they rest on.
 fn level_json(run: &RunResult) -> serde_json::Value {
     let entries = || run.scenarios.iter().flat_map(|s| &s.checks);
-    let (generic, pallas) = levels::report_levels(entries());
+    let (generic, pallas) = levels::report_levels(entries(), &not_seen(run));
     serde_json::json!({
         "generic": generic,
         "pallas": pallas,
@@ -69,14 +68,19 @@ fn level_json(run: &RunResult) -> serde_json::Value {
     })
 }
 
+/// The claimed capabilities the run never saw on the wire.
+fn not_seen(run: &RunResult) -> Vec<crate::vocab::Capability> {
+    crate::matrix::capabilities::claimed_not_seen(Some(&run.claims), Some(&run.declared()))
+}
+
 /// The levels in one line, for a headline: `generic: core; Pallas: not scored (…); 41 of 57
 /// entries the claims reach judged on an observation`.
 pub fn level_line(run: &RunResult) -> String {
     let entries = || run.scenarios.iter().flat_map(|s| &s.checks);
-    let (generic, pallas) = levels::report_levels(entries());
+    let (generic, pallas) = levels::report_levels(entries(), &not_seen(run));
     let scope = levels::scope(entries());
     format!(
-        "generic level **{}**, Pallas level **{}**; {} of {} entries the claims reach judged on an observation",
+        "generic level: {}; Pallas level: {}; {} of {} entries the claims reach judged on an observation",
         generic.level.as_str(),
         pallas.level.as_str(),
         scope.judged,

@@ -47,13 +47,21 @@ test('the counts shown are the run counts of the JSON report', async () => {
     const text = await page.locator(`[data-count="${v}"]`).textContent();
     assert.equal(Number(text), c[v], `count of ${v}`);
   }
-  const total = VERDICTS.reduce((n, v) => n + c[v], c.baselined);
+  // Every row is counted once: a scenario premise that held is a row, counted apart from passes.
+  const total = VERDICTS.reduce((n, v) => n + c[v], c.baselined + (c.premises ?? 0));
   assert.equal(await rows().count(), total, 'one row per check');
   assert.equal(await shown(), total);
   assert.equal(Number(await page.getByTestId('total').textContent()), total);
   const verdict = await page.getByTestId('run-verdict').textContent();
-  const expected = { 0: 'CONFORMANT', 1: 'NOT CONFORMANT' }[report.exit_code] ?? 'INCOMPLETE';
+  const expected = { 0: 'NO FAILURE', 1: 'NOT CONFORMANT' }[report.exit_code] ?? 'INCOMPLETE';
   assert.ok(verdict.includes(expected), `${verdict} (exit code ${report.exit_code})`);
+  // The level shown is the JSON report's, which the matrix computes the same way.
+  const level = await page.getByTestId('level').textContent();
+  assert.ok(
+    level.includes(`generic level: ${report.level.generic.level}`) &&
+      level.includes(`Pallas level: ${report.level.pallas.level}`),
+    `${level} vs ${JSON.stringify(report.level.generic.level)}`,
+  );
   console.log(`counts shown: ${VERDICTS.map((v) => `${v} ${c[v]}`).join(', ')}, expected failures ${c.baselined}; ${total} rows`);
 });
 
@@ -100,4 +108,24 @@ test("a failure's evidence expands with its rule, values and reproduce command",
   if (process.env.SCREENSHOT) {
     await page.screenshot({ path: process.env.SCREENSHOT, fullPage: false });
   }
+});
+
+test('a pass unfolds to what it observed, as the JSON report records it', async () => {
+  const passes = page.locator('#verdicts tbody tr.check[data-verdict="pass"]');
+  if ((await passes.count()) === 0) {
+    console.log('no pass in this report');
+    return;
+  }
+  const row = passes.first();
+  const [sid, cid] = [await row.getAttribute('data-scenario'), await row.getAttribute('data-check')];
+  const scenario = report.scenarios.find((s) => s.id === sid);
+  const check = scenario.checks.find((c) => c.verdict === 'pass' && c.id === cid);
+  assert.ok(check.observed?.length > 0, `the JSON pass ${check.id} has its witness`);
+  const observed = row.locator('details.observed');
+  const first = observed.locator('li').first();
+  assert.equal(await first.isVisible(), false, 'the witness starts folded');
+  await observed.locator('summary').click();
+  assert.ok(await first.isVisible(), 'the witness unfolds');
+  assert.ok((await first.textContent()).includes(check.observed[0].what), await first.textContent());
+  console.log(`unfolded the witness of ${check.id} in ${scenario.id}: ${check.observed[0].seen.slice(0, 80)}`);
 });
