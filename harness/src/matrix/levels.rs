@@ -270,6 +270,8 @@ pub fn report_levels<'a>(
     // out (what passed there rests on a claim the implementation never showed).
     let mut in_row_order: Vec<&CheckResult> = entries
         .into_iter()
+        // A scenario premise gates what follows and judges no rule.
+        .filter(|c| !c.premise)
         .filter(|c| {
             !crate::catalog::get(&c.id)
                 .and_then(|d| d.capability)

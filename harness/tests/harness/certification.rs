@@ -128,3 +128,43 @@ fn one_changed_verdict_of_a_certification_is_one_readable_difference() {
         format!("{scenario}\n  {check} {title}\n      pass → warn\n")
     );
 }
+
+/// Every committed report carries the levels the compliance matrix awards it, and every pass in
+/// it shows what it observed.
+#[test]
+fn every_report_carries_the_matrix_level_and_every_pass_its_witness() {
+    let certs = certifications();
+    let paths: Vec<PathBuf> = certs.iter().map(|(p, ..)| p.clone()).collect();
+    let matrix = pallas_conformance::matrix::build(&paths).unwrap();
+    let mut wrong = Vec::new();
+    for (path, report, _) in &certs {
+        let target = report["target"].as_str().unwrap_or_default();
+        let Some(row) = matrix.implementations.iter().find(|i| i.name == target) else {
+            wrong.push(format!("{}: not in the matrix", path.display()));
+            continue;
+        };
+        for (scale, score) in [("generic", &row.score), ("pallas", &row.pallas)] {
+            let shown = report["level"][scale]["level"].as_str().unwrap_or("(none)");
+            if shown != score.level.as_str() {
+                wrong.push(format!(
+                    "{}: {scale} level {shown}, the matrix says {}",
+                    path.display(),
+                    score.level.as_str()
+                ));
+            }
+        }
+        for s in report["scenarios"].as_array().into_iter().flatten() {
+            for c in s["checks"].as_array().into_iter().flatten() {
+                if c["verdict"] == "pass" && c["observed"].as_array().is_none_or(|w| w.is_empty()) {
+                    wrong.push(format!(
+                        "{}: {} in {} passed without a witness",
+                        path.display(),
+                        c["id"],
+                        s["id"]
+                    ));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
