@@ -222,7 +222,7 @@ pub(super) fn auth_probes(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     if judged == 0 {
-        return Outcome::NotApplicable(
+        return Outcome::Inconclusive(
             "no request carried a bearer before or after a health step (the bearer of the health call itself, or of a call running with it, may ride its probes: seed 001's ContextVar fallback for probe paths)".into(),
         );
     }
@@ -280,7 +280,7 @@ pub(super) fn auth_not_to_llm(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     if seen == 0 {
-        return Outcome::NotApplicable(
+        return Outcome::Inconclusive(
             "no model request was made while a bearer-carrying call ran".into(),
         );
     }
@@ -429,7 +429,7 @@ pub(super) fn auth_isolation(c: &CheckSpec, o: &Observed) -> Outcome {
         .iter()
         .any(|s| all.iter().any(|x| x.bearer != s.bearer && overlap(x, s)));
     if !concurrent {
-        return Outcome::NotApplicable(
+        return Outcome::Inconclusive(
             "no bearer-carrying step overlapped another with a different bearer".into(),
         );
     }
@@ -613,12 +613,12 @@ pub(super) fn auth_none(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     if n == 0 && overlapped > 0 {
-        return Outcome::NotApplicable(format!(
+        return Outcome::Inconclusive(format!(
             "all {overlapped} downstream request(s) during bearer-less steps overlapped bearer-carrying calls; attribute them with an `assert: journal` filter"
         ));
     }
     if n == 0 {
-        return Outcome::NotApplicable(format!(
+        return Outcome::Inconclusive(format!(
             "no request reached {:?} during a step without a bearer ({})",
             servers.iter().map(|s| &s.0).collect::<Vec<_>>(),
             steps

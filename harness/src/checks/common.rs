@@ -24,7 +24,7 @@ pub(super) fn steps_of<'a>(
 }
 
 pub(super) fn na(what: &str) -> Outcome {
-    Outcome::NotApplicable(format!("no {what} step ran"))
+    Outcome::Inconclusive(format!("no {what} step ran"))
 }
 
 pub(super) fn fail(reason: impl Into<String>, ev: Vec<Evidence>) -> Outcome {

@@ -65,7 +65,7 @@ const REQUESTS_AND_CONNECT: &[ActionKind] = &[
 
 pub(super) fn wire_valid(o: &Observed) -> Outcome {
     if o.received.is_empty() {
-        return Outcome::NotApplicable("no JSON-RPC message received".into());
+        return Outcome::Inconclusive("no JSON-RPC message received".into());
     }
     let mut ev = Vec::new();
     // JSON-RPC 2.0 §5 gives an error to a request whose id could not be determined
@@ -221,7 +221,7 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
     // one that got any (a raw step may be answered by an HTTP error without a body).
     if steps.is_empty() && !raw.iter().any(|(s, _)| got_response(s)) {
         return Outcome::NotApplicable(
-            "no raw request got a JSON-RPC response: no response id observed to judge".into(),
+            "every request was a raw step answered without a JSON-RPC response (an HTTP error without a body): no response id to judge".into(),
         );
     }
     let mut kept = Vec::new();

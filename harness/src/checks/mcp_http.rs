@@ -172,7 +172,7 @@ pub(super) fn mcp_accepted(c: &CheckSpec, o: &Observed) -> Outcome {
             s.name
         ));
     }
-    Outcome::NotApplicable(format!(
+    Outcome::Inconclusive(format!(
         "the server accepted none of the notifications it was sent ({}): the rule for accepted input was not exercised",
         refused.join("; ")
     ))

@@ -479,7 +479,7 @@ pub(super) fn msg_provider_failure(c: &CheckSpec, o: &Observed) -> Outcome {
             .collect()
     });
     if steps.is_empty() {
-        return Outcome::NotApplicable("no send step met a provider failure".into());
+        return Outcome::Inconclusive("no send step met a provider failure".into());
     }
     let mut kept = Vec::new();
     for s in &steps {
@@ -719,7 +719,7 @@ pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     if judged == 0 {
-        return Outcome::NotApplicable("no message was sent before the history step".into());
+        return Outcome::Inconclusive("no message was sent before the history step".into());
     }
     Outcome::Kept(kept)
 }

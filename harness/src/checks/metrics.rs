@@ -331,7 +331,7 @@ pub(super) fn met_moves(c: &CheckSpec, o: &Observed) -> Outcome {
                     (Some(f), l)
                 }
                 (_, Some(l)) if sends("", &l.started_at) => (None, l),
-                _ => return Outcome::NotApplicable("no metrics scrape after a send".into()),
+                _ => return Outcome::Inconclusive("no metrics scrape after a send".into()),
             }
         }
     };
@@ -449,7 +449,7 @@ pub(super) fn met_health_gauges(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     if judged == 0 {
-        return Outcome::NotApplicable("no metrics scrape after a get_health".into());
+        return Outcome::Inconclusive("no metrics scrape after a get_health".into());
     }
     Outcome::Kept(kept)
 }

@@ -307,11 +307,9 @@ fn listed_entry(
             // The author's assertion is the stated rule for this entry; the built-in
             // evaluator still reports its own verdict beside it.
             (Some(a), _) => assert::run(a, observed),
-            (None, Some(id)) => match run_builtin(id, c, observed) {
-                // A listed check whose situation did not occur could not be judged.
-                Outcome::NotApplicable(r) => Outcome::Inconclusive(r),
-                o => o,
-            },
+            // Not observed is inconclusive; not applicable (the observed shape cannot carry the
+            // clause) is a skip that says why.
+            (None, Some(id)) => run_builtin(id, c, observed),
             (None, None) => Outcome::Error("empty check entry".into()),
         };
         merged = Some(match merged {

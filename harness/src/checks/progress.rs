@@ -249,7 +249,7 @@ pub(super) fn prog_coverage(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     if judged == 0 {
-        return Outcome::NotApplicable(
+        return Outcome::Inconclusive(
             "no downstream tool call could be attributed to a token-carrying step (name them with `with: {tools: [server/tool]}`)".into(),
         );
     }
@@ -327,7 +327,7 @@ pub(super) fn prog_totals(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     if judged == 0 {
-        return Outcome::NotApplicable("no loop-step or finished-tool progress message".into());
+        return Outcome::Inconclusive("no loop-step or finished-tool progress message".into());
     }
     Outcome::Kept(kept)
 }

@@ -17,7 +17,7 @@ pub(super) const SEED_PRESCRIBED_RESET: &str = "progress fell back at a sub-task
 
 /// What a walk over the calls concludes when no call of the right kind was in scope.
 fn no_call_judged() -> Outcome {
-    Outcome::NotApplicable("no step of the right kind (with or without a progress token)".into())
+    Outcome::Inconclusive("no step of the right kind (with or without a progress token)".into())
 }
 
 /// PROG-001: a call that carried no progress token gets no progress notification.

@@ -629,7 +629,7 @@ pub(super) fn reg_defaults(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     if judged == 0 {
-        return Outcome::NotApplicable("no deployed agent is listed".into());
+        return Outcome::Inconclusive("no deployed agent is listed".into());
     }
     Outcome::Kept(kept)
 }

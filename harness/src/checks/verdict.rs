@@ -151,9 +151,11 @@ pub enum Outcome {
         /// What was expected and seen.
         evidence: Vec<Evidence>,
     },
-    /// The check does not apply here (automatic checks with nothing to look at).
+    /// Not applicable: the observed shape cannot carry the clause (an `application/json` answer
+    /// holds one message, a server that answers DELETE with 405 ends no session), or the
+    /// deployment has nothing the clause speaks of. Graded `skip`, with the reason.
     NotApplicable(String),
-    /// The check's premise did not occur: nothing to judge.
+    /// Not observed: the check's premise or situation did not occur, nothing to judge.
     Inconclusive(String),
     /// The harness could not judge.
     Error(String),

@@ -298,8 +298,9 @@ pub(super) fn breaks(o: &Outcome, rule: &str) -> bool {
     matches!(o, Outcome::Breaks { rule: r, .. } if r == rule)
 }
 
+/// Not judged: not applicable (the observed shape cannot carry the clause) or not observed.
 pub(super) fn skipped(o: &Outcome) -> bool {
-    matches!(o, Outcome::NotApplicable(_))
+    matches!(o, Outcome::NotApplicable(_) | Outcome::Inconclusive(_))
 }
 
 pub(super) fn note(token: Value, progress: f64, total: Option<f64>, message: &str) -> Value {
