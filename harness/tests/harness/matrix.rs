@@ -96,11 +96,14 @@ fn the_committed_certifications_make_a_matrix_with_honest_levels() {
             s.reason
         );
     }
-    // Agno: a MUST entry was inconclusive, so no level is awarded.
-    let agno = level_of(&m, "agno");
-    assert_eq!(agno.level, ConformanceLevel::NotScored);
-    assert!(agno.reason.contains("inconclusive"), "{}", agno.reason);
-    assert_eq!(agno.must.inconclusive, 1);
+    // Agno: three progress notifications per call are enough to judge PROG-003 per call, and
+    // every judged entry passes.
+    assert_eq!(level_of(&m, "agno").level, ConformanceLevel::Full);
+    // Google ADK claims progress and never sent a notification: its progress entries carry no
+    // level, and the reason says so.
+    let adk = level_of(&m, "google-adk");
+    assert_eq!(adk.claimed_not_seen, vec!["progress".to_owned()]);
+    assert!(adk.reason.contains("claimed and never seen"), "{}", adk.reason);
 
     // One cell recomputed from the raw report: every MCP-009 entry of fast-agent 0.7.22.
     let raw: Value = serde_json::from_str(&read(
@@ -200,7 +203,8 @@ fn the_committed_certifications_make_a_matrix_with_honest_levels() {
     assert_eq!(json, serde_json::to_value(&m).unwrap());
     assert_eq!(json["format"], "pallas-conformance/matrix/v1");
     assert!(read(dir.path().join("badges/mastra.svg")).contains(">full</text>"));
-    assert!(read(dir.path().join("badges/agno.svg")).contains(">not scored</text>"));
+    assert!(read(dir.path().join("badges/agno.svg")).contains(">full</text>"));
+    assert!(read(dir.path().join("badges/agno-pallas.svg")).contains(">not scored</text>"));
 }
 
 fn raw_skips(file: &str) -> u64 {
