@@ -586,6 +586,42 @@ fn history_steps<'a>(o: &'a Observed, c: &CheckSpec) -> Vec<&'a StepRecord> {
         .collect()
 }
 
+/// MSG-005 on a request-scoped agent's history step: no stored conversation is served.
+fn request_scoped_history(h: &StepRecord) -> Result<Witness, Outcome> {
+    let messages = h
+        .observation
+        .result()
+        .and_then(|r| r.get("messages"))
+        .and_then(JsonRef::as_array)
+        .map_or(0, |a| a.len());
+    if messages > 0 {
+        return Err(fail(
+            format!(
+                "`{}`: a request-scoped agent serves a stored conversation",
+                h.name
+            ),
+            vec![Evidence::new(
+                &h.name,
+                "no history prompt (a JSON-RPC error)",
+                format!("{messages} message(s)"),
+            )],
+        ));
+    }
+    Ok(Witness::new(
+        &h.name,
+        format!(
+            "a request-scoped agent's history prompt: {}",
+            excerpt(
+                h.observation
+                    .jsonrpc_error()
+                    .or_else(|| h.observation.result())
+                    .unwrap_or_else(JsonRef::null),
+                160
+            )
+        ),
+    ))
+}
+
 pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
     let steps = history_steps(o, c);
     if steps.is_empty() {
@@ -623,38 +659,10 @@ pub(super) fn msg_history(c: &CheckSpec, o: &Observed) -> Outcome {
         if scope == Some(InstanceScope::Request) {
             // Seed 001: no history prompt for request-scoped agents, so nothing is stored.
             judged += 1;
-            let messages = h
-                .observation
-                .result()
-                .and_then(|r| r.get("messages"))
-                .and_then(JsonRef::as_array)
-                .map_or(0, |a| a.len());
-            if messages > 0 {
-                return fail(
-                    format!(
-                        "`{}`: a request-scoped agent serves a stored conversation",
-                        h.name
-                    ),
-                    vec![Evidence::new(
-                        &h.name,
-                        "no history prompt (a JSON-RPC error)",
-                        format!("{messages} message(s)"),
-                    )],
-                );
+            match request_scoped_history(h) {
+                Ok(w) => kept.push(w),
+                Err(broken) => return broken,
             }
-            kept.push(Witness::new(
-                &h.name,
-                format!(
-                    "a request-scoped agent's history prompt: {}",
-                    excerpt(
-                        h.observation
-                            .jsonrpc_error()
-                            .or_else(|| h.observation.result())
-                            .unwrap_or_else(JsonRef::null),
-                        160
-                    )
-                ),
-            ));
             continue;
         }
         if h.error.is_some() || h.observation.result().is_none_or(JsonRef::is_null) {

@@ -103,7 +103,11 @@ fn the_committed_certifications_make_a_matrix_with_honest_levels() {
     // level, and the reason says so.
     let adk = level_of(&m, "google-adk");
     assert_eq!(adk.claimed_not_seen, vec!["progress".to_owned()]);
-    assert!(adk.reason.contains("claimed and never seen"), "{}", adk.reason);
+    assert!(
+        adk.reason.contains("claimed and never seen"),
+        "{}",
+        adk.reason
+    );
 
     // One cell recomputed from the raw report: every MCP-009 entry of fast-agent 0.7.22.
     let raw: Value = serde_json::from_str(&read(
