@@ -298,6 +298,10 @@ pub struct McpMockSpec {
     /// Require `Authorization: Bearer <token>`; otherwise 401 with `WWW-Authenticate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub require_bearer: Option<String>,
+    /// With `require_bearer`: require it on `tools/call` only, so the handshake and listings of
+    /// a bridge that connects before any request carries a bearer (seed 001's design) succeed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bearer_on_calls_only: bool,
     /// Server name reported in `initialize` (`serverInfo.name`); the spec key when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_name: Option<String>,

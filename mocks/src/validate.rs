@@ -212,6 +212,13 @@ fn validate_mcp(
             Some("use a status between 100 and 599, e.g. 500"),
         ));
     }
+    if mcp.bearer_on_calls_only && mcp.require_bearer.is_none() {
+        issues.push(SpecIssue::new(
+            format!("{base}.bearer_on_calls_only"),
+            "`bearer_on_calls_only` without `require_bearer` requires nothing",
+            Some("add `require_bearer: TOKEN`, or remove it"),
+        ));
+    }
     if mcp.require_bearer.as_deref() == Some("") {
         issues.push(SpecIssue::new(
             format!("{base}.require_bearer"),

@@ -400,6 +400,7 @@ async fn observe(State(shared): State<Arc<McpShared>>, req: Request, next: Next)
         )
             .into_response()
     } else if let Some(token) = shared.spec.require_bearer.as_deref()
+        && (is_call || !shared.spec.bearer_on_calls_only)
         && parts
             .headers
             .get(header::AUTHORIZATION)

@@ -207,6 +207,44 @@ async fn bearer_is_required_and_echoed_back_with_every_request_journaled() {
     );
 }
 
+/// A server that lets anyone connect and list, and wants the bearer on tool calls only: the
+/// handshake without a bearer succeeds, a call without one gets 401, a call with it runs.
+#[tokio::test]
+async fn a_bearer_required_on_calls_only_leaves_the_handshake_open() {
+    let m = mcp(&format!(
+        "require_bearer: tok-1\nbearer_on_calls_only: true\n{TOOLS}"
+    ))
+    .await;
+    let c = client();
+    let sid = initialize(&c, &m.url()).await;
+    let call = |bearer: Option<&str>| {
+        let mut r = mcp_post(
+            &c,
+            &m.url(),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "headers", "arguments": {}}}),
+        )
+        .header("mcp-session-id", &sid)
+        .header("mcp-protocol-version", "2025-11-25");
+        if let Some(b) = bearer {
+            r = r.header("authorization", format!("Bearer {b}"));
+        }
+        r.send()
+    };
+    assert_eq!(call(None).await.unwrap().status(), 401);
+    assert_eq!(call(Some("tok-2")).await.unwrap().status(), 401);
+    let ok = call(Some("tok-1")).await.unwrap();
+    assert_eq!(ok.status(), 200);
+    assert!(ok.text().await.unwrap().contains("Bearer tok-1"));
+    let statuses: Vec<Option<u16>> = m.journal().iter().map(|e| e.status).collect();
+    assert_eq!(
+        statuses,
+        vec![Some(200), Some(202), Some(401), Some(401), Some(200)],
+        "{:?}",
+        m.journal()
+    );
+}
+
 #[tokio::test]
 async fn progress_is_sent_only_when_the_call_carries_a_token() {
     let m = mcp(TOOLS).await;
