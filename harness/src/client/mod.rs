@@ -229,6 +229,10 @@ pub struct Exchange {
     /// UTF-8, not JSON, nested too deep), a connection cut short, an answer to an id that
     /// matches no request.
     pub problem: Option<String>,
+    /// An SSE answer: the server ended the stream (its end was read) after the response,
+    /// within the time the client reads on after it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stream_ended: bool,
 }
 
 impl Exchange {
@@ -244,6 +248,7 @@ impl Exchange {
             body_bytes: 0,
             timed_out: true,
             problem: None,
+            stream_ended: false,
         }
     }
 

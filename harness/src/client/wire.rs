@@ -196,6 +196,7 @@ impl WireClient {
             body_bytes: 0,
             timed_out: false,
             problem: None,
+            stream_ended: false,
         };
         let mime = content_type.as_deref().map(|c| {
             c.split(';')
@@ -249,6 +250,7 @@ impl WireClient {
                         if let Some(tail) = decoder.finish() {
                             reader.malformed(tail, "stream ended inside an unterminated event");
                         }
+                        reader.exchange.stream_ended = reader.exchange.response.is_some();
                         break;
                     }
                     Ok(Some(Err(e))) => {

@@ -419,6 +419,7 @@ mod tests {
             body_bytes: 0,
             timed_out: false,
             problem: None,
+            stream_ended: false,
         }
     }
 

@@ -192,6 +192,7 @@ mod tests {
             body_bytes: 1,
             timed_out: false,
             problem: None,
+            stream_ended: false,
         }
     }
 

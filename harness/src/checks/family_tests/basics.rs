@@ -179,8 +179,20 @@ fn progress_without_a_token_fails_prog_001() {
         vec![],
     )]);
     assert!(matches!(verdict("PROG-001", &o), Outcome::Fail(..)));
-    let o = observed(vec![step("s", None, vec![], vec![])]);
+    // No notification on the call without a token, beside a call with one that got some: kept.
+    let o = observed(vec![
+        step("s", None, vec![], vec![]),
+        step(
+            "t",
+            Some(json!("t")),
+            vec![note(json!("t"), 0.0, None, "a/b: started")],
+            vec![],
+        ),
+    ]);
     kept(verdict("PROG-001", &o));
+    // No notification anywhere: a bridge that sends none tells nothing of a call without a token.
+    let o = observed(vec![step("s", None, vec![], vec![])]);
+    assert!(matches!(verdict("PROG-001", &o), Outcome::Inconclusive(_)));
 }
 
 #[test]

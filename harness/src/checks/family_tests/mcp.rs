@@ -52,9 +52,10 @@ fn mcp_005_and_006_judge_raw_posts_by_their_headers() {
         &CheckSpec::default(),
         &obs(vec![raw(200, missing)])
     )));
+    // A session id the server never issued is no case of the 400 rule: not judged.
     let unknown =
         json!({"body": "{}", "headers": {"Mcp-Session-Id": "nope"}, "with_session": true});
-    assert!(fails(&run(
+    assert!(skipped(&run(
         "MCP-006",
         &CheckSpec::default(),
         &obs(vec![raw(400, unknown)])
@@ -541,4 +542,38 @@ fn mcp_009_cites_the_error_response_rule_for_a_stray_error_and_the_result_rule_f
         &judge(sent(json!({"jsonrpc": "2.0", "id": "x", "result": {}}))),
         "mcp.response-same-id"
     ));
+}
+
+/// MCP-010 ("After the JSON-RPC response has been sent, the server SHOULD terminate the SSE
+/// stream"): kept only where the stream's end was read after the response; a JSON body is no
+/// stream (not applicable), a stream still open when the client stopped reading is not
+/// observed, a second response on it breaks the rule.
+#[test]
+fn mcp_010_judges_the_end_of_the_stream_it_read() {
+    let response = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": []}});
+    // `extra`: responses on the stream besides the one the fixture puts there.
+    let answer = |ct: &str, ended: bool, extra: usize| {
+        let messages: Vec<Value> = (0..extra)
+            .map(|i| json!({"at_ms": i, "message": response}))
+            .collect();
+        step(
+            "call",
+            "call",
+            0,
+            1,
+            json!({"status": 200, "content_type": ct, "result": {"content": []},
+                "messages": messages, "stream_ended": ended}),
+        )
+    };
+    let judge = |s| run("MCP-010", &CheckSpec::default(), &obs(vec![s]));
+    assert!(matches!(
+        judge(answer("application/json", false, 0)),
+        Outcome::NotApplicable(_)
+    ));
+    assert!(matches!(
+        judge(answer("text/event-stream", false, 0)),
+        Outcome::Inconclusive(_)
+    ));
+    kept(judge(answer("text/event-stream", true, 0)));
+    assert!(fails(&judge(answer("text/event-stream", true, 1))));
 }

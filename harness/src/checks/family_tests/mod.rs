@@ -175,6 +175,10 @@ pub(super) fn typed(action: &str, out: &Value) -> Observation {
                     .and_then(Value::as_bool)
                     .unwrap_or(false),
                 problem: None,
+                stream_ended: out
+                    .get("stream_ended")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
             };
             let has_exchange = out.as_object().is_some_and(|m| {
                 m.keys().any(|k| {
