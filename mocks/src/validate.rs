@@ -212,20 +212,7 @@ fn validate_mcp(
             Some("use a status between 100 and 599, e.g. 500"),
         ));
     }
-    if mcp.bearer_on_calls_only && mcp.require_bearer.is_none() {
-        issues.push(SpecIssue::new(
-            format!("{base}.bearer_on_calls_only"),
-            "`bearer_on_calls_only` without `require_bearer` requires nothing",
-            Some("add `require_bearer: TOKEN`, or remove it"),
-        ));
-    }
-    if mcp.require_bearer.as_deref() == Some("") {
-        issues.push(SpecIssue::new(
-            format!("{base}.require_bearer"),
-            "empty bearer token",
-            Some("omit `require_bearer` to accept unauthenticated requests"),
-        ));
-    }
+    bearer_issues(&base, mcp, issues);
     let mut seen = BTreeSet::new();
     for (i, tool) in mcp.tools.iter().enumerate() {
         let tpath = format!("{base}.tools.{i}");
@@ -288,6 +275,24 @@ fn validate_mcp(
                 }
             }
         }
+    }
+}
+
+/// What is wrong with a mock MCP server's bearer requirement.
+fn bearer_issues(base: &str, mcp: &crate::spec::McpMockSpec, issues: &mut Vec<SpecIssue>) {
+    if mcp.bearer_on_calls_only && mcp.require_bearer.is_none() {
+        issues.push(SpecIssue::new(
+            format!("{base}.bearer_on_calls_only"),
+            "`bearer_on_calls_only` without `require_bearer` requires nothing",
+            Some("add `require_bearer: TOKEN`, or remove it"),
+        ));
+    }
+    if mcp.require_bearer.as_deref() == Some("") {
+        issues.push(SpecIssue::new(
+            format!("{base}.require_bearer"),
+            "empty bearer token",
+            Some("omit `require_bearer` to accept unauthenticated requests"),
+        ));
     }
 }
 

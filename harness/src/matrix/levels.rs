@@ -248,6 +248,19 @@ pub const PALLAS_INTERFACES: [Capability; 3] = [
     Capability::PallasProgress,
 ];
 
+/// Each check ID's place in the catalogue: the matrix's row order.
+pub fn catalogue_order() -> std::collections::BTreeMap<&'static str, usize> {
+    crate::rules::book()
+        .map(|b| {
+            b.checks
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.id.as_str(), i))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The levels of one report's entries, as the matrix awards them: the entries in the matrix's
 /// row order (the catalogue's order of checks, then the report's order), the generic level
 /// ([`score`]) over the checks every bridge answers, the Pallas level ([`score_pallas`]) over
@@ -257,15 +270,7 @@ pub fn report_levels<'a>(
     entries: impl IntoIterator<Item = &'a CheckResult>,
     not_seen: &[Capability],
 ) -> (Score, Score) {
-    let catalogue: std::collections::BTreeMap<&str, usize> = crate::rules::book()
-        .map(|b| {
-            b.checks
-                .iter()
-                .enumerate()
-                .map(|(i, c)| (c.id.as_str(), i))
-                .collect()
-        })
-        .unwrap_or_default();
+    let catalogue = catalogue_order();
     // A capability claimed and never seen on the wire carries no level: its entries are left
     // out (what passed there rests on a claim the implementation never showed).
     let mut in_row_order: Vec<&CheckResult> = entries

@@ -328,15 +328,7 @@ pub fn build(paths: &[PathBuf]) -> Result<Matrix, MatrixError> {
         reports.push((path.clone(), r));
     }
     // Every check ID, in row order, with each implementation's entries.
-    let catalogue: BTreeMap<&str, usize> = crate::rules::book()
-        .map(|b| {
-            b.checks
-                .iter()
-                .enumerate()
-                .map(|(i, c)| (c.id.as_str(), i))
-                .collect()
-        })
-        .unwrap_or_default();
+    let catalogue = levels::catalogue_order();
     let row_key = |id: &str| -> RowKey {
         (
             catalogue.get(id).copied().unwrap_or(usize::MAX),

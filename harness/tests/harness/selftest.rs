@@ -3,21 +3,7 @@
 
 use std::path::Path;
 
-use clap::Parser;
-use pallas_conformance::cli::{Cli, run_cli};
-
-use super::common::scenarios_dir;
-
-async fn cli(args: &[&str]) -> (u8, String, String) {
-    let cli = Cli::parse_from(std::iter::once("pallas-conformance").chain(args.iter().copied()));
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = run_cli(cli, &mut out, &mut err).await;
-    (
-        code,
-        String::from_utf8(out).unwrap(),
-        String::from_utf8(err).unwrap(),
-    )
-}
+use super::common::{cli, scenarios_dir};
 
 /// The checks of the one scenario of a JSON report: (title, verdict, reason).
 fn checks(report: &Path) -> Vec<(String, String, String)> {

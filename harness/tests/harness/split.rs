@@ -6,22 +6,11 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use clap::Parser;
-use pallas_conformance::cli::{Cli, run_cli};
+use pallas_conformance::cli::Cli;
 use pallas_conformance::exit;
 use pallas_conformance::runner::{self, RunEvent};
 
-use super::common::scenarios_dir;
-
-async fn cli(args: &[&str]) -> (u8, String, String) {
-    let cli = Cli::parse_from(std::iter::once("pallas-conformance").chain(args.iter().copied()));
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = run_cli(cli, &mut out, &mut err).await;
-    (
-        code,
-        String::from_utf8(out).unwrap(),
-        String::from_utf8(err).unwrap(),
-    )
-}
+use super::common::{cli, scenarios_dir};
 
 /// Runs the samples (a share of them with `partition`), saving the stream and the reports under
 /// `dir` with the given stem.
