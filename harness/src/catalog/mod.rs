@@ -38,6 +38,7 @@ pub fn to_json() -> serde_json::Value {
                     "title": c.title,
                     "premise": c.premise,
                     "capability": c.capability.map(crate::vocab::Capability::as_str),
+                    "scale": c.scale,
                     "evaluation": c.evaluation,
                 })
             })

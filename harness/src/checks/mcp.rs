@@ -140,6 +140,10 @@ pub(super) fn handshake(c: &CheckSpec, o: &Observed) -> Outcome {
                 vec![],
             );
         };
+        if connected.era == "2026-07-28" {
+            // `server/discover` negotiates nothing: the revision is the one the client sent.
+            continue;
+        }
         let v = connected.protocol_version.as_str();
         if !["2025-11-25", "2026-07-28", "2025-06-18", "2025-03-26"].contains(&v) {
             return fail(
@@ -171,6 +175,12 @@ pub(super) fn handshake(c: &CheckSpec, o: &Observed) -> Outcome {
                 )
             ),
         ));
+    }
+    if kept.is_empty() {
+        return Outcome::NotApplicable(
+            "every handshake was `server/discover` (2026-07-28): no `initialize` negotiated a revision"
+                .to_owned(),
+        );
     }
     Outcome::Kept(kept)
 }

@@ -112,14 +112,8 @@ fn kept_entries(
     claims: &dyn Fn(Capability) -> bool,
 ) -> BTreeMap<(String, String), bool> {
     let mut kept = BTreeMap::new();
-    for def in catalog::all()
-        .iter()
-        .filter(|d| d.evaluation == Evaluation::Automatic)
-    {
-        if value::missing(&def.id, observed).is_none() {
-            let o = run_builtin(&def.id, &CheckSpec::default(), observed);
-            kept.insert((def.id.clone(), String::new()), o.is_kept());
-        }
+    for (def, o) in automatic_outcomes(observed) {
+        kept.insert((def.id.clone(), String::new()), o.is_kept());
     }
     for i in 0..scenario.spec.checks.len() {
         let l = listed_entry(scenario, i, observed, claims);
@@ -190,13 +184,21 @@ impl Judge<'_> {
 
 /// The automatic checks the scenario does not list, over what it observed (none whose premise
 /// or situation did not occur).
+/// Each automatic check with something observed that it applies to, and its outcome there.
+fn automatic_outcomes(
+    observed: &Observed,
+) -> impl Iterator<Item = (&'static crate::rules::CheckDef, Outcome)> + '_ {
+    catalog::all()
+        .iter()
+        .filter(|d| d.evaluation == Evaluation::Automatic)
+        .filter(|d| value::missing(&d.id, observed).is_none())
+        .map(|d| (d, run_builtin(&d.id, &CheckSpec::default(), observed)))
+}
+
 fn automatic(scenario: &Scenario, judge: &Judge<'_>) -> Vec<CheckResult> {
     let observed = judge.observed;
     let mut out = Vec::new();
-    for def in catalog::all()
-        .iter()
-        .filter(|d| d.evaluation == Evaluation::Automatic)
-    {
+    for (def, outcome) in automatic_outcomes(observed) {
         if scenario
             .spec
             .checks
@@ -205,10 +207,6 @@ fn automatic(scenario: &Scenario, judge: &Judge<'_>) -> Vec<CheckResult> {
         {
             continue; // listed explicitly
         }
-        if value::missing(&def.id, observed).is_some() {
-            continue; // nothing observed that it applies to
-        }
-        let outcome = run_builtin(&def.id, &CheckSpec::default(), observed);
         if matches!(
             outcome,
             Outcome::NotApplicable(_) | Outcome::Inconclusive(_)

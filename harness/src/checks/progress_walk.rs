@@ -302,23 +302,45 @@ pub(super) fn prog_started_before_ended(c: &CheckSpec, o: &Observed) -> Outcome 
 
 /// PROG-007: no progress notification after the request's result.
 pub(super) fn prog_none_after_result(c: &CheckSpec, o: &Observed) -> Outcome {
-    per_token_call(c, o, 1, |s, _, _| {
-        let after: Vec<JsonRef<'_>> = s
-            .observation
-            .exchange()
+    // What each judged call showed around its result, in the order `per_token_call` keeps them.
+    let mut order = Vec::new();
+    let outcome = per_token_call(c, o, 1, |s, _, notes| {
+        let exchange = s.observation.exchange();
+        let after: Vec<JsonRef<'_>> = exchange
             .into_iter()
             .flat_map(|x| x.after_response())
             .map(|m| m.message.root())
             .collect();
-        after.first().map(|first| {
-            fail(
+        if let Some(first) = after.first() {
+            return Some(fail(
                 format!("{} message(s) after the result", after.len()),
                 vec![Evidence::new(
                     &s.name,
                     "nothing after the result",
                     excerpt(*first, 240),
                 )],
-            )
-        })
-    })
+            ));
+        }
+        let ended = exchange.is_some_and(|x| x.stream_ended);
+        order.push(format!(
+            "{} progress notification(s), all before the result; after it {}",
+            notes.len(),
+            if ended {
+                "the stream's end was read with nothing between"
+            } else {
+                "nothing arrived while the client read on (the stream stayed open)"
+            }
+        ));
+        None
+    });
+    match outcome {
+        Outcome::Kept(witnesses) => Outcome::Kept(
+            witnesses
+                .into_iter()
+                .zip(order)
+                .map(|(w, seen)| Witness::new(w.what, seen))
+                .collect(),
+        ),
+        other => other,
+    }
 }

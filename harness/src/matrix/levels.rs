@@ -291,9 +291,7 @@ pub fn report_levels<'a>(
     });
     let (pallas_only, generic): (Vec<&CheckResult>, Vec<&CheckResult>) =
         in_row_order.into_iter().partition(|c| {
-            crate::catalog::get(&c.id)
-                .and_then(|d| d.capability)
-                .is_some_and(Capability::is_pallas_only)
+            crate::catalog::get(&c.id).is_some_and(|d| d.scale == crate::rules::Scale::Pallas)
         });
     let names: Vec<String> = not_seen.iter().map(|c| c.as_str().to_owned()).collect();
     let (mut generic, mut pallas) = (score(generic), score_pallas(pallas_only));
@@ -348,11 +346,21 @@ pub fn scope<'a>(entries: impl IntoIterator<Item = &'a CheckResult>) -> Scope {
 pub fn score_pallas<'a>(entries: impl IntoIterator<Item = &'a CheckResult>) -> Score {
     let entries: Vec<&CheckResult> = entries.into_iter().collect();
     let mut s = score(entries.iter().copied());
-    if judged(&s.must) + judged(&s.should) + unobserved(&s.must) + unobserved(&s.should) == 0 {
+    // A bridge that claims no Pallas-only capability is no Pallas, whatever it answered to the
+    // checks that run on every bridge but count on this scale (`scale: pallas`).
+    let claims_pallas = entries.iter().any(|c| {
+        c.verdict != Verdict::Skip
+            && crate::catalog::get(&c.id)
+                .and_then(|d| d.capability)
+                .is_some_and(Capability::is_pallas_only)
+    });
+    if !claims_pallas
+        || judged(&s.must) + judged(&s.should) + unobserved(&s.must) + unobserved(&s.should) == 0
+    {
         s.level = ConformanceLevel::NotScored;
         s.decided_by = None;
         s.reason = format!(
-            "not a Pallas on this report: every Pallas-only entry ({}) was skipped, a capability its profile does not claim",
+            "not a Pallas on this report: every entry of a Pallas-only capability ({}) was skipped, a capability its profile does not claim",
             s.skipped
         );
         return s;

@@ -231,8 +231,23 @@ struct CheckEntry {
     rules: Vec<String>,
     #[serde(default)]
     capability: Option<Capability>,
+    #[serde(default)]
+    scale: Scale,
     evaluation: Evaluation,
     premise: String,
+}
+
+/// The level scale a check's entries count on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scale {
+    /// The generic level: every bridge answers the check (a capability it claims opts it in).
+    #[default]
+    Generic,
+    /// The Pallas level only: the rule's sentence binds a Pallas (seed 000's "Pallas
+    /// Guarantees", seed 001's description of Pallas's own tool), and no claim of a bridge that is
+    /// not a Pallas opts it in. A check whose capability is Pallas-only is on this scale too.
+    Pallas,
 }
 
 #[derive(Debug, Deserialize)]
@@ -259,6 +274,8 @@ pub struct CheckDef {
     pub title: String,
     /// The capability the target must claim for the check to run (else `skip`).
     pub capability: Option<Capability>,
+    /// The level scale its entries count on.
+    pub scale: Scale,
     /// How it is evaluated.
     pub evaluation: Evaluation,
     /// The observations it needs; without them the verdict is `inconclusive`.
@@ -385,6 +402,11 @@ impl RuleBook {
                 refs,
                 title: entry.title,
                 capability: entry.capability,
+                scale: if entry.capability.is_some_and(Capability::is_pallas_only) {
+                    Scale::Pallas
+                } else {
+                    entry.scale
+                },
                 evaluation: entry.evaluation,
                 premise: entry.premise,
                 rule_defs,
