@@ -53,6 +53,10 @@ pub struct SuiteInfo {
     pub source: SuiteSource,
     /// The digest of the kit's embedded suite (which suite this kit carries, whichever ran).
     pub digest: String,
+    /// The generated deployments the run drew beside the scenarios (their seed), or why none;
+    /// absent when the run drew none by choice (`--generated 0`, or files named one by one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated: Option<crate::generated::GeneratedInfo>,
 }
 
 impl SuiteInfo {
@@ -61,18 +65,23 @@ impl SuiteInfo {
         Self {
             source,
             digest: DIGEST.to_owned(),
+            generated: None,
         }
     }
 
     /// One line for report headers: `embedded suite sha256:…` or `scenario files (kit suite
     /// sha256:…)`.
     pub fn describe(&self) -> String {
-        match self.source {
+        let suite = match self.source {
             SuiteSource::Embedded => format!("embedded suite sha256:{}", self.digest),
             SuiteSource::Files => format!(
                 "scenario files on disk (the kit's embedded suite is sha256:{})",
                 self.digest
             ),
+        };
+        match &self.generated {
+            Some(g) => format!("{suite}; {}", g.describe()),
+            None => suite,
         }
     }
 }

@@ -10,6 +10,6 @@
 pub mod clauses;
 pub mod coverage;
 pub mod defects;
-pub mod generated;
+pub use pallas_conformance::generated;
 pub mod mutants;
 pub mod suite;

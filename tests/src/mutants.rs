@@ -88,6 +88,100 @@ pub fn load(root: &Path) -> Result<MutantFile, MutantsError> {
     Ok(file)
 }
 
+/// The `## heading` of the seed section that holds `sentence` (the nearest `##` heading above
+/// its first line), or `(not found)`.
+pub fn section_of(seed_text: &str, sentence: &str) -> String {
+    let first = sentence.lines().next().unwrap_or(sentence).trim();
+    let mut heading = "(before any section)";
+    for line in seed_text.lines() {
+        if let Some(h) = line.strip_prefix("## ") {
+            heading = h.trim();
+        }
+        if !first.is_empty() && line.contains(first) {
+            return heading.to_owned();
+        }
+    }
+    "(not found)".to_owned()
+}
+
+/// The "Contract mutants" section of `docs/COVERAGE.md`: per seed section, the mutants realised,
+/// how many `pallas-conformance run` catches (the `generated` test holds each row true: a
+/// caught row fails a run with the kit's defaults, a survivor passes one) and the survivors.
+pub fn coverage_section(root: &Path, file: &MutantFile) -> String {
+    use std::collections::BTreeMap;
+    use std::fmt::Write as _;
+    let seeds = root.join("harness/rules/sources/seeds");
+    let text_of = |seed: &str| -> String {
+        std::fs::read_dir(&seeds)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .find(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(&format!("{seed}_"))
+            })
+            .and_then(|e| std::fs::read_to_string(e.path()).ok())
+            .unwrap_or_default()
+    };
+    let texts: BTreeMap<&str, String> = file
+        .mutants
+        .iter()
+        .map(|m| (m.seed.as_str(), text_of(&m.seed)))
+        .collect();
+    let mut rows: BTreeMap<(String, String), (usize, usize, Vec<String>)> = BTreeMap::new();
+    for m in &file.mutants {
+        let section = section_of(
+            texts.get(m.seed.as_str()).map_or("", String::as_str),
+            &m.sentence,
+        );
+        let row = rows.entry((m.seed.clone(), section)).or_default();
+        row.0 += 1;
+        if m.caught_by.is_some() {
+            row.1 += 1;
+        } else {
+            row.2.push(format!("`{}`", m.id));
+        }
+    }
+    let realised = file.mutants.len();
+    let caught = file
+        .mutants
+        .iter()
+        .filter(|m| m.caught_by.is_some())
+        .count();
+    let mut out = String::new();
+    let _ = writeln!(out, "\n## Contract mutants\n");
+    let _ = writeln!(
+        out,
+        "One-sentence misreadings of seeds 000 and 001, written by reviewers who had read only the seeds, each realised as a defect of the reference (`{FILE}`). A mutant is caught when `pallas-conformance run --target scenarios/targets/reference.yaml --strict` with the kit's defaults (the embedded suite and the generated deployments it draws) does not pass; the `generated` test of `pallas-e2e` runs every row so and fails when a caught row passes or a survivor is caught. Survivors carry the reason they are not observable or not binding in `{FILE}`.\n"
+    );
+    let _ = writeln!(
+        out,
+        "**{caught}** of **{realised}** realised mutants caught ({}%).\n",
+        if realised == 0 {
+            0
+        } else {
+            caught * 100 / realised
+        }
+    );
+    let _ = writeln!(
+        out,
+        "| seed | section | realised | caught | survive |\n|---|---|---|---|---|"
+    );
+    for ((seed, section), (n, c, survivors)) in rows {
+        let _ = writeln!(
+            out,
+            "| {seed} | {section} | {n} | {c} | {} |",
+            if survivors.is_empty() {
+                "—".to_owned()
+            } else {
+                survivors.join(", ")
+            }
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +200,14 @@ mod tests {
     }
 
     const ROW: &str = "mutants:\n  - id: cm-01\n    seed: \"001\"\n    sentence: s\n    misreading: m\n    defect: cm-x\n";
+
+    #[test]
+    fn a_sentence_is_placed_under_its_section() {
+        let seed = "# Title\n## Registry\nthe slug is the key\n## Health\nstatus is ok\n";
+        assert_eq!(section_of(seed, "status is ok"), "Health");
+        assert_eq!(section_of(seed, "the slug is the key"), "Registry");
+        assert_eq!(section_of(seed, "nowhere"), "(not found)");
+    }
 
     #[test]
     fn a_row_needs_exactly_one_catcher_or_reason() {

@@ -291,7 +291,13 @@ fn table_trials(shared: &Arc<Shared>) -> Vec<Trial> {
         if !clause_problems.is_empty() {
             return Err(clause_problems.join("\n").into());
         }
-        let want = coverage::markdown(book, &all, &defects, &untestable, assessed);
+        let mutants =
+            pallas_e2e::mutants::load(&s.root).map_err(|e| Failed::from(e.to_string()))?;
+        let want = format!(
+            "{}{}",
+            coverage::markdown(book, &all, &defects, &untestable, assessed),
+            pallas_e2e::mutants::coverage_section(&s.root, &mutants)
+        );
         let path = s.root.join(coverage::COVERAGE_FILE);
         let text = std::fs::read_to_string(&path).unwrap_or_default();
         if want == text {

@@ -203,29 +203,57 @@ fn a_break_only_other_inputs_reach_is_found_shrunk_and_written_as_a_reproducing_
     );
 }
 
-/// Every contract mutant of `tests/mutants.yaml` is caught by what its row names, and every
-/// survivor still survives the generated cases.
+/// The reference profile with the defects binary in place of the reference's own build.
+fn defects_profile(root: &Path, dir: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(root.join("scenarios/targets/reference.yaml"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| {
+            if l.starts_with("build:") {
+                "build: []".to_owned()
+            } else if l.starts_with("command:") {
+                format!("command: [{REFERENCE_BIN:?}]")
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let path = dir.join("reference-with-defects.yaml");
+    let _ = std::fs::write(&path, text);
+    path
+}
+
+/// `pallas-conformance run` in-process: its exit code and what it printed.
+fn run_cli(args: &[String]) -> (u8, String) {
+    use clap::Parser as _;
+    let cli = match pallas_conformance::cli::Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => return (2, e.to_string()),
+    };
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = runtime().block_on(pallas_conformance::cli::run_cli(cli, &mut out, &mut err));
+    out.extend(err);
+    (code, String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Every contract mutant of `tests/mutants.yaml` through the certification path: `pallas-conformance
+/// run --target <the reference> --strict` with the kit's defaults (the embedded suite and the
+/// generated deployments it draws, their default count; the seed `PALLAS_GENERATED_SEED` plus the
+/// row's index, so each CI run tries other seeds), the reference started with the mutant's
+/// defect. A caught row must not pass; a survivor must pass. Each run selects the generated
+/// deployments and the row's scenarios (`--filter`): a scenario's verdicts do not depend on which
+/// others run, so what these runs catch a whole run catches.
 #[test]
-fn contract_mutants_are_caught() {
-    use pallas_e2e::mutants::{self, CaughtBy};
-    let rt = runtime();
+fn contract_mutants_are_caught_through_pallas_conformance_run() {
+    use pallas_e2e::mutants;
     let root = suite::workspace_root();
     let file = match mutants::load(&root) {
         Ok(f) => f,
         Err(e) => panic!("{e}"),
     };
-    let suite_scenarios: Vec<(String, String)> = suite::scenario_files(&root)
-        .into_iter()
-        .filter_map(|p| {
-            let text = std::fs::read_to_string(&p).ok()?;
-            let id = suite::load_scenario(&p).ok()?.spec.id;
-            Some((id, format!("{}\n{text}", p.display())))
-        })
-        .collect();
-    let budget = Budget {
-        shrink_runs: 0,
-        ..budget()
-    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let profile = defects_profile(&root, dir.path());
     let mut problems: Vec<String> = pallas_reference::defects::KNOWN
         .iter()
         .map(|(name, _)| *name)
@@ -238,55 +266,83 @@ fn contract_mutants_are_caught() {
             )
         })
         .collect();
-    let mut caught = 0;
-    for m in &file.mutants {
-        let defect = [m.defect.as_str()];
-        let generated_catch =
-            || generated::search(budget, BATCH, |cases| run_cases(&rt, &defect, cases)).is_err();
-        match (m.caught_by, &m.survives) {
-            (Some(CaughtBy::Generated), _) if !generated_catch() => {
-                problems.push(format!(
-                    "{} ({}): no generated case caught it",
-                    m.id, m.defect
-                ));
+    let base_seed = env_number("PALLAS_GENERATED_SEED", 38);
+    let jobs: Vec<(usize, Vec<String>)> = file
+        .mutants
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let mut args: Vec<String> = [
+                "pallas-conformance",
+                "run",
+                "--target",
+                &profile.display().to_string(),
+                "--strict",
+                "--forget-durations",
+                "--generated-shrink",
+                "0",
+                "--target-env",
+                &format!("{}={}", suite::DEFECTS_ENV, m.defect),
+                "--generated-seed",
+                &(base_seed + i as u64).to_string(),
+                "--filter",
+                "generated-*",
+            ]
+            .map(str::to_owned)
+            .to_vec();
+            for s in &m.scenarios {
+                args.extend(["--filter".to_owned(), s.clone()]);
             }
-            (Some(CaughtBy::Scenarios), _) => {
-                let texts: Vec<(String, String)> = suite_scenarios
-                    .iter()
-                    .filter(|(id, _)| m.scenarios.contains(id))
-                    .map(|(_, t)| {
-                        let (path, body) = t.split_once('\n').unwrap_or(("", t));
-                        (path.to_owned(), body.to_owned())
-                    })
-                    .collect();
-                if texts.len() != m.scenarios.len() {
-                    problems.push(format!(
-                        "{}: a scenario of {:?} is not in the suite",
-                        m.id, m.scenarios
-                    ));
-                } else if run_texts(&rt, &defect, &texts).iter().all(Result::is_ok) {
-                    problems.push(format!(
-                        "{} ({}): {:?} did not catch it",
-                        m.id, m.defect, m.scenarios
-                    ));
+            (i, args)
+        })
+        .collect();
+    let queue = std::sync::Mutex::new(jobs);
+    let results = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..3 {
+            scope.spawn(|| {
+                loop {
+                    let next = queue.lock().map(|mut q| q.pop()).ok().flatten();
+                    let Some((i, args)) = next else { break };
+                    let outcome = run_cli(&args);
+                    if let Ok(mut r) = results.lock() {
+                        r.push((i, args, outcome));
+                    }
                 }
-            }
-            (None, Some(_)) if generated_catch() => {
-                problems.push(format!(
-                    "{}: listed as a survivor, but the generated cases catch it",
-                    m.id
-                ));
-            }
-            _ => {}
+            });
         }
-        if m.caught_by.is_some() {
+    });
+    let mut results = results.into_inner().unwrap_or_default();
+    results.sort_by_key(|(i, _, _)| *i);
+    let mut caught = 0;
+    for (i, args, (code, output)) in &results {
+        let m = &file.mutants[*i];
+        let passed = *code == pallas_conformance::exit::SUCCESS;
+        if *code == 2 {
+            problems.push(format!("{}: the run refused its input:\n{output}", m.id));
+        } else if m.caught_by.is_some() && passed {
+            problems.push(format!(
+                "{} ({}): `{}` passes",
+                m.id,
+                m.defect,
+                args[1..].join(" ")
+            ));
+        } else if m.caught_by.is_none() && !passed {
+            problems.push(format!(
+                "{}: listed as a survivor, but `{}` does not pass (exit {code})",
+                m.id,
+                args[1..].join(" ")
+            ));
+        }
+        if !passed {
             caught += 1;
         }
     }
     println!(
-        "{} contract mutants: {caught} caught, {} survive",
+        "{} contract mutants through `pallas-conformance run`: {caught} caught, {} pass",
         file.mutants.len(),
         file.mutants.len() - caught
     );
+    assert_eq!(results.len(), file.mutants.len(), "every mutant ran");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

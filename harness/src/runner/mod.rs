@@ -104,6 +104,8 @@ pub struct RunOptions {
     pub partition: Option<Partition>,
     /// Where the scenarios came from (the embedded suite or files), for the reports.
     pub suite: crate::suite::SuiteSource,
+    /// The generated deployments drawn among the scenarios (their seed), for the reports.
+    pub generated: Option<crate::generated::GeneratedInfo>,
 }
 
 impl Default for RunOptions {
@@ -123,6 +125,7 @@ impl Default for RunOptions {
             limits: crate::client::LimitOverrides::default(),
             partition: None,
             suite: crate::suite::SuiteSource::default(),
+            generated: None,
         }
     }
 }
@@ -193,8 +196,20 @@ pub fn reproduce_command(scenario_file: &std::path::Path, profile: &std::path::P
 
 /// The command that reruns one scenario: its file with `cargo run` for files on disk, its id in
 /// the embedded suite (`pallas-conformance run --filter ID`) for an embedded run.
-fn reproduce(s: &Scenario, profile: &std::path::Path, suite: crate::suite::SuiteSource) -> String {
-    match suite {
+fn reproduce(s: &Scenario, profile: &std::path::Path, opts: &RunOptions) -> String {
+    // A generated deployment is drawn again by the same seed, and picked out by its id.
+    if let Some(g) = opts.generated.as_ref().filter(|g| g.not_run.is_none())
+        && s.spec.tags.iter().any(|t| t == crate::generated::TAG)
+    {
+        return format!(
+            "pallas-conformance run --target {} --generated-seed {} --generated {} --filter {}",
+            profile.display(),
+            g.seed,
+            g.cases,
+            s.spec.id
+        );
+    }
+    match opts.suite {
         crate::suite::SuiteSource::Files => reproduce_command(&s.path, profile),
         crate::suite::SuiteSource::Embedded => format!(
             "pallas-conformance run --target {} --filter {}",
@@ -453,14 +468,10 @@ async fn build_phase<F: FnMut(&RunEvent)>(
 }
 
 /// The result of a scenario whose task panicked.
-fn panicked(
-    s: &Scenario,
-    target_path: &std::path::Path,
-    suite: crate::suite::SuiteSource,
-) -> ScenarioResult {
+fn panicked(s: &Scenario, target_path: &std::path::Path, opts: &RunOptions) -> ScenarioResult {
     let mut r = scenario_run::errored(s, Instant::now(), "the scenario task panicked".into(), None);
     r.duration_ms = 0.0;
-    r.reproduce = reproduce(s, target_path, suite);
+    r.reproduce = reproduce(s, target_path, opts);
     r
 }
 
@@ -485,7 +496,10 @@ pub async fn run_with_events(
         schema: EVENTS_SCHEMA.into(),
         kit_version: KIT_VERSION.into(),
         target: target.spec.name.clone(),
-        suite: Some(crate::suite::SuiteInfo::current(opts.suite)),
+        suite: Some(crate::suite::SuiteInfo {
+            generated: opts.generated.clone(),
+            ..crate::suite::SuiteInfo::current(opts.suite)
+        }),
         claims: claims_of(target),
         scenarios: total,
         partition,
@@ -549,13 +563,20 @@ pub async fn run_with_events(
             out.emit_live(e, &mut live_steps);
         }
         let (i, mut result) = finished;
-        if result.skipped.is_none() {
+        // A generated case is drawn anew by each seed: its duration says nothing of the next run.
+        if result.skipped.is_none()
+            && !work.scenarios[i]
+                .spec
+                .tags
+                .iter()
+                .any(|t| t == crate::generated::TAG)
+        {
             remembered.insert(&result.id, result.duration_ms);
         }
         if let Some(b) = &opts.baseline {
             b.apply(&mut result);
         }
-        result.reproduce = reproduce(&work.scenarios[i], &target.path, opts.suite);
+        result.reproduce = reproduce(&work.scenarios[i], &target.path, opts);
         done += 1;
         // Its steps were reported live, as they finished.
         result.steps = live_steps.remove(&work.positions[i]).unwrap_or_default();
@@ -571,7 +592,7 @@ pub async fn run_with_events(
     for (i, r) in results.into_iter().enumerate() {
         let r = r.unwrap_or_else(|| {
             // The scenario's task panicked: it is an error, reported like any finished one.
-            let r = panicked(&work.scenarios[i], &target.path, opts.suite);
+            let r = panicked(&work.scenarios[i], &target.path, opts);
             done += 1;
             for e in scenario_events(work.positions[i], done, total, &r) {
                 out.emit(e);
@@ -670,7 +691,10 @@ impl RunResult {
         Self {
             target: target.spec.name.clone(),
             kit_version: KIT_VERSION.into(),
-            suite: Some(crate::suite::SuiteInfo::current(opts.suite)),
+            suite: Some(crate::suite::SuiteInfo {
+                generated: opts.generated.clone(),
+                ..crate::suite::SuiteInfo::current(opts.suite)
+            }),
             claims: claims_of(target),
             scenarios: Vec::new(),
             stale: Vec::new(),

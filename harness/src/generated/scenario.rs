@@ -13,8 +13,8 @@ impl Case {
     pub fn scenario_yaml(&self) -> String {
         let doc = self.scenario();
         let mut out = String::from(
-            "# A generated deployment (pallas-e2e `generated`): run it with\n\
-             #   pallas-conformance run THIS_FILE --target scenarios/targets/reference.yaml --strict\n",
+            "# A generated deployment (`pallas-conformance run`'s generated cases): run it with\n\
+             #   pallas-conformance run THIS_FILE --target YOUR-TARGET.yaml --strict\n",
         );
         let _ = writeln!(out, "# case: {self:?}");
         out.push_str(&serde_saphyr::to_string(&doc).unwrap_or_default());
@@ -59,7 +59,7 @@ impl Case {
             "title": "a generated deployment holds the seed sentences its inputs reach",
             "refs": ["seed 000", "seed 001"],
             "requires": requires,
-            "tags": ["generated"],
+            "tags": [super::TAG],
             "ecosystem": self.ecosystem(),
             "deployment": self.deployment(),
             "steps": steps,

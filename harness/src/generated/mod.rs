@@ -14,15 +14,26 @@
 //! history) plus assertions written from the seed sentences for the generated values. A failing
 //! case shrinks to a minimal deployment and is written out by [`Case::scenario_yaml`] as a file
 //! `pallas-conformance run` reproduces.
+//!
+//! `pallas-conformance run` draws them by default ([`draw`]): from a seed its report prints,
+//! fitted to the capabilities the target claims, next to the suite's scenarios.
 
+mod corners;
+mod draw;
 mod images;
 mod scenario;
 mod search;
+
+pub use corners::{CORNERS, corner_strategy};
+pub use draw::{DEFAULT_CASES, Drawn, GeneratedInfo, draw, fresh_seed, not_applicable, shrink};
 
 use proptest::collection::vec;
 use proptest::prelude::*;
 
 pub use search::{Budget, Found, runner, search};
+
+/// The tag every generated scenario carries.
+pub const TAG: &str = "generated";
 
 /// The mock LLM's one accepted key.
 const LLM_KEY: &str = "sk-kit-generated";

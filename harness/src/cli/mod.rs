@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
+mod generated;
+
 use crate::checks::Grading;
 use crate::client::ClientCommand;
 use crate::runner::{Baseline, RunEvent, RunOptions, RunResult};
@@ -253,6 +255,26 @@ pub struct RunArgs {
     /// a certification's report), for a machine that has none remembered.
     #[arg(long, value_name = "REPORT")]
     pub durations_from: Option<std::path::PathBuf>,
+    /// Generated deployments to draw beside the scenarios: agents.yaml cases over the value
+    /// domains seeds 000 and 001 allow (keys with capitals, digits and runs of underscores,
+    /// several agents, single-agent mode, reloads, several images, second turns, placeholders),
+    /// each judged by the seed sentences its inputs reach. For targets claiming `pallas_config`
+    /// (fitted to their other claims). Default: 12 when the embedded suite or a folder runs,
+    /// none when only files are named; 0 turns them off.
+    #[arg(long, value_name = "N")]
+    pub generated: Option<usize>,
+    /// The seed the generated deployments are drawn from (default: a fresh one). The terminal
+    /// and every report print it; the same seed and count draw the same cases.
+    #[arg(long, value_name = "SEED")]
+    pub generated_seed: Option<u64>,
+    /// Where a failing generated deployment is written, shrunk to the smallest case that still
+    /// fails, as a scenario file to run again and attach to a bug report.
+    #[arg(long, value_name = "DIR", default_value = "pallas-generated")]
+    pub generated_out: PathBuf,
+    /// At most this many runs while shrinking a failing generated deployment (0: write it as
+    /// drawn).
+    #[arg(long, value_name = "RUNS", default_value_t = 32)]
+    pub generated_shrink: usize,
     /// A broken SHOULD fails instead of warning.
     #[arg(long)]
     pub strict: bool,
@@ -448,6 +470,23 @@ async fn run_command(args: RunArgs, out: &mut impl Write, err: &mut impl Write) 
         }
     };
     tgt.env_overrides = args.target_env.iter().cloned().collect::<BTreeMap<_, _>>();
+    let plan = match generated::plan(&args, &tgt.spec.capabilities) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = writeln!(err, "error: {e}");
+            return exit::INVALID_INPUT;
+        }
+    };
+    let mut scenarios = scenarios;
+    if let Some(p) = &plan {
+        match p.scenarios() {
+            Ok(cases) => scenarios.extend(cases),
+            Err(e) => {
+                let _ = writeln!(err, "error: {e}");
+                return exit::HARNESS_ERROR;
+            }
+        }
+    }
     let baseline = match &args.expected_failures {
         None => None,
         Some(p) => match Baseline::load(p) {
@@ -472,6 +511,7 @@ async fn run_command(args: RunArgs, out: &mut impl Write, err: &mut impl Write) 
         keep_dir: args.keep.clone(),
         partition: args.partition,
         suite: source,
+        generated: plan.as_ref().map(|p| p.info.clone()),
         limits: crate::client::LimitOverrides {
             answer_mib: args.max_answer_mib,
             sse_event_mib: args.max_sse_event_mib,
@@ -501,7 +541,7 @@ async fn run_command(args: RunArgs, out: &mut impl Write, err: &mut impl Write) 
         },
     };
     let mut events_error = None;
-    let run = runner::run_with_events(&scenarios, &tgt, &opts, |e| {
+    let mut run = runner::run_with_events(&scenarios, &tgt, &opts, |e| {
         if jsonl {
             let _ = writeln!(out, "{}", e.to_json_line());
             let _ = out.flush();
@@ -519,6 +559,10 @@ async fn run_command(args: RunArgs, out: &mut impl Write, err: &mut impl Write) 
     if let (Some(p), Some(e)) = (&args.events, events_error) {
         let _ = writeln!(err, "error: cannot write {}: {e}", p.display());
         return exit::HARNESS_ERROR;
+    }
+    if let Some(p) = plan {
+        let say: &mut dyn Write = if jsonl { &mut *err } else { &mut *out };
+        generated::shrink_first_failure(&mut run, p, &tgt, &opts, &args, say).await;
     }
     let summary = report::summary(&run);
     let _ = if jsonl {

@@ -1,0 +1,112 @@
+//! The corner cases a run draws first: the same value domains as [`Case::strategy`], narrowed so
+//! that every corner the seeds' sentences turn on is reached on every seed. A key with a capital,
+//! a digit followed by a letter and a run of underscores (the slug, `name.title()`, the
+//! `{agent}_history` prompt, metric labels); three agents, one with a tool that answers, one
+//! whose tool fails with a JSON-RPC error and one without tools; a dotted model name with a
+//! second prefix or a version; two or three images of two types; a `${VAR}` placeholder inside a
+//! longer header value; two turns, each with its own bearer and progress token (a number, 0
+//! first, or a string); and each mode in turn: all agents, one agent alone, a reload that removes
+//! an agent, a reload that adds one.
+
+use proptest::collection::vec;
+use proptest::prelude::*;
+
+use super::{Agent, Case, Change, Header, Mode, Tool, slug};
+
+/// How many corner cases there are (one per mode).
+pub const CORNERS: usize = 4;
+
+/// A key with a capital first, a digit followed by a letter, a run of two or three underscores
+/// and a capital after it.
+fn corner_key() -> impl Strategy<Value = String> {
+    "[A-Z][a-z]{1,3}[0-9][a-z]{1,2}_{2,3}[a-z][A-Z][a-z0-9]{0,2}"
+}
+
+fn words() -> impl Strategy<Value = String> {
+    "[A-Z][a-z]{1,6}( [A-Za-z0-9]{1,6}){0,2}"
+}
+
+fn corner_agent(tool: Tool) -> impl Strategy<Value = Agent> {
+    (corner_key(), proptest::option::of(words())).prop_map(move |(key, description)| Agent {
+        key,
+        // No title: the default (`name.title()`) is what the corners are about.
+        title: None,
+        description,
+        tool,
+    })
+}
+
+/// A model part with dots: a version (`abc.4.x`) or a second provider-like prefix.
+fn corner_model() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z][a-z0-9-]{0,6}\\.[0-9]{1,2}\\.[a-z0-9-]{1,4}",
+        "(openai|anthropic)\\.[a-z][a-z0-9-]{0,6}\\.[0-9]",
+    ]
+}
+
+fn corner_header() -> impl Strategy<Value = Header> {
+    (
+        prop_oneof![
+            Just("X-Kit-Tenant".to_owned()),
+            Just("X-Api-Key".to_owned())
+        ],
+        "[a-zA-Z0-9]{4,12}",
+    )
+        .prop_map(|(name, value)| Header { name, value })
+}
+
+/// Corner case `i` (of [`CORNERS`]): its mode, whether the downstream opted into the bearer, and
+/// whether its progress tokens are numbers follow from `i`; every other value is drawn.
+pub fn corner_strategy(i: usize) -> BoxedStrategy<Case> {
+    let agents = (
+        corner_agent(Tool::Echo),
+        corner_agent(Tool::RpcError),
+        corner_agent(Tool::None),
+    )
+        .prop_map(|(a, b, c)| vec![a, b, c])
+        .prop_filter("distinct slugs", |a| {
+            let mut slugs: Vec<String> = a.iter().map(|x| slug(&x.key)).collect();
+            slugs.sort();
+            slugs.dedup();
+            slugs.len() == a.len()
+        });
+    (
+        "[a-z]{2,4}\\.[a-z0-9-]{2,8}(\\.[a-z]{2,5})?",
+        corner_model(),
+        agents,
+        vec(corner_header(), 1..=1),
+        vec(vec(any::<u8>(), 3), 2..=3),
+        corner_agent(Tool::Echo),
+    )
+        .prop_filter_map(
+            "the added agent's slug is new",
+            move |(namespace, default_model, agents, headers, images, added)| {
+                let mode = match i % CORNERS {
+                    0 => Mode::All,
+                    1 => Mode::Single(1),
+                    2 => Mode::Reload(Change::Remove),
+                    _ => {
+                        if agents.iter().any(|a| slug(&a.key) == slug(&added.key)) {
+                            return None;
+                        }
+                        Mode::Reload(Change::Add(added))
+                    }
+                };
+                Some(Case {
+                    namespace,
+                    default_model,
+                    vision: Some(true),
+                    agents,
+                    headers,
+                    forward: i % 2 == 0,
+                    images,
+                    bearer: true,
+                    progress: 3,
+                    numeric_tokens: i < 2,
+                    turns: 2,
+                    mode,
+                })
+            },
+        )
+        .boxed()
+}
