@@ -158,11 +158,7 @@ pub fn coverage_section(root: &Path, file: &MutantFile) -> String {
     let _ = writeln!(
         out,
         "**{caught}** of **{realised}** realised mutants caught ({}%).\n",
-        if realised == 0 {
-            0
-        } else {
-            caught * 100 / realised
-        }
+        (caught * 100).checked_div(realised).unwrap_or_default()
     );
     let _ = writeln!(
         out,

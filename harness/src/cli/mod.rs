@@ -446,6 +446,44 @@ fn scenarios_command(cmd: &ScenariosCommand, out: &mut impl Write, err: &mut imp
     }
 }
 
+/// The run's options from its arguments (durations aside: they need the target's name).
+fn run_options(
+    args: &RunArgs,
+    source: crate::suite::SuiteSource,
+    baseline: Option<Baseline>,
+    generated: Option<crate::generated::GeneratedInfo>,
+) -> RunOptions {
+    let mut opts = RunOptions {
+        grading: Grading {
+            strict: args.strict,
+            lenient: args.lenient,
+            self_test: args.self_test,
+        },
+        filters: args.filters.clone(),
+        registry_url: args.registry_url.clone(),
+        step_timeout: args.step_timeout,
+        scenario_deadline: args.scenario_deadline,
+        baseline,
+        keep_dir: args.keep.clone(),
+        partition: args.partition,
+        suite: source,
+        generated,
+        limits: crate::client::LimitOverrides {
+            answer_mib: args.max_answer_mib,
+            sse_event_mib: args.max_sse_event_mib,
+            registry_mib: args.max_registry_mib,
+            metrics_mib: args.max_metrics_mib,
+            logs_mib: args.max_logs_mib,
+        },
+        ..RunOptions::default()
+    };
+    match args.jobs.unwrap_or(runner::schedule::Jobs::Adaptive) {
+        runner::schedule::Jobs::Fixed(j) => opts.jobs = j,
+        runner::schedule::Jobs::Adaptive => opts.adaptive_jobs = true,
+    }
+    opts
+}
+
 async fn run_command(args: RunArgs, out: &mut impl Write, err: &mut impl Write) -> u8 {
     let (loaded, source) = if args.paths.is_empty() {
         (crate::suite::load(), crate::suite::SuiteSource::Embedded)
@@ -497,34 +535,13 @@ async fn run_command(args: RunArgs, out: &mut impl Write, err: &mut impl Write) 
             }
         },
     };
-    let mut opts = RunOptions {
-        grading: Grading {
-            strict: args.strict,
-            lenient: args.lenient,
-            self_test: args.self_test,
-        },
-        filters: args.filters.clone(),
-        registry_url: args.registry_url.clone(),
-        step_timeout: args.step_timeout,
-        scenario_deadline: args.scenario_deadline,
+    let opts = run_options(
+        &args,
+        source,
         baseline,
-        keep_dir: args.keep.clone(),
-        partition: args.partition,
-        suite: source,
-        generated: plan.as_ref().map(|p| p.info.clone()),
-        limits: crate::client::LimitOverrides {
-            answer_mib: args.max_answer_mib,
-            sse_event_mib: args.max_sse_event_mib,
-            registry_mib: args.max_registry_mib,
-            metrics_mib: args.max_metrics_mib,
-            logs_mib: args.max_logs_mib,
-        },
-        ..RunOptions::default()
-    };
-    match args.jobs.unwrap_or(runner::schedule::Jobs::Adaptive) {
-        runner::schedule::Jobs::Fixed(j) => opts.jobs = j,
-        runner::schedule::Jobs::Adaptive => opts.adaptive_jobs = true,
-    }
+        plan.as_ref().map(|p| p.info.clone()),
+    );
+    let mut opts = opts;
     if !args.forget_durations {
         opts.durations = runner::schedule::durations_file(&tgt.spec.name);
         opts.durations_from.clone_from(&args.durations_from);

@@ -98,7 +98,7 @@ pub fn corner_strategy(i: usize) -> BoxedStrategy<Case> {
                     vision: Some(true),
                     agents,
                     headers,
-                    forward: i % 2 == 0,
+                    forward: i.is_multiple_of(2),
                     images,
                     bearer: true,
                     progress: 3,

@@ -496,10 +496,7 @@ pub async fn run_with_events(
         schema: EVENTS_SCHEMA.into(),
         kit_version: KIT_VERSION.into(),
         target: target.spec.name.clone(),
-        suite: Some(crate::suite::SuiteInfo {
-            generated: opts.generated.clone(),
-            ..crate::suite::SuiteInfo::current(opts.suite)
-        }),
+        suite: suite_info(opts),
         claims: claims_of(target),
         scenarios: total,
         partition,
@@ -563,14 +560,7 @@ pub async fn run_with_events(
             out.emit_live(e, &mut live_steps);
         }
         let (i, mut result) = finished;
-        // A generated case is drawn anew by each seed: its duration says nothing of the next run.
-        if result.skipped.is_none()
-            && !work.scenarios[i]
-                .spec
-                .tags
-                .iter()
-                .any(|t| t == crate::generated::TAG)
-        {
+        if result.skipped.is_none() && remembered_kind(&work.scenarios[i]) {
             remembered.insert(&result.id, result.duration_ms);
         }
         if let Some(b) = &opts.baseline {
@@ -617,6 +607,20 @@ pub async fn run_with_events(
     };
     out.emit(events::run_finished(&result));
     replayed(&out.events, result)
+}
+
+/// The suite a run names: where its scenarios came from, and its generated deployments.
+fn suite_info(opts: &RunOptions) -> Option<crate::suite::SuiteInfo> {
+    Some(crate::suite::SuiteInfo {
+        generated: opts.generated.clone(),
+        ..crate::suite::SuiteInfo::current(opts.suite)
+    })
+}
+
+/// Whether a scenario's duration is worth remembering: not a generated case's, drawn anew by each
+/// seed (its duration says nothing of the next run).
+fn remembered_kind(s: &Scenario) -> bool {
+    !s.spec.tags.iter().any(|t| t == crate::generated::TAG)
 }
 
 /// What the workers of a run share: the scenarios, the order they start in, and the gate.
@@ -691,10 +695,7 @@ impl RunResult {
         Self {
             target: target.spec.name.clone(),
             kit_version: KIT_VERSION.into(),
-            suite: Some(crate::suite::SuiteInfo {
-                generated: opts.generated.clone(),
-                ..crate::suite::SuiteInfo::current(opts.suite)
-            }),
+            suite: suite_info(opts),
             claims: claims_of(target),
             scenarios: Vec::new(),
             stale: Vec::new(),
