@@ -305,22 +305,30 @@ impl Case {
         }));
     }
 
-    /// Every image of the first message is in the history with its own type.
+    /// Every image of the first message is in the history with its own type: one entry for them
+    /// all (one cause, one finding).
     fn history_image_checks(&self, history: &str, checks: &mut Vec<Value>) {
         let images: Vec<Value> = self.images.iter().enumerate().map(image_json).collect();
-        for (i, img) in images.iter().enumerate() {
-            let (data, mime) = (
-                img["data"].as_str().unwrap_or(""),
-                img["mime_type"].as_str().unwrap_or(""),
-            );
-            checks.push(json!({
-                "check": "MSG-005",
-                "title": format!("image {} of {} is kept in the history as `{mime}`", i + 1, images.len()),
-                "assert": {"output": {"step": history,
-                    "path": format!("$.result.messages[?@.content.type == 'image' && @.content.data == '{data}'].content.mimeType"),
-                    "equals": mime}},
-            }));
+        if images.is_empty() {
+            return;
         }
+        let each: Vec<String> = images
+            .iter()
+            .map(|img| {
+                format!(
+                    "(@.content.data == '{}' && @.content.mimeType == '{}')",
+                    img["data"].as_str().unwrap_or(""),
+                    img["mime_type"].as_str().unwrap_or("")
+                )
+            })
+            .collect();
+        checks.push(json!({
+            "check": "MSG-005",
+            "title": format!("the {} image(s) of the first message are kept in the history, each with its own type", images.len()),
+            "assert": {"output": {"step": history,
+                "path": format!("$.result.messages[?@.content.type == 'image' && ({})]", each.join(" || ")),
+                "count": {"equals": images.len()}}},
+        }));
     }
 
     /// What the downstream received during one message: each configured header with its
@@ -343,7 +351,7 @@ impl Case {
         for h in &self.headers {
             checks.push(json!({
                 "check": "CFG-010",
-                "title": format!("`{}: {}${{VAR}}` reaches the downstream with the variable expanded", h.name, h.prefix()),
+                "title": format!("the `{}` header, configured with a `${{VAR}}` placeholder{}, reaches the downstream with the variable expanded", h.name, if h.prefix().is_empty() { "" } else { " after the scheme" }),
                 "given": {"journal": {"server": DOWNSTREAM, "tool": tool, "during": [step], "count": {"min": 1}}},
                 "assert": {"journal": {"server": DOWNSTREAM, "method": "tools/call", "during": [step],
                     "header": h.name.to_ascii_lowercase(), "header_equals": format!("{}{}", h.prefix(), h.value)}},
