@@ -65,20 +65,20 @@ pub fn plan(args: &RunArgs, claims: &[Capability]) -> Result<Option<Plan>, PlanE
     if count == 0 {
         return Ok(None);
     }
-    if args.partition.is_some() && args.generated_seed.is_none() {
-        return Err(PlanError::PartitionWithoutSeed);
-    }
-    let seed = args.generated_seed.unwrap_or_else(generated::fresh_seed);
     if let Some(why) = generated::not_applicable(claims) {
         return Ok(Some(Plan {
             info: GeneratedInfo {
-                seed,
+                seed: args.generated_seed.unwrap_or_default(),
                 cases: 0,
                 not_run: Some(why),
             },
             drawn: Vec::new(),
         }));
     }
+    if args.partition.is_some() && args.generated_seed.is_none() {
+        return Err(PlanError::PartitionWithoutSeed);
+    }
+    let seed = args.generated_seed.unwrap_or_else(generated::fresh_seed);
     let drawn = generated::draw(seed, count, claims);
     Ok(Some(Plan {
         info: GeneratedInfo {
