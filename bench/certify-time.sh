@@ -2,12 +2,10 @@
 # Where a certification run's time goes: the embedded suite (or the given paths) against one
 # target profile, with figures from the run's own event stream and the harness process's CPU.
 #
-#   bench/certify-time.sh PROFILE [--release | --binary PATH] [--warm PYTHON PRELOAD-FILE]
-#                         [-- RUN-ARGS…]
+#   bench/certify-time.sh PROFILE [--release | --binary PATH] [--cold] [-- RUN-ARGS…]
 #
-# --warm runs the harness under certify/python/warm.py with that interpreter and preload list, as
-# .ci/certify-pallas-fastagent does: the profile's command starts each deployment forked from the
-# warm interpreter when PALLAS_WARM_SOCKET is set. Its CPU is counted with the rest.
+# A profile with a fast start (`fast_start:`, harness/docs/fast-start.md) starts warm; --cold
+# starts every deployment cold. The warm server's CPU is counted with the rest.
 #
 # Prints: wall time; CPU of the harness and everything it started (user + system, and the mean
 # number of busy cores); scenarios run and skipped; deployments started; the sum of scenario
@@ -21,17 +19,16 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-profile=${1:?usage: bench/certify-time.sh PROFILE [--release | --binary PATH] [--warm PYTHON PRELOAD-FILE] [-- RUN-ARGS…]}
+profile=${1:?usage: bench/certify-time.sh PROFILE [--release | --binary PATH] [--cold] [-- RUN-ARGS…]}
 shift
 binary=""
 build=debug
-warm=()
+cold=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --binary) binary=$2; shift 2 ;;
     --release) build=release; shift ;;
-    --warm) warm=("${2:?--warm PYTHON PRELOAD-FILE}" certify/python/warm.py run
-                  --preload-file "${3:?--warm PYTHON PRELOAD-FILE}" --); shift 3 ;;
+    --cold) cold=(--cold); shift ;;
     --) shift; break ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
@@ -58,7 +55,7 @@ for a in "${paths[@]}"; do case "$a" in -*) ;; *) has_path=1 ;; esac; done
 times >"$out/times-before"
 start_ns=$(date +%s%N)
 set +e
-"${warm[@]}" "$binary" run "${paths[@]}" --target "$profile" --events "$out/events.jsonl" >"$out/run.log" 2>&1
+"$binary" run "${paths[@]}" --target "$profile" "${cold[@]}" --events "$out/events.jsonl" >"$out/run.log" 2>&1
 status=$?
 set -e
 end_ns=$(date +%s%N)

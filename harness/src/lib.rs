@@ -29,6 +29,7 @@ pub mod deploy;
 pub mod diag;
 pub mod escapees;
 pub mod exit;
+pub mod fast_start;
 pub mod generated;
 pub mod init;
 pub mod load;

@@ -7,6 +7,7 @@ mod harness {
     mod certification;
     pub mod common;
     mod events;
+    mod fast_start;
     mod generated;
     mod matrix;
     mod profiles;

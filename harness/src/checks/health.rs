@@ -210,16 +210,27 @@ pub(super) fn health_status_known(c: &CheckSpec, o: &Observed) -> Outcome {
 
 /// HEALTH-003: a message whenever the status is not `ok`.
 pub(super) fn health_message_present(c: &CheckSpec, o: &Observed) -> Outcome {
-    health_answers(c, o, |s, h| {
+    let not_ok = std::cell::Cell::new(false);
+    let outcome = health_answers(c, o, |s, h| {
         let status = h.status.as_str();
-        if status != "ok" && h.message.as_deref().is_none_or(str::is_empty) {
+        if status == "ok" {
+            return None;
+        }
+        not_ok.set(true);
+        if h.message.as_deref().is_none_or(str::is_empty) {
             return Some(fail(
                 format!("status `{status}` without a message"),
                 vec![Evidence::new(&s.name, "a message", excerpt(&json!(h), 200))],
             ));
         }
         None
-    })
+    });
+    if outcome.is_kept() && !not_ok.get() {
+        return Outcome::NotApplicable(
+            "every `get_health` answer was `ok`: the rule binds the answers that are not".into(),
+        );
+    }
+    outcome
 }
 
 /// HEALTH-011: a timestamp, when present, is ISO 8601 (RFC 3339); without any timestamp in the

@@ -245,6 +245,27 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
                 format!("a response with id {sent} (or null, for an error)"),
             );
         }
+        if null_id_errors_only(s) {
+            // An HTTP error whose body is an id-less JSON-RPC error is the transport refusing the
+            // request (MCP transports: the body "MAY comprise a JSON-RPC error response that has
+            // no `id`"); on a 2xx answer, the request's readable id had to be echoed.
+            if status(s) >= 400 {
+                continue;
+            }
+            return Outcome::breaks(
+                "mcp.error-response-same-id",
+                format!(
+                    "`{}` sent a well-formed request with id {sent} and got an error with id null, on HTTP {}",
+                    s.name,
+                    status(s)
+                ),
+                vec![Evidence::new(
+                    &s.name,
+                    format!("an error response with id {sent}"),
+                    "id null",
+                )],
+            );
+        }
         if got_response(s) {
             let ids: Vec<String> = s
                 .observation
@@ -283,6 +304,14 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
             );
         }
     }
+    let steps_answered = steps
+        .iter()
+        .filter(|s| {
+            s.observation
+                .exchange()
+                .is_some_and(|x| x.response.is_some())
+        })
+        .count();
     for s in steps {
         if s.timed_out {
             let cause = s
@@ -323,9 +352,30 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     if kept.is_empty() {
+        if steps_answered == 0 && !raw.is_empty() {
+            return Outcome::NotApplicable(
+                "every request was refused by an HTTP error whose JSON-RPC error body has no id (MCP transports allow it): no response id to judge".into(),
+            );
+        }
         return Outcome::Inconclusive("no request got a JSON-RPC response to judge".into());
     }
     Outcome::Kept(kept)
+}
+
+/// Whether every JSON-RPC response a step got is an error with id null (at least one).
+fn null_id_errors_only(s: &StepRecord) -> bool {
+    let responses: Vec<JsonRef<'_>> = s
+        .observation
+        .exchange()
+        .into_iter()
+        .flat_map(|x| x.messages.iter())
+        .map(|m| m.message.root())
+        .filter(|m| is_response(*m))
+        .collect();
+    !responses.is_empty()
+        && responses
+            .iter()
+            .all(|m| m.get("error").is_some() && m.get("id").is_none_or(JsonRef::is_null))
 }
 
 /// MCP-009's failure for a response whose id answers no request: "`step` {did} a response with

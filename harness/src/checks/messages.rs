@@ -348,7 +348,11 @@ pub(super) fn msg_round_trip(c: &CheckSpec, o: &Observed) -> Outcome {
         }
         kept.push(Witness::new(
             &s.name,
-            format!("a text result: {}", excerpt(&json!(text), 160)),
+            format!(
+                "a text result after {} request(s) to the mock model during the step: {}",
+                llm_requests_during(o, s).len(),
+                excerpt(&json!(text), 140)
+            ),
         ));
     }
     Outcome::Kept(kept)

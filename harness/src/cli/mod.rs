@@ -275,6 +275,10 @@ pub struct RunArgs {
     /// drawn).
     #[arg(long, value_name = "RUNS", default_value_t = 32)]
     pub generated_shrink: usize,
+    /// Start every launch cold, even where the profile has a `fast_start` (to compare the
+    /// verdicts of a warm run with a cold one).
+    #[arg(long)]
+    pub cold: bool,
     /// A broken SHOULD fails instead of warning.
     #[arg(long)]
     pub strict: bool,
@@ -446,6 +450,22 @@ fn scenarios_command(cmd: &ScenariosCommand, out: &mut impl Write, err: &mut imp
     }
 }
 
+/// Starts `tgt`'s warm server when its profile has a `fast_start` and the run is not `cold`,
+/// and points `{{python}}` at its launcher.
+fn fast_start(
+    tgt: &mut target::Target,
+    cold: bool,
+) -> Result<Option<crate::fast_start::WarmServer>, crate::fast_start::FastStartError> {
+    if cold {
+        return Ok(None);
+    }
+    let warm = crate::fast_start::WarmServer::start(tgt)?;
+    if let Some(w) = &warm {
+        tgt.python = Some(w.launcher.display().to_string());
+    }
+    Ok(warm)
+}
+
 /// The run's options from its arguments (durations aside: they need the target's name).
 fn run_options(
     args: &RunArgs,
@@ -508,6 +528,14 @@ async fn run_command(args: RunArgs, out: &mut impl Write, err: &mut impl Write) 
         }
     };
     tgt.env_overrides = args.target_env.iter().cloned().collect::<BTreeMap<_, _>>();
+    // Held for the whole run: its launches end with it.
+    let warm = match fast_start(&mut tgt, args.cold) {
+        Ok(w) => w,
+        Err(e) => {
+            let _ = writeln!(err, "error: {e}");
+            return exit::HARNESS_ERROR;
+        }
+    };
     let plan = match generated::plan(&args, &tgt.spec.capabilities) {
         Ok(p) => p,
         Err(e) => {
@@ -587,6 +615,7 @@ async fn run_command(args: RunArgs, out: &mut impl Write, err: &mut impl Write) 
     } else {
         out.write_all(summary.as_bytes())
     };
+    drop(warm);
     if let Err(code) = write_reports(&run, &args.files, err) {
         return code;
     }

@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use message_key::MessageKey;
-pub use render::{Rendered, render_deployment};
+pub use render::{Rendered, render_deployment, static_vars};
 
 use crate::log_format::LogFormat;
 use crate::scenario::{Capability, DeploymentSpec, InstanceScope, InvalidFiles, from_yaml};
@@ -103,6 +103,11 @@ pub struct TargetSpec {
     /// How a reload is triggered after the files are rewritten: `sighup` (default) or `restart`.
     #[serde(default)]
     pub reload: ReloadMode,
+    /// A fast start for a Python bridge: every launch is forked from an interpreter that has
+    /// already imported the bridge's libraries, and runs as `python -m MODULE ARGS` would. The
+    /// command names the interpreter `{{python}}` (`["{{python}}", "-m", "my_bridge"]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fast_start: Option<FastStart>,
     /// Default step timeout for this target (the command line's `--step-timeout` is the
     /// fallback; a scenario's `timeouts.step` wins over both).
     #[serde(
@@ -241,6 +246,19 @@ pub struct ProbeSpec {
     pub each_agent: bool,
 }
 
+/// `fast_start:` of a profile (`harness/docs/fast-start.md`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FastStart {
+    /// The bridge's Python interpreter: a path, or shell words (`${VENV}/bin/python`) expanded
+    /// in the profile's environment.
+    pub python: String,
+    /// Modules imported once before any launch: the bridge's libraries, never its own code (a
+    /// module that reads its configuration when imported would read it once for every launch).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preload: Vec<String>,
+}
+
 /// A loaded profile and where it lives (relative paths resolve against the workspace root:
 /// the nearest ancestor of the profile holding a `Cargo.toml` with `[workspace]`).
 #[derive(Debug, Clone)]
@@ -253,6 +271,9 @@ pub struct Target {
     pub workspace: PathBuf,
     /// Extra environment from the command line (wins over the profile's `env`).
     pub env_overrides: BTreeMap<String, String>,
+    /// What `{{python}}` names when the profile has a `fast_start`: the warm launcher of the
+    /// run's warm server, or (a cold run) the profile's interpreter.
+    pub python: Option<String>,
 }
 
 impl Target {
@@ -627,5 +648,6 @@ pub fn load(path: &Path) -> Result<Target, InvalidFiles> {
         path: path.to_path_buf(),
         workspace: workspace_root(path),
         env_overrides: BTreeMap::new(),
+        python: None,
     })
 }

@@ -80,6 +80,27 @@ fn slug(agent: &str) -> String {
     agent.replace('_', "-")
 }
 
+/// The templates a profile may use outside any deployment: `{{workspace}}`,
+/// `{{cargo_target_dir}}` and, with a `fast_start`, `{{python}}`.
+pub fn static_vars(target: &Target) -> Vars {
+    let mut vars = Vars::new();
+    vars.insert("workspace".into(), target.workspace.display().to_string());
+    let target_dir = std::env::var("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| target.workspace.join("target"));
+    let target_dir = if target_dir.is_absolute() {
+        target_dir
+    } else {
+        target.workspace.join(target_dir)
+    };
+    vars.insert("cargo_target_dir".into(), target_dir.display().to_string());
+    if let Some(fast) = &target.spec.fast_start {
+        let python = target.python.clone().unwrap_or_else(|| fast.python.clone());
+        vars.insert("python".into(), python);
+    }
+    vars
+}
+
 /// Renders `deployment` for `target` into `run_dir`. `mock_urls` maps mock names to URLs;
 /// `ports` reuses earlier port choices (reload keeps ports stable), new agents get free ports.
 pub fn render_deployment(
@@ -92,18 +113,8 @@ pub fn render_deployment(
 ) -> Result<Rendered, RenderError> {
     let terr = RenderError::template(target);
     let io = RenderError::io;
-    let mut vars = Vars::new();
-    vars.insert("workspace".into(), target.workspace.display().to_string());
+    let mut vars = static_vars(target);
     vars.insert("run.dir".into(), run_dir.display().to_string());
-    let target_dir = std::env::var("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| target.workspace.join("target"));
-    let target_dir = if target_dir.is_absolute() {
-        target_dir
-    } else {
-        target.workspace.join(target_dir)
-    };
-    vars.insert("cargo_target_dir".into(), target_dir.display().to_string());
     for (name, url) in mock_urls {
         vars.insert(format!("mocks.{name}.url"), url.clone());
     }

@@ -11,6 +11,7 @@ fn profile(extra: &str) -> Result<Target, String> {
             path: "t.yaml".into(),
             workspace: ".".into(),
             env_overrides: Default::default(),
+            python: None,
         })
         .map_err(|e| e.render_plain())
 }

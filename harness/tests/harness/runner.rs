@@ -33,6 +33,7 @@ fn custom_target(yaml: &str) -> Target {
         path: workspace().join("scenarios/targets/test.yaml"),
         workspace: workspace(),
         env_overrides: Default::default(),
+        python: None,
     }
 }
 
