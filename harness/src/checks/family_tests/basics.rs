@@ -279,8 +279,15 @@ fn a_timestamp_that_is_not_iso_8601_fails_health_011_and_none_at_all_is_inconclu
     };
     let epoch = answer(json!({"status": "ok", "timestamp": "1700000000"}));
     assert!(matches!(verdict("HEALTH-011", &epoch), Outcome::Fail(..)));
-    // HEALTH-003 judges only the message now.
-    kept(verdict("HEALTH-003", &epoch));
+    // HEALTH-003 judges only the message, of an answer that is not `ok`.
+    assert!(matches!(
+        verdict("HEALTH-003", &epoch),
+        Outcome::NotApplicable(..)
+    ));
+    let degraded = answer(json!({"status": "degraded", "message": "argos unreachable"}));
+    kept(verdict("HEALTH-003", &degraded));
+    let silent = answer(json!({"status": "degraded"}));
+    assert!(matches!(verdict("HEALTH-003", &silent), Outcome::Fail(..)));
     let iso = answer(json!({"status": "ok", "timestamp": "2026-11-24T10:00:00Z"}));
     kept(verdict("HEALTH-011", &iso));
     let none = answer(json!({"status": "ok"}));

@@ -257,21 +257,29 @@ fn mcp_002_accepts_a_session_less_server_but_not_an_invisible_session_id() {
 
 #[test]
 fn mcp_009_judges_raw_requests_only_on_the_responses_they_got() {
-    let raw = |messages: Value| {
+    let raw_with = |status: u16, messages: Value| {
         let mut s = step(
             "raw",
             "raw",
             0,
             1,
-            json!({"status": 400, "messages": messages}),
+            json!({"status": status, "messages": messages}),
         );
         s.set_request(json!({"body": r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#}));
         s
     };
+    let raw = |messages: Value| raw_with(400, messages);
     let answer = |id: Value| json!([{"at_ms": 1.0, "message": {"jsonrpc": "2.0", "id": id, "error": {"code": -32600, "message": "bad"}}}]);
     let judge = |s| run("MCP-009", &CheckSpec::default(), &obs(vec![s]));
     kept(judge(raw(answer(json!(5)))));
-    kept(judge(raw(answer(Value::Null))));
+    // An HTTP error with an id-less error body is the transport's refusal (MCP transports allow
+    // the body to have no id): no response id to judge.
+    assert!(matches!(
+        judge(raw(answer(Value::Null))),
+        Outcome::NotApplicable(_)
+    ));
+    // On a 200 answer, the request's readable id had to come back.
+    assert!(fails(&judge(raw_with(200, answer(Value::Null)))));
     assert!(fails(&judge(raw(answer(json!("server-error"))))));
     // No response at all (an HTTP error without a body): nothing to judge, not a pass.
     assert!(matches!(judge(raw(json!([]))), Outcome::NotApplicable(_)));
