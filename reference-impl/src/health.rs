@@ -314,7 +314,9 @@ pub async fn check(
     );
     let (probes, (provider_status, reprobed)) = tokio::join!(probes, provider);
     for probe in &probes {
-        metrics.set_downstream_up(&settings.name, &probe.server, probe.problem.is_none());
+        if probe.problem.is_none() || !crate::defect!("fm-downstream-up-not-zeroed") {
+            metrics.set_downstream_up(&settings.name, &probe.server, probe.problem.is_none());
+        }
         if let Some(problem) = &probe.problem {
             tracing::info!(target: "pallas::health", agent = %settings.name, server = %probe.server, %problem, "downstream unreachable");
         }
@@ -396,10 +398,22 @@ pub fn summarize(probes: &[ProbeResult], provider: &ProviderStatus, serving: boo
         } else {
             parts.join("; ")
         };
+        let all_down = !probes.is_empty() && unreachable.len() == probes.len();
+        // `fm-health-llm-only-no-message`: the message names the unreachable servers only.
+        let message = match parts.first() {
+            Some(first) if crate::defect!("fm-health-llm-only-no-message") => {
+                Some(first.clone()).filter(|_| !unreachable.is_empty())
+            }
+            _ => Some(message),
+        };
         HealthReport {
-            status: HealthStatus::Degraded,
+            status: if all_down && crate::defect!("fm-health-all-down-error") {
+                HealthStatus::Error
+            } else {
+                HealthStatus::Degraded
+            },
             timestamp,
-            message: Some(message).filter(|_| !crate::defect!("health-no-message")),
+            message: message.filter(|_| !crate::defect!("health-no-message")),
         }
     }
 }

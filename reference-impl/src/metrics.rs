@@ -382,7 +382,9 @@ impl Metrics {
         if ok && crate::defect!("metrics-send-counted-twice") {
             counter.inc();
         }
-        if crate::defect!("metrics-duration-never-sampled") {
+        if crate::defect!("metrics-duration-never-sampled")
+            || (!ok && crate::defect!("fm-duration-success-only"))
+        {
             return;
         }
         let seconds = if crate::defect!("metrics-send-duration-zero") {
@@ -537,6 +539,7 @@ impl AgentSeries {
             || crate::defect!("metrics-duration-never-sampled")
             || crate::defect!("metrics-send-duration-zero")
             || crate::defect!("send-duration-model-only")
+            || crate::defect!("fm-duration-success-only")
         {
             return self.metrics.observe_send_message(&self.agent, ok, elapsed);
         }

@@ -140,6 +140,8 @@ impl Progress {
         if crate::defect!("progress-not-monotonic") {
             progress = 1000.0 - progress;
         }
+        // `fm-step-total-set`: loop steps (`… (llm)`, `… (tool)`) carry a `total`.
+        let loop_step = message.ends_with(" (llm)") || message.ends_with(" (tool)");
         let message = reworded(message);
         let mut param =
             ProgressNotificationParam::new(token.clone(), progress).with_message(message);
@@ -147,6 +149,7 @@ impl Progress {
             param = param.with_total(1.0);
         } else if (finished && !crate::defect!("progress-completed-without-total"))
             || crate::defect!("progress-total-on-steps")
+            || (loop_step && crate::defect!("fm-step-total-set"))
         {
             param = param.with_total(progress);
         }

@@ -64,7 +64,9 @@ impl PublishedAgent {
             json!({
                 "model": if crate::defect!("capabilities-model-with-prefix") {
                     format!("{}.{}", s.model.provider, s.model.model)
-                } else if crate::defect!("cm-capabilities-model-after-last-dot") {
+                } else if crate::defect!("cm-capabilities-model-after-last-dot")
+                    || crate::defect!("fm-model-after-last-dot")
+                {
                     s.model.model.rsplit('.').next().unwrap_or_default().to_owned()
                 } else {
                     s.model.model.clone()
@@ -93,7 +95,16 @@ impl PublishedAgent {
         });
         Self {
             agent: s.name.clone(),
-            name: registry_name(namespace, &s.name),
+            name: match entry.card.file_stem().and_then(|f| f.to_str()) {
+                // `fm-slug-from-module`: the slug from the module's last segment.
+                Some(stem)
+                    if entry.card.extension().is_some_and(|e| e == "py")
+                        && crate::defect!("fm-slug-from-module") =>
+                {
+                    registry_name(namespace, stem)
+                }
+                _ => registry_name(namespace, &s.name),
+            },
             title: entry.title.clone(),
             description: entry.description.clone(),
             version: version.to_owned(),
@@ -201,6 +212,7 @@ pub struct RegistryState {
     agents: Arc<RwLock<IndexMap<String, PublishedAgent>>>,
     providers: Arc<RwLock<Vec<LlmStatusCell>>>,
     metrics: Option<Metrics>,
+    frozen: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for RegistryState {
@@ -218,8 +230,23 @@ impl RegistryState {
         }
     }
 
+    /// `fm-registry-frozen-at-startup`: from now on the catalogue no longer changes.
+    pub fn freeze_if_defective(&self) {
+        if crate::defect!("fm-registry-frozen-at-startup") {
+            self.frozen
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    fn is_frozen(&self) -> bool {
+        self.frozen.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Publishes (or replaces) an agent.
     pub fn publish(&self, agent: PublishedAgent) {
+        if self.is_frozen() {
+            return;
+        }
         if let Ok(mut agents) = self.agents.write() {
             agents.insert(agent.agent.clone(), agent);
         }
@@ -227,7 +254,7 @@ impl RegistryState {
 
     /// Withdraws an agent.
     pub fn withdraw(&self, agent: &str) {
-        if crate::defect!("registry-keeps-removed-agent") {
+        if crate::defect!("registry-keeps-removed-agent") || self.is_frozen() {
             return;
         }
         if let Ok(mut agents) = self.agents.write() {

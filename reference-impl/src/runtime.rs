@@ -283,8 +283,22 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
         })
         .cloned()
         .collect();
+    // `fm-depends-on-two-waves`: every agent named in a `depends_on` first (file order), then
+    // the rest.
+    let named = |a: &AgentEntry| {
+        let named = deployment.agents.iter();
+        named.flat_map(|o| &o.depends_on).any(|d| d == a.name())
+    };
     let selected: Vec<AgentEntry> = if crate::defect!("depends-on-reversed") {
         selected.into_iter().rev().collect()
+    } else if crate::defect!("fm-depends-on-two-waves") {
+        let (first, rest): (Vec<_>, Vec<_>) = deployment
+            .agents
+            .iter()
+            .filter(|a| selected.iter().any(|s| s.name() == a.name()))
+            .cloned()
+            .partition(|a| named(a));
+        first.into_iter().chain(rest).collect()
     } else {
         selected
     };
@@ -354,7 +368,9 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
             let Some(listener) = listeners.remove(entry.name()) else {
                 continue;
             };
-            if !crate::defect!("depends-on-reversed") {
+            if crate::defect!("fm-depends-on-two-waves") && named(&entry) {
+                // The first wave starts together: it waits for nothing.
+            } else if !crate::defect!("depends-on-reversed") {
                 wait_for_dependencies(&entry, &state, shared.options.ready_timeout)
                     .await
                     .inspect_err(|_| shared.root.cancel())?;
@@ -374,6 +390,7 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
         }
     }
 
+    shared.registry.freeze_if_defective();
     let watch_task = shared
         .options
         .watch

@@ -200,9 +200,10 @@ impl DownstreamSettings {
 
     /// Whether a configured `Authorization` header exists (it wins over a forwarded bearer).
     pub fn has_configured_authorization(&self) -> bool {
-        self.headers
-            .iter()
-            .any(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+        self.headers.iter().any(|(name, _)| {
+            name.eq_ignore_ascii_case("authorization")
+                && (name == "Authorization" || !crate::defect!("fm-explicit-auth-case-sensitive"))
+        })
     }
 }
 

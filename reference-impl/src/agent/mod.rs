@@ -400,11 +400,21 @@ impl AgentServer {
         // Kept for the history only where there is one.
         let kept = self.history.as_ref().map(|_| user.clone());
         messages.push(user);
+        let bearer = inbound_bearer(ctx);
+        // `fm-bearer-kept-after-error`: the bearer a failed call left published.
+        #[cfg(feature = "defects")]
+        let bearer = bearer.or_else(|| {
+            crate::defect!("fm-bearer-kept-after-error")
+                .then(crate::defects::last_inbound)
+                .flatten()
+        });
+        #[cfg(feature = "defects")]
+        let published = bearer.clone();
         let run = run::run(
             &self.core,
             run::LoopRequest {
                 messages,
-                bearer: inbound_bearer(ctx),
+                bearer,
                 progress: &progress,
                 cancel: &cancel,
             },
@@ -421,6 +431,10 @@ impl AgentServer {
             }
         };
         progress.close().await;
+        #[cfg(feature = "defects")]
+        if crate::defect!("fm-bearer-kept-after-error") {
+            crate::defects::remember_inbound(published.filter(|_| outcome.result.is_err()));
+        }
         match outcome.result {
             Ok(text) => {
                 if let Some(history) = &self.history
@@ -478,7 +492,9 @@ impl AgentServer {
 
 impl ServerHandler for AgentServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = if self.core.settings.instance_scope == InstanceScope::Request {
+        let capabilities = if self.core.settings.instance_scope == InstanceScope::Request
+            && !crate::defect!("fm-history-prompt-request-scope")
+        {
             ServerCapabilities::builder().enable_tools().build()
         } else {
             ServerCapabilities::builder()
@@ -515,6 +531,11 @@ impl ServerHandler for AgentServer {
         match request.name.as_ref() {
             tools::SEND_MESSAGE => Ok(self.send_message(&request, &ctx).await.into()),
             tools::GET_HEALTH => {
+                if crate::defect!("fm-health-counted-as-send") {
+                    self.core
+                        .series
+                        .observe_send_message(true, std::time::Duration::ZERO);
+                }
                 if request
                     .arguments
                     .as_ref()
@@ -591,6 +612,9 @@ impl ServerHandler for AgentServer {
     ) -> Result<ListPromptsResult, McpError> {
         let prompts = match self.history {
             Some(_) => vec![tools::history_prompt(&self.core.settings.name)],
+            None if crate::defect!("fm-history-prompt-request-scope") => {
+                vec![tools::history_prompt(&self.core.settings.name)]
+            }
             None => Vec::new(),
         };
         Ok(ListPromptsResult::with_all_items(prompts))
@@ -601,7 +625,7 @@ impl ServerHandler for AgentServer {
         request: GetPromptRequestParams,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        if self.history.is_none()
+        if (self.history.is_none() && !crate::defect!("fm-history-prompt-request-scope"))
             || request.name != tools::history_prompt_name(&self.core.settings.name)
         {
             return Err(McpError::invalid_params(

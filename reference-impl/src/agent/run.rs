@@ -134,15 +134,14 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
         collected = collect_tools(core, bearer.as_ref()) => collected,
         () = cancel.cancelled() => return LoopOutcome { added: Vec::new(), result: Err(LoopError::Cancelled) },
     };
-    let steps = StepCounter(AtomicU32::new(0));
-    let next_step = || steps.next();
+    let steps = Steps::default();
     let mut running = TokenUsage::default();
     let mut result = Err(LoopError::IterationCap(
         settings.request_params.max_iterations,
     ));
-    for _ in 0..settings.request_params.max_iterations {
+    for turn_index in 0..settings.request_params.max_iterations {
         // The step is counted whether or not a notification carries it.
-        let step = next_step();
+        let step = steps.llm();
         if progress.is_enabled() {
             progress
                 .step(if crate::defect!("progress-bad-message") {
@@ -183,7 +182,9 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
         } else {
             &completion.usage
         };
-        if crate::defect!("metrics-turns-final-only") && !completion.tool_calls.is_empty() {
+        if (crate::defect!("metrics-turns-final-only") && !completion.tool_calls.is_empty())
+            || (crate::defect!("fm-llm-turns-per-request") && turn_index > 0)
+        {
             core.deps
                 .metrics
                 .observe_llm_tokens(&settings.name, &settings.model.model, turn_usage);
@@ -203,7 +204,7 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
             text: completion.text.clone(),
             tool_calls: completion.tool_calls.clone(),
         });
-        let step = next_step();
+        let step = steps.tool();
         if progress.is_enabled() {
             progress
                 .step(if crate::defect!("progress-bad-message") {
@@ -271,6 +272,9 @@ async fn run_tool(
     let server = route.downstream.name();
     let prefix_server = match core.settings.servers.first() {
         Some(first) if crate::defect!("progress-agent-prefix") => first.name.as_str(),
+        _ if crate::defect!("fm-progress-server-from-last-dunder") => {
+            call.name.rsplit_once("__").map_or(server, |(s, _)| s)
+        }
         _ => server,
     };
     let label = format!("{prefix_server}/{}", route.tool);
@@ -295,7 +299,11 @@ async fn run_tool(
         core.deps.metrics.observe_tool_call(
             &core.settings.name,
             server,
-            "tool",
+            if crate::defect!("fm-operation-label-tool-name") {
+                &route.tool
+            } else {
+                "tool"
+            },
             counted_ok,
             outcome.elapsed,
         );
@@ -306,6 +314,9 @@ async fn run_tool(
     let word = match ok {
         true if crate::defect!("progress-completed-as-done") => "done",
         false if crate::defect!("progress-failed-as-completed") => "completed",
+        false if outcome.result.is_ok() && crate::defect!("fm-iserror-reported-completed") => {
+            "completed"
+        }
         true => "completed",
         false => "failed",
     };
@@ -359,7 +370,29 @@ fn step_prefix(name: &str) -> String {
     name.to_owned()
 }
 
+/// The loop steps of one call: LLM turns and tool executions share one counter
+/// (`fm-step-counters-per-kind`: tool executions have their own).
+#[derive(Default)]
+struct Steps {
+    shared: StepCounter,
+    tools: StepCounter,
+}
+
+impl Steps {
+    fn llm(&self) -> u32 {
+        self.shared.next()
+    }
+
+    fn tool(&self) -> u32 {
+        if crate::defect!("fm-step-counters-per-kind") {
+            return self.tools.next();
+        }
+        self.shared.next()
+    }
+}
+
 /// The loop steps of one call, numbered from 1 (seed 000: "`{agent} step N`").
+#[derive(Default)]
 struct StepCounter(AtomicU32);
 
 impl StepCounter {

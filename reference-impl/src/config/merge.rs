@@ -49,7 +49,14 @@ impl<'a> Merged<'a> {
         value: &Spanned<String>,
         required: bool,
     ) -> Result<Option<String>, ConfigError> {
-        if crate::defect!("placeholder-left-literal") {
+        let whole = value.value.trim();
+        let embedded = value.value.contains("${")
+            && !(whole.starts_with("${")
+                && whole.ends_with('}')
+                && whole.matches("${").count() == 1);
+        if crate::defect!("placeholder-left-literal")
+            || (embedded && crate::defect!("fm-placeholder-whole-value-only"))
+        {
             return Ok(Some(value.value.clone()));
         }
         match expand(&value.value, self.env) {

@@ -92,7 +92,8 @@ impl StreamableHttpClient for BearerAwareClient {
             .or_else(|| self.opening_bearer());
         if let Some(bearer) = bearer
             && (!custom_headers.contains_key(&http::header::AUTHORIZATION)
-                || crate::defect!("bearer-over-configured-header"))
+                || crate::defect!("bearer-over-configured-header")
+                || crate::defect!("fm-explicit-auth-case-sensitive"))
             && let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", bearer.expose()))
         {
             value.set_sensitive(true);

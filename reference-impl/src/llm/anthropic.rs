@@ -219,6 +219,11 @@ pub(super) async fn preflight(
     model: &str,
     timeout: Duration,
 ) -> Option<String> {
+    let model = if crate::defect!("fm-model-after-last-dot") {
+        model.rsplit('.').next().unwrap_or(model)
+    } else {
+        model
+    };
     let url = if crate::defect!("anthropic-preflight-lists-models") {
         endpoint(&provider.base_url, "models")
     } else {

@@ -469,7 +469,9 @@ impl LlmStatusCell {
 
     fn fresh(&self, model: &ModelRef, ttl: Duration) -> Option<ProviderStatus> {
         self.get().and_then(|(status, at)| {
-            (at.elapsed() < ttl && status.provider == model.provider && status.model == model.model)
+            ((at.elapsed() < ttl || crate::defect!("fm-llm-never-reprobed"))
+                && status.provider == model.provider
+                && status.model == model.model)
                 .then_some(status)
         })
     }

@@ -385,6 +385,8 @@ pub(super) async fn preflight(
     let model = model?;
     let model = if crate::defect!("cm-preflight-model-first-segment") {
         model.split('.').next().unwrap_or(model)
+    } else if crate::defect!("fm-model-after-last-dot") {
+        model.rsplit('.').next().unwrap_or(model)
     } else {
         model
     };

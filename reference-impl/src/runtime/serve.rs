@@ -109,7 +109,10 @@ pub(super) async fn preflight_all(
             metrics.set_llm_provider_up(status.provider.as_str(), status.is_ok());
         }
         if let Some(problem) = status.describe() {
-            if crate::defect!("preflight-blocks-startup") {
+            let definitive = problem.contains("API key rejected") || problem.contains("not found");
+            if crate::defect!("preflight-blocks-startup")
+                || (definitive && crate::defect!("fm-preflight-fatal-definitive"))
+            {
                 tracing::error!(%problem, "LLM preflight failed; stopping");
                 eprintln!("pallas: LLM preflight failed: {problem}");
                 std::process::exit(3);

@@ -93,4 +93,88 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "cm-reload-keeps-title-description",
         "a reload that changes only an agent's title or description leaves its registry entry as it was",
     ),
+    (
+        "fm-registry-frozen-at-startup",
+        "the registry keeps serving the agents of startup: a reload's added and removed agents never show",
+    ),
+    (
+        "fm-slug-from-module",
+        "the registry slug is built from the last segment of the agent's `module`, not its key",
+    ),
+    (
+        "fm-model-after-last-dot",
+        "the model name (`capabilities.model`, the preflight's model) is taken after the last dot of `default_model`",
+    ),
+    (
+        "fm-health-all-down-error",
+        "`get_health` reports `error` instead of `degraded` when every downstream server is unreachable",
+    ),
+    (
+        "fm-llm-never-reprobed",
+        "`get_health` never re-probes the LLM provider: the startup preflight result is kept for good",
+    ),
+    (
+        "fm-health-llm-only-no-message",
+        "a `get_health` degraded only by the LLM provider carries no `message`",
+    ),
+    (
+        "fm-iserror-reported-completed",
+        "a downstream `isError` result is announced as `{server}/{tool}: completed`",
+    ),
+    (
+        "fm-step-counters-per-kind",
+        "LLM turns and tool executions are numbered by two separate step counters",
+    ),
+    (
+        "fm-step-total-set",
+        "loop step notifications carry `total` (equal to `progress`) instead of none",
+    ),
+    (
+        "fm-progress-server-from-last-dunder",
+        "a tool's progress prefix is its namespaced name up to the last `__`, not the server it went to",
+    ),
+    (
+        "fm-history-prompt-request-scope",
+        "a request-scoped agent lists `{agent}_history` too, always empty",
+    ),
+    (
+        "fm-explicit-auth-case-sensitive",
+        "a configured header counts as explicit Authorization only when spelt `Authorization`",
+    ),
+    (
+        "fm-bearer-kept-after-error",
+        "the bearer of a failed `send_message` stays published for later calls without one",
+    ),
+    (
+        "fm-placeholder-whole-value-only",
+        "`${VAR}` is expanded only when it is the whole value",
+    ),
+    (
+        "fm-preflight-fatal-definitive",
+        "a rejected key or missing model at preflight stops the process (exit code 3); an unreachable provider only warns",
+    ),
+    (
+        "fm-depends-on-two-waves",
+        "startup runs two waves (every agent named in a `depends_on`, then the rest); the first wave waits for nothing",
+    ),
+    (
+        "fm-health-counted-as-send",
+        "each `get_health` call is counted in `pallas_send_message_total` (outcome ok)",
+    ),
+    (
+        "fm-llm-turns-per-request",
+        "`pallas_llm_turns_total` counts one turn per `send_message`, not every round-trip",
+    ),
+    (
+        "fm-duration-success-only",
+        "a failed `send_message` is not observed in `pallas_send_message_duration_seconds`",
+    ),
+    (
+        "fm-operation-label-tool-name",
+        "`pallas_tool_calls_total` labels `operation` with the downstream tool's name instead of `tool`",
+    ),
+    (
+        "fm-downstream-up-not-zeroed",
+        "a failed probe leaves `pallas_downstream_up` as it was instead of setting 0",
+    ),
 ];
