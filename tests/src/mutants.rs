@@ -8,9 +8,15 @@ use serde::Deserialize;
 /// The file, relative to the workspace root.
 pub const FILE: &str = "tests/mutants.yaml";
 
-/// The name prefix of the reference defects that realise contract mutants: they are held by
-/// [`FILE`], not by `tests/defects.yaml`.
-pub const PREFIX: &str = "cm-";
+/// The name prefixes of the reference defects that realise contract mutants (`cm-`: the first
+/// review's misreadings, `fm-`: a fresh set the kit's authors never saw before it was realised):
+/// they are held by [`FILE`], not by `tests/defects.yaml`.
+pub const PREFIXES: [&str; 2] = ["cm-", "fm-"];
+
+/// Whether a reference defect realises a contract mutant (see [`PREFIXES`]).
+pub fn is_mutant_defect(name: &str) -> bool {
+    PREFIXES.iter().any(|p| name.starts_with(p))
+}
 
 /// `tests/mutants.yaml`.
 #[derive(Debug, Deserialize)]

@@ -210,7 +210,7 @@ fn table_trials(shared: &Arc<Shared>) -> Vec<Trial> {
             let known: Vec<&str> = pallas_reference::defects::KNOWN
                 .iter()
                 .map(|(name, _)| *name)
-                .filter(|name| !name.starts_with(pallas_e2e::mutants::PREFIX))
+                .filter(|name| !pallas_e2e::mutants::is_mutant_defect(name))
                 .collect();
             let problems = table.problems(&s.scenarios, &known);
             if problems.is_empty() {

@@ -257,7 +257,7 @@ fn contract_mutants_are_caught_through_pallas_conformance_run() {
     let mut problems: Vec<String> = pallas_reference::defects::KNOWN
         .iter()
         .map(|(name, _)| *name)
-        .filter(|name| name.starts_with(mutants::PREFIX))
+        .filter(|name| mutants::is_mutant_defect(name))
         .filter(|name| !file.mutants.iter().any(|m| m.defect == *name))
         .map(|name| {
             format!(

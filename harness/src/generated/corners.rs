@@ -4,7 +4,7 @@
 //! `{agent}_history` prompt, metric labels); three agents, one with a tool that answers, one
 //! whose tool fails with a JSON-RPC error and one without tools; a dotted model name with a
 //! second prefix or a version; two or three images of two types; a `${VAR}` placeholder inside a
-//! longer header value; two turns, each with its own bearer and progress token (a number, 0
+//! longer header value, and once an explicit `authorization` header spelt in lower case; two turns, each with its own bearer and progress token (a number, 0
 //! first, or a string); and each mode in turn: all agents, one agent alone, a reload that removes
 //! an agent, a reload that adds one.
 
@@ -91,6 +91,19 @@ pub fn corner_strategy(i: usize) -> BoxedStrategy<Case> {
                         }
                         Mode::Reload(Change::Add(added))
                     }
+                };
+                // One corner configures its own bearer, spelt in lower case (HTTP header names
+                // are case-insensitive): it wins over the forwarded one.
+                let headers = if i % CORNERS == 2 {
+                    headers
+                        .into_iter()
+                        .map(|h| Header {
+                            name: "authorization".to_owned(),
+                            value: h.value,
+                        })
+                        .collect()
+                } else {
+                    headers
                 };
                 Some(Case {
                     namespace,

@@ -207,6 +207,7 @@ fn header() -> impl Strategy<Value = Header> {
             Just("X-Kit-Tenant".to_owned()),
             Just("X-Api-Key".to_owned()),
             Just("Authorization".to_owned()),
+            Just("authorization".to_owned()),
         ],
         "[a-zA-Z0-9]{4,12}",
     )

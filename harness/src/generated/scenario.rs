@@ -340,10 +340,32 @@ impl Case {
             "premise": true,
             "assert": {"journal": {"server": DOWNSTREAM, "tool": tool, "during": [step], "count": {"min": 1}}},
         }));
+        // A configured `Authorization` on a server that forwards a call's bearer is judged by the
+        // rule that makes it win (AUTH-003); elsewhere by the placeholder's expansion (CFG-010).
+        let contested = self.forward && bearer.is_some();
         for h in &self.headers {
+            let is_auth = h.name.eq_ignore_ascii_case("authorization");
+            let (check, title) = if is_auth && contested {
+                (
+                    "AUTH-003",
+                    format!(
+                        "the configured `{}` header (a `${{VAR}}` after the scheme) wins over the call's forwarded bearer",
+                        h.name
+                    ),
+                )
+            } else {
+                (
+                    "CFG-010",
+                    format!(
+                        "the `{}` header, configured with a `${{VAR}}` placeholder{}, reaches the downstream with the variable expanded",
+                        h.name,
+                        if is_auth { " after the scheme" } else { "" }
+                    ),
+                )
+            };
             checks.push(json!({
-                "check": "CFG-010",
-                "title": format!("the `{}` header, configured with a `${{VAR}}` placeholder{}, reaches the downstream with the variable expanded", h.name, if h.prefix().is_empty() { "" } else { " after the scheme" }),
+                "check": check,
+                "title": title,
                 "given": {"journal": {"server": DOWNSTREAM, "tool": tool, "during": [step], "count": {"min": 1}}},
                 "assert": {"journal": {"server": DOWNSTREAM, "method": "tools/call", "during": [step],
                     "header": h.name.to_ascii_lowercase(), "header_equals": format!("{}{}", h.prefix(), h.value)}},
