@@ -14,33 +14,15 @@ use super::*;
 
 /// An rmcp HTTP client that adds the per-request [`ForwardedBearer`] of a message, if any, as
 /// `Authorization: Bearer …` on the HTTP request carrying that message, and nowhere else.
-/// While a shared session is being opened by a request that forwards a bearer, that bearer also
-/// rides every message of the opening (`initialize`, `notifications/initialized`, `tools/list`):
-/// they are outgoing calls of that request. The slot is emptied before the session is shared.
 #[derive(Clone)]
 pub struct BearerAwareClient {
     inner: reqwest::Client,
-    opening: Arc<std::sync::Mutex<Option<Secret>>>,
 }
 
 impl BearerAwareClient {
     /// Wraps a reqwest client.
     pub fn new(inner: reqwest::Client) -> Self {
-        Self {
-            inner,
-            opening: Arc::default(),
-        }
-    }
-
-    /// Sets (or, with `None`, clears) the bearer of the request opening the session.
-    pub(super) fn set_opening_bearer(&self, bearer: Option<Secret>) {
-        if let Ok(mut slot) = self.opening.lock() {
-            *slot = bearer;
-        }
-    }
-
-    fn opening_bearer(&self) -> Option<Secret> {
-        self.opening.lock().ok().and_then(|slot| slot.clone())
+        Self { inner }
     }
 }
 
@@ -87,10 +69,7 @@ impl StreamableHttpClient for BearerAwareClient {
         mut custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let bearer = message_bearer(&message)
-            .cloned()
-            .or_else(|| self.opening_bearer());
-        if let Some(bearer) = bearer
+        if let Some(bearer) = message_bearer(&message)
             && (!custom_headers.contains_key(&http::header::AUTHORIZATION)
                 || crate::defect!("bearer-over-configured-header")
                 || crate::defect!("fm-explicit-auth-case-sensitive"))

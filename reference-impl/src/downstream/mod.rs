@@ -4,10 +4,7 @@
 //! every request. The inbound bearer of a `send_message` never enters that shared session: it
 //! rides as a value on each `tools/call` request ([`ForwardedBearer`] in the request's
 //! extensions) and [`BearerAwareClient`] turns it into an `Authorization` header on that one HTTP
-//! request. A request without a bearer therefore sends none, whatever ran before it. The
-//! messages that open the shared session on behalf of a request carrying a bearer
-//! (`initialize`, `tools/list`) are that request's outgoing calls and carry it too; the session
-//! keeps nothing of it.
+//! request. A request without a bearer therefore sends none, whatever ran before it.
 
 mod client;
 
@@ -189,15 +186,6 @@ fn is_auth_failure(error: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
-/// Empties a client's opening bearer when the opening ends, whichever way it ends.
-struct ClearOpening(BearerAwareClient);
-
-impl Drop for ClearOpening {
-    fn drop(&mut self) {
-        self.0.set_opening_bearer(None);
-    }
-}
-
 /// The outcome of one downstream tool call.
 pub struct CallOutcome {
     /// The result, or why there is none.
@@ -222,7 +210,7 @@ impl Downstream {
     pub async fn lease(&self, bearer: Option<&Secret>) -> Result<Lease, DownstreamError> {
         use std::sync::atomic::Ordering;
         if !self.needs_bearer.load(Ordering::Relaxed) {
-            match self.session(bearer).await {
+            match self.session().await {
                 Ok(session) => {
                     return Ok(Lease {
                         session,
@@ -261,37 +249,19 @@ impl Downstream {
         &self.settings.name
     }
 
-    /// The shared session, opened on first use. `bearer` is the outbound bearer of the request
-    /// that needs it: when that request opens the session, the opening's messages carry it too
-    /// (they are that request's outgoing calls); later requests bring their own.
-    async fn session(&self, bearer: Option<&Secret>) -> Result<Arc<Session>, DownstreamError> {
+    async fn session(&self) -> Result<Arc<Session>, DownstreamError> {
         let mut slot = self.session.lock().await;
         if let Some(session) = slot.as_ref()
             && !session.service.is_closed()
         {
             return Ok(session.clone());
         }
-        let opening = bearer.filter(|_| !crate::defect!("bearer-not-on-session-open"));
-        let session = Arc::new(self.open_shared(opening).await?);
+        let session = Arc::new(self.open(None).await?);
         *slot = Some(session.clone());
         Ok(session)
     }
 
-    /// Opens the shared session; `opening` rides the opening's messages only.
-    async fn open_shared(&self, opening: Option<&Secret>) -> Result<Session, DownstreamError> {
-        self.open_with(None, opening).await
-    }
-
-    /// Opens a private session of one request: every request of it carries `bearer`.
     async fn open(&self, bearer: Option<&Secret>) -> Result<Session, DownstreamError> {
-        self.open_with(bearer, None).await
-    }
-
-    async fn open_with(
-        &self,
-        bearer: Option<&Secret>,
-        opening: Option<&Secret>,
-    ) -> Result<Session, DownstreamError> {
         let headers = configured_headers(&self.settings)?;
         let connect_error = |reason: String| DownstreamError::Connect {
             server: self.settings.name.clone(),
@@ -314,10 +284,10 @@ impl Downstream {
                 // A private session of one request: every request of it carries its bearer.
                 config = config.auth_header(bearer.expose());
             }
-            let client = BearerAwareClient::new(self.http.clone());
-            client.set_opening_bearer(opening.cloned());
-            let _cleared = ClearOpening(client.clone());
-            let transport = StreamableHttpClientTransport::with_client(client, config);
+            let transport = StreamableHttpClientTransport::with_client(
+                BearerAwareClient::new(self.http.clone()),
+                config,
+            );
             let info = ClientConfig::new(
                 ClientCapabilities::default(),
                 Implementation::new("pallas-reference", env!("CARGO_PKG_VERSION")),
