@@ -267,13 +267,8 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
             );
         }
         if got_response(s) {
-            let ids: Vec<String> = s
-                .observation
-                .exchange()
+            let ids: Vec<String> = responses_of(s)
                 .into_iter()
-                .flat_map(|x| x.messages.iter())
-                .map(|m| m.message.root())
-                .filter(|m| is_response(*m))
                 .map(|m| {
                     let kind = if m.get("error").is_some() {
                         "an error"
@@ -362,16 +357,20 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
     Outcome::Kept(kept)
 }
 
-/// Whether every JSON-RPC response a step got is an error with id null (at least one).
-fn null_id_errors_only(s: &StepRecord) -> bool {
-    let responses: Vec<JsonRef<'_>> = s
-        .observation
+/// The JSON-RPC responses a step got, in order.
+fn responses_of(s: &StepRecord) -> Vec<JsonRef<'_>> {
+    s.observation
         .exchange()
         .into_iter()
         .flat_map(|x| x.messages.iter())
         .map(|m| m.message.root())
         .filter(|m| is_response(*m))
-        .collect();
+        .collect()
+}
+
+/// Whether every JSON-RPC response a step got is an error with id null (at least one).
+fn null_id_errors_only(s: &StepRecord) -> bool {
+    let responses = responses_of(s);
     !responses.is_empty()
         && responses
             .iter()
