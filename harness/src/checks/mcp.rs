@@ -234,60 +234,10 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
             "every request was a raw step answered without a JSON-RPC response (an HTTP error without a body): no response id to judge".into(),
         );
     }
-    let mut kept = Vec::new();
-    for (s, sent) in &raw {
-        if let Some(stray) = raw_stray_response(s, sent) {
-            return stray_fail(
-                s,
-                stray,
-                &format!("sent a request with id {sent} and got"),
-                "(an error response carries the request's id, or null when the id could not be read)",
-                format!("a response with id {sent} (or null, for an error)"),
-            );
-        }
-        if null_id_errors_only(s) {
-            // An HTTP error whose body is an id-less JSON-RPC error is the transport refusing the
-            // request (MCP transports: the body "MAY comprise a JSON-RPC error response that has
-            // no `id`"); on a 2xx answer, the request's readable id had to be echoed.
-            if status(s) >= 400 {
-                continue;
-            }
-            return Outcome::breaks(
-                "mcp.error-response-same-id",
-                format!(
-                    "`{}` sent a well-formed request with id {sent} and got an error with id null, on HTTP {}",
-                    s.name,
-                    status(s)
-                ),
-                vec![Evidence::new(
-                    &s.name,
-                    format!("an error response with id {sent}"),
-                    "id null",
-                )],
-            );
-        }
-        if got_response(s) {
-            let ids: Vec<String> = responses_of(s)
-                .into_iter()
-                .map(|m| {
-                    let kind = if m.get("error").is_some() {
-                        "an error"
-                    } else {
-                        "a result"
-                    };
-                    format!(
-                        "{kind} with id {}",
-                        m.get("id")
-                            .map_or_else(|| "(none)".to_owned(), |i| i.to_string())
-                    )
-                })
-                .collect();
-            kept.push(Witness::new(
-                &s.name,
-                format!("request id {sent}; response(s): {}", ids.join(", ")),
-            ));
-        }
-    }
+    let mut kept = match raw_witnesses(&raw) {
+        Ok(w) => w,
+        Err(breach) => return breach,
+    };
     for s in &steps {
         if let Some(stray) = s.observation.exchange().and_then(stray_response) {
             return stray_fail(
@@ -355,6 +305,65 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
         return Outcome::Inconclusive("no request got a JSON-RPC response to judge".into());
     }
     Outcome::Kept(kept)
+}
+
+/// MCP-009 over the raw requests: the witnesses of those answered with their id, or the breach.
+fn raw_witnesses(raw: &[(&StepRecord, Value)]) -> Result<Vec<Witness>, Outcome> {
+    let mut kept = Vec::new();
+    for (s, sent) in raw {
+        if let Some(stray) = raw_stray_response(s, sent) {
+            return Err(stray_fail(
+                s,
+                stray,
+                &format!("sent a request with id {sent} and got"),
+                "(an error response carries the request's id, or null when the id could not be read)",
+                format!("a response with id {sent} (or null, for an error)"),
+            ));
+        }
+        if null_id_errors_only(s) {
+            // An HTTP error whose body is an id-less JSON-RPC error is the transport refusing the
+            // request (MCP transports: the body "MAY comprise a JSON-RPC error response that has
+            // no `id`"); on a 2xx answer, the request's readable id had to be echoed.
+            if status(s) >= 400 {
+                continue;
+            }
+            return Err(Outcome::breaks(
+                "mcp.error-response-same-id",
+                format!(
+                    "`{}` sent a well-formed request with id {sent} and got an error with id null, on HTTP {}",
+                    s.name,
+                    status(s)
+                ),
+                vec![Evidence::new(
+                    &s.name,
+                    format!("an error response with id {sent}"),
+                    "id null",
+                )],
+            ));
+        }
+        if got_response(s) {
+            let ids: Vec<String> = responses_of(s)
+                .into_iter()
+                .map(|m| {
+                    let kind = if m.get("error").is_some() {
+                        "an error"
+                    } else {
+                        "a result"
+                    };
+                    format!(
+                        "{kind} with id {}",
+                        m.get("id")
+                            .map_or_else(|| "(none)".to_owned(), |i| i.to_string())
+                    )
+                })
+                .collect();
+            kept.push(Witness::new(
+                &s.name,
+                format!("request id {sent}; response(s): {}", ids.join(", ")),
+            ));
+        }
+    }
+    Ok(kept)
 }
 
 /// The JSON-RPC responses a step got, in order.
