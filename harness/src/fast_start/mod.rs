@@ -49,7 +49,8 @@ pub struct WarmServer {
     stdin: Option<ChildStdin>,
     /// The executable the profile's `{{python}}` names while the server runs.
     pub launcher: PathBuf,
-    dir: tempfile::TempDir,
+    /// The server's files (`warm.py`, the launcher, its log), removed with it.
+    _dir: tempfile::TempDir,
 }
 
 impl std::fmt::Debug for WarmServer {
@@ -129,13 +130,8 @@ impl WarmServer {
             child,
             stdin,
             launcher,
-            dir,
+            _dir: dir,
         }))
-    }
-
-    /// The directory holding the server's files.
-    pub fn dir(&self) -> &Path {
-        self.dir.path()
     }
 
     /// The server's process id.

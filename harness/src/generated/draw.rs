@@ -115,19 +115,22 @@ impl Case {
 
     /// Every case the seeds allow that a target claiming `claims` can be given.
     pub fn strategy_for(claims: &[Capability]) -> BoxedStrategy<Case> {
-        let claims = claims.to_vec();
-        Case::strategy()
-            .prop_map(move |c| c.fitted(&claims))
-            .boxed()
+        fitted(Case::strategy(), claims)
     }
 
     /// Corner case `i` ([`super::corner_strategy`]) fitted to `claims`.
     pub fn corner_for(i: usize, claims: &[Capability]) -> BoxedStrategy<Case> {
-        let claims = claims.to_vec();
-        super::corner_strategy(i)
-            .prop_map(move |c| c.fitted(&claims))
-            .boxed()
+        fitted(super::corner_strategy(i), claims)
     }
+}
+
+/// `strategy`'s cases with what a target claiming `claims` does not claim taken out.
+fn fitted(
+    strategy: impl proptest::strategy::Strategy<Value = Case> + 'static,
+    claims: &[Capability],
+) -> BoxedStrategy<Case> {
+    let claims = claims.to_vec();
+    strategy.prop_map(move |c| c.fitted(&claims)).boxed()
 }
 
 /// Draws `n` cases from `seed` for a target claiming `claims`: the corner cases first (as many
@@ -155,16 +158,13 @@ pub fn draw(seed: u64, n: usize, claims: &[Capability]) -> Vec<Drawn> {
     out
 }
 
-/// A seed for a run not given one.
+/// A seed for a run not given one: below 10⁹, so a person copies it without error.
 pub fn fresh_seed() -> u64 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
+        .map(|d| d.subsec_nanos())
         .unwrap_or_default();
-    // Folded into the range a person copies without error.
-    (u64::try_from(nanos % u128::from(u64::MAX)).unwrap_or_default()
-        ^ u64::from(std::process::id()))
-        % 1_000_000_000
+    (u64::from(nanos) ^ u64::from(std::process::id())) % 1_000_000_000
 }
 
 /// The smallest form of a failing case that still fails: each simpler candidate is run with
