@@ -249,14 +249,6 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
             );
         }
     }
-    let steps_answered = steps
-        .iter()
-        .filter(|s| {
-            s.observation
-                .exchange()
-                .is_some_and(|x| x.response.is_some())
-        })
-        .count();
     for s in steps {
         if s.timed_out {
             let cause = s
@@ -297,11 +289,6 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
         }
     }
     if kept.is_empty() {
-        if steps_answered == 0 && !raw.is_empty() {
-            return Outcome::NotApplicable(
-                "every request was refused by an HTTP error whose JSON-RPC error body has no id (MCP transports allow it): no response id to judge".into(),
-            );
-        }
         return Outcome::Inconclusive("no request got a JSON-RPC response to judge".into());
     }
     Outcome::Kept(kept)
@@ -321,12 +308,10 @@ fn raw_witnesses(raw: &[(&StepRecord, Value)]) -> Result<Vec<Witness>, Outcome> 
             ));
         }
         if null_id_errors_only(s) {
-            // An HTTP error whose body is an id-less JSON-RPC error is the transport refusing the
-            // request (MCP transports: the body "MAY comprise a JSON-RPC error response that has
-            // no `id`"); on a 2xx answer, the request's readable id had to be echoed.
-            if status(s) >= 400 {
-                continue;
-            }
+            // The request's id was readable, so its error had to echo it, whatever the HTTP
+            // status: MCP transports allow an id-less error body only for a refused notification
+            // or response (and a rejected Origin), where there is no id to echo. An HTTP error
+            // without a JSON-RPC body is not judged here (`got_response` is false).
             return Err(Outcome::breaks(
                 "mcp.error-response-same-id",
                 format!(

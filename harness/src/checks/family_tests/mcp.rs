@@ -272,13 +272,24 @@ fn mcp_009_judges_raw_requests_only_on_the_responses_they_got() {
     let answer = |id: Value| json!([{"at_ms": 1.0, "message": {"jsonrpc": "2.0", "id": id, "error": {"code": -32600, "message": "bad"}}}]);
     let judge = |s| run("MCP-009", &CheckSpec::default(), &obs(vec![s]));
     kept(judge(raw(answer(json!(5)))));
-    // An HTTP error with an id-less error body is the transport's refusal (MCP transports allow
-    // the body to have no id): no response id to judge.
-    assert!(matches!(
-        judge(raw(answer(Value::Null))),
-        Outcome::NotApplicable(_)
-    ));
-    // On a 200 answer, the request's readable id had to come back.
+    // The request's id was readable: its error had to echo it, on an HTTP error status too
+    // (an id-less error body is allowed only for a refused notification or response).
+    let refused = judge(raw(answer(Value::Null)));
+    assert!(
+        breaks(&refused, "mcp.error-response-same-id"),
+        "{refused:?}"
+    );
+    let Outcome::Breaks {
+        reason, evidence, ..
+    } = refused
+    else {
+        unreachable!()
+    };
+    assert!(
+        reason.contains("id null") && reason.contains("HTTP 400"),
+        "{reason}"
+    );
+    assert_eq!(evidence[0].seen.as_deref(), Some("id null"));
     assert!(fails(&judge(raw_with(200, answer(Value::Null)))));
     assert!(fails(&judge(raw(answer(json!("server-error"))))));
     // No response at all (an HTTP error without a body): nothing to judge, not a pass.
