@@ -4,8 +4,30 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-/// What a redacted secret is replaced with.
+/// What a redacted secret is replaced with, before its fingerprint (`[redacted:1a2b3c4d]`).
 pub const REDACTED: &str = "[redacted]";
+
+/// A secret's stand-in in a report: `[redacted:` and the first 8 hex digits of the SHA-256 of
+/// the token (a `Bearer ` scheme aside), `]`. Two reports of one value show one fingerprint, so
+/// a reader can tell the configured header from a caller's bearer without seeing either; 32 bits
+/// of a digest give nothing back of a key.
+pub fn fingerprint(secret: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let token = strip_scheme(secret).1;
+    let digest = Sha256::digest(token.as_bytes());
+    let hex: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    format!("[redacted:{hex}]")
+}
+
+/// `("Bearer ", "tok")` for `Bearer tok` (either case of the scheme), `("", s)` otherwise.
+fn strip_scheme(secret: &str) -> (&str, &str) {
+    for scheme in ["Bearer ", "bearer "] {
+        if let Some(token) = secret.strip_prefix(scheme) {
+            return (scheme, token);
+        }
+    }
+    ("", secret)
+}
 
 /// Values in credential positions: `Authorization: Bearer …`, `"authorization": "…"`,
 /// `api_key: …`, `x-api-key=…`. The key decides; ordinary words are never touched.
@@ -32,11 +54,7 @@ impl Redactor {
     /// Adds a secret value; values shorter than 3 characters are ignored (too common to redact).
     pub fn add(&mut self, secret: impl Into<String>) {
         let secret = secret.into();
-        let trimmed = secret
-            .strip_prefix("Bearer ")
-            .or_else(|| secret.strip_prefix("bearer "))
-            .unwrap_or(&secret)
-            .to_owned();
+        let trimmed = strip_scheme(&secret).1.to_owned();
         for s in [secret, trimmed] {
             if s.chars().count() >= 3 && !self.secrets.contains(&s) {
                 self.secrets.push(s);
@@ -63,10 +81,10 @@ impl Redactor {
             out = re
                 .replace_all(&out, |c: &regex::Captures<'_>| {
                     let scheme = c.get(2).map_or("", |m| m.as_str());
-                    if &c[3] == REDACTED || c[3].starts_with('[') {
+                    if c[3].starts_with('[') {
                         c[0].to_owned()
                     } else {
-                        format!("{}{scheme}{REDACTED}", &c[1])
+                        format!("{}{scheme}{}", &c[1], fingerprint(&c[3]))
                     }
                 })
                 .into_owned();
@@ -89,7 +107,15 @@ impl Redactor {
                             "authorization" | "x-api-key" | "api_key" | "apikey" | "bearer"
                         );
                         let v = match v {
-                            Value::String(_) if sensitive => Value::String(REDACTED.to_owned()),
+                            Value::String(s) if sensitive && !s.starts_with('[') => {
+                                let (scheme, token) = strip_scheme(s);
+                                if token.starts_with('[') {
+                                    Value::String(s.clone())
+                                } else {
+                                    Value::String(format!("{scheme}{}", fingerprint(token)))
+                                }
+                            }
+                            Value::String(s) if sensitive => Value::String(s.clone()),
                             other => self.json(other),
                         };
                         (k.clone(), v)
@@ -118,7 +144,13 @@ fn replace_token(text: &str, secret: &str) -> String {
         let after = rest[i + secret.len()..].chars().next();
         let whole = !before.is_some_and(token_char) && !after.is_some_and(token_char);
         out.push_str(&rest[..i]);
-        out.push_str(if whole { REDACTED } else { secret });
+        if whole {
+            let (scheme, _) = strip_scheme(secret);
+            out.push_str(scheme);
+            out.push_str(&fingerprint(secret));
+        } else {
+            out.push_str(secret);
+        }
         rest = &rest[i + secret.len()..];
     }
     out.push_str(rest);
@@ -141,13 +173,14 @@ mod tests {
             "the bearer token forwarded to mnemosyne; authorization is opt-in"
         );
         assert_eq!(r.text("key sk-kit-authority"), "key sk-kit-authority");
+        let fp = fingerprint("tok-alice-1");
         assert_eq!(
             r.text("Authorization: Bearer tok-alice-1, then tok-alice-1"),
-            "Authorization: [redacted], then [redacted]"
+            format!("Authorization: Bearer {fp}, then {fp}")
         );
         assert_eq!(
             Redactor::new().text("authorization: Bearer unknown.jwt"),
-            "authorization: Bearer [redacted]"
+            format!("authorization: Bearer {}", fingerprint("unknown.jwt"))
         );
     }
 
@@ -159,7 +192,26 @@ mod tests {
         let out = r.text("sent Authorization: Bearer tok-7 with key sk-live-abc; token tok-7");
         assert!(!out.contains("tok-7"), "{out}");
         assert!(!out.contains("sk-live-abc"), "{out}");
-        assert!(out.contains(REDACTED));
+        assert!(out.contains(&fingerprint("tok-7")), "{out}");
+        assert!(out.contains(&fingerprint("sk-live-abc")), "{out}");
+    }
+
+    #[test]
+    fn one_value_one_fingerprint_and_two_values_two() {
+        assert_eq!(fingerprint("Bearer tok-7"), fingerprint("tok-7"));
+        assert_ne!(fingerprint("tok-7"), fingerprint("tok-8"));
+        let fp = fingerprint("tok-7");
+        assert!(
+            fp.starts_with("[redacted:") && fp.len() == "[redacted:]".len() + 8,
+            "{fp}"
+        );
+        // Redacting twice changes nothing.
+        let mut r = Redactor::new();
+        r.add("tok-7");
+        let once = r.text("authorization: Bearer tok-7");
+        assert_eq!(r.text(&once), once);
+        let v = serde_json::json!({"authorization": "Bearer tok-7"});
+        assert_eq!(r.json(&r.json(&v)), r.json(&v));
     }
 
     #[test]
@@ -172,7 +224,7 @@ mod tests {
     fn credential_keys_in_json_lose_their_value() {
         let v = serde_json::json!({"headers": {"authorization": "Basic xyz"}, "ok": "fine"});
         let out = Redactor::new().json(&v);
-        assert_eq!(out["headers"]["authorization"], REDACTED);
+        assert_eq!(out["headers"]["authorization"], fingerprint("Basic xyz"));
         assert_eq!(out["ok"], "fine");
     }
 }

@@ -342,7 +342,7 @@ pub(super) fn auth_explicit(c: &CheckSpec, o: &Observed) -> Outcome {
             .filter(|s| s.mock.as_deref() == Some(mock))
             .flat_map(|s| s.headers.iter())
             .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
-            .map(|(_, v)| render(v, &o.vars).unwrap_or_else(|_| v.clone()))
+            .map(|(_, v)| d.expand_placeholders(&render(v, &o.vars).unwrap_or_else(|_| v.clone())))
     };
     let p: AuthExplicit = match params(c) {
         Ok(p) => p,
@@ -397,8 +397,9 @@ pub(super) fn auth_explicit(c: &CheckSpec, o: &Observed) -> Outcome {
                     format!("`{server}` did not receive its configured Authorization header"),
                     vec![Evidence::new(
                         format!("{server} tools/call {}", e.tool.as_deref().unwrap_or("")),
-                        want,
-                        e.authorization().unwrap_or("absent"),
+                        format!("the configured {}", crate::redact::fingerprint(&want)),
+                        e.authorization()
+                            .map_or_else(|| "absent".to_owned(), crate::redact::fingerprint),
                     )],
                 );
             }
@@ -411,7 +412,10 @@ pub(super) fn auth_explicit(c: &CheckSpec, o: &Observed) -> Outcome {
         }
         kept.push(Witness::new(
             format!("journal of `{server}`"),
-            format!("{n} tools/call request(s), each with its configured Authorization"),
+            format!(
+                "{n} tools/call request(s), each with its configured Authorization ({})",
+                crate::redact::fingerprint(&want)
+            ),
         ));
     }
     Outcome::Kept(kept)

@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::images::image_json;
 use super::{Agent, Case, Change, DOWNSTREAM, LLM_KEY, Mode, TOOL, Tool, slug};
+use crate::redact::fingerprint;
 
 impl Case {
     /// The case as an ordinary scenario file.
@@ -298,7 +299,9 @@ impl Case {
     }
 
     /// Every image of the first message is in the history with its own type: one entry for them
-    /// all (one cause, one finding).
+    /// all (one cause, one finding). Seed 001 asks for "the full conversation history as FastMCP
+    /// `Message` objects", not for one block type: an image block or an embedded resource
+    /// holding the same bytes and type both keep it.
     fn history_image_checks(&self, history: &str, checks: &mut Vec<Value>) {
         let images: Vec<Value> = self.images.iter().enumerate().map(image_json).collect();
         if images.is_empty() {
@@ -307,10 +310,9 @@ impl Case {
         let each: Vec<String> = images
             .iter()
             .map(|img| {
-                format!(
-                    "(@.content.data == '{}' && @.content.mimeType == '{}')",
+                image_in_history(
                     img["data"].as_str().unwrap_or(""),
-                    img["mime_type"].as_str().unwrap_or("")
+                    img["mime_type"].as_str().unwrap_or(""),
                 )
             })
             .collect();
@@ -318,7 +320,7 @@ impl Case {
             "check": "MSG-005",
             "title": format!("the {} image(s) of the first message are kept in the history, each with its own type", images.len()),
             "assert": {"output": {"step": history,
-                "path": format!("$.result.messages[?@.content.type == 'image' && ({})]", each.join(" || ")),
+                "path": format!("$.result.messages[?{}]", each.join(" || ")),
                 "count": {"equals": images.len()}}},
         }));
     }
@@ -345,12 +347,15 @@ impl Case {
         let contested = self.forward && bearer.is_some();
         for h in &self.headers {
             let is_auth = h.name.eq_ignore_ascii_case("authorization");
+            // A secret is named by its fingerprint, the form the witness shows it in.
+            let fp = fingerprint(&h.value);
             let (check, title) = if is_auth && contested {
                 (
                     "AUTH-003",
                     format!(
-                        "the configured `{}` header (a `${{VAR}}` after the scheme) wins over the call's forwarded bearer",
-                        h.name
+                        "the configured `{}` header (a `${{VAR}}` after the scheme, {fp}) wins over the call's forwarded bearer ({})",
+                        h.name,
+                        fingerprint(bearer.unwrap_or_default())
                     ),
                 )
             } else {
@@ -359,7 +364,11 @@ impl Case {
                     format!(
                         "the `{}` header, configured with a `${{VAR}}` placeholder{}, reaches the downstream with the variable expanded",
                         h.name,
-                        if is_auth { " after the scheme" } else { "" }
+                        if is_auth {
+                            format!(" after the scheme ({fp})")
+                        } else {
+                            String::new()
+                        }
                     ),
                 )
             };
@@ -378,9 +387,27 @@ impl Case {
         if explicit {
             return;
         }
-        let (check, expect) = match (self.forward, bearer) {
-            (true, Some(b)) => ("AUTH-021", json!({"header_equals": format!("Bearer {b}")})),
-            _ => ("AUTH-020", json!({"header_absent": true})),
+        let (check, expect, title) = match (self.forward, bearer) {
+            (true, Some(b)) => (
+                "AUTH-021",
+                json!({"header_equals": format!("Bearer {b}")}),
+                format!(
+                    "the downstream opted in: its Authorization during `{step}` is this call's bearer ({})",
+                    fingerprint(b)
+                ),
+            ),
+            (forward, _) => (
+                "AUTH-020",
+                json!({"header_absent": true}),
+                format!(
+                    "the downstream gets no Authorization during `{step}` ({})",
+                    if forward {
+                        "the call had no bearer"
+                    } else {
+                        "the server did not opt in"
+                    }
+                ),
+            ),
         };
         let mut journal = json!({"server": DOWNSTREAM, "method": "tools/call", "during": [step], "header": "authorization"});
         if let (Some(j), Some(e)) = (journal.as_object_mut(), expect.as_object()) {
@@ -388,7 +415,7 @@ impl Case {
         }
         checks.push(json!({
             "check": check,
-            "title": format!("the downstream's Authorization during `{step}` follows its opt-in and this call's bearer"),
+            "title": title,
             "assert": {"journal": journal},
         }));
     }
@@ -470,6 +497,16 @@ impl Case {
             checks.push(json!({"check": c, "steps": ["after"]}));
         }
     }
+}
+
+/// The JSONPath filter of a history message keeping one image: an image block with its bytes
+/// and type, or an embedded resource whose blob and type are the image's.
+fn image_in_history(data: &str, mime: &str) -> String {
+    format!(
+        "(@.content.type == 'image' && @.content.data == '{data}' && @.content.mimeType == '{mime}') \
+         || (@.content.type == 'resource' && @.content.resource.blob == '{data}' \
+         && @.content.resource.mimeType == '{mime}')"
+    )
 }
 
 fn agents_map(agents: &[Agent]) -> Value {

@@ -190,6 +190,31 @@ pub struct DeploymentSpec {
     pub default_registry_port: bool,
 }
 
+impl DeploymentSpec {
+    /// `value` with each `${NAME}` expanded as seed 001 says a Pallas expands it ("`${ENV_VAR}`
+    /// placeholders are expanded at runtime from environment variables"; `.env` is loaded
+    /// "without overwriting existing variables"): from `env`, else from `dotenv`; a name in
+    /// neither stays as written.
+    pub fn expand_placeholders(&self, value: &str) -> String {
+        let mut out = String::with_capacity(value.len());
+        let mut rest = value;
+        while let Some(i) = rest.find("${") {
+            let Some(len) = rest[i + 2..].find('}') else {
+                break;
+            };
+            let name = &rest[i + 2..i + 2 + len];
+            out.push_str(&rest[..i]);
+            match self.env.get(name).or_else(|| self.dotenv.get(name)) {
+                Some(v) => out.push_str(v),
+                None => out.push_str(&rest[i..i + 3 + len]),
+            }
+            rest = &rest[i + 3 + len..];
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
 /// The provider sections of `fastagent.config.yaml` a deployment can configure: seed 001's
 /// `openai` and `anthropic`, and fast-agent's `hf` (HuggingFace, a token-passthrough provider:
 /// seed 001 §Bearer Token Propagation).
@@ -314,4 +339,24 @@ pub struct ServerSpec {
     /// Forward the inbound bearer to this server.
     #[serde(default, skip_serializing_if = "is_false")]
     pub forward_inbound_auth: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_expand_from_the_environment_before_dotenv() {
+        let mut d: DeploymentSpec = serde_json::from_value(
+            serde_json::json!({"name": "p", "model": "openai.m", "agents": {}}),
+        )
+        .expect("a minimal deployment");
+        d.env.insert("A".into(), "from-env".into());
+        d.dotenv.insert("A".into(), "from-dotenv".into());
+        d.dotenv.insert("B".into(), "b".into());
+        assert_eq!(
+            d.expand_placeholders("Bearer ${A}/${B}/${C}/${"),
+            "Bearer from-env/b/${C}/${"
+        );
+    }
 }

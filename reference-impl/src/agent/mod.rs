@@ -472,6 +472,9 @@ impl AgentServer {
                     for part in parts {
                         messages.push(match part {
                             Part::Text(text) => PromptMessage::new_text(Role::User, text),
+                            Part::Image { .. } if crate::defect!("history-images-dropped") => {
+                                continue;
+                            }
                             Part::Image { data, mime_type } => {
                                 PromptMessage::new(Role::User, ContentBlock::image(data, mime_type))
                             }

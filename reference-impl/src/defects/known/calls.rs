@@ -40,6 +40,10 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
     ),
     ("history-empty", "`{agent}_history` is always empty"),
     (
+        "history-images-dropped",
+        "`{agent}_history` keeps a message's text but not its images",
+    ),
+    (
         "unknown-tool-is-result",
         "an unknown tool gets an `isError` result instead of a JSON-RPC error",
     ),
