@@ -61,7 +61,8 @@ pub const SEED_METRICS: &[(&str, &str, &[&str])] = &[
     ("pallas_agent_health_status", "gauge", &["agent"]),
 ];
 
-/// Each `metrics` step in scope, judged by `judge` (the first failure decides).
+/// Each `metrics` step in scope, judged by `judge` (the first failure decides; a `Kept` from
+/// `judge` is that scrape's own witness, else the scrape's families are).
 fn per_scrape(
     c: &CheckSpec,
     o: &Observed,
@@ -73,8 +74,13 @@ fn per_scrape(
     }
     let mut kept = Vec::new();
     for s in steps {
-        if let Some(stop) = judge(s, status(s), scrape_of(s)) {
-            return stop;
+        match judge(s, status(s), scrape_of(s)) {
+            Some(Outcome::Kept(own)) => {
+                kept.extend(own);
+                continue;
+            }
+            Some(stop) => return stop,
+            None => {}
         }
         kept.push(Witness::new(
             &s.name,
@@ -156,6 +162,7 @@ pub(super) fn met_families(c: &CheckSpec, o: &Observed) -> Outcome {
     per_scrape(c, o, |s, _, scrape| {
         let families = scrape.map_or(&[][..], |m| m.families.as_slice());
         let mut absent = Vec::new();
+        let mut seen = Vec::new();
         for (name, kind, labels) in SEED_METRICS {
             // A counter may be declared under its base name (OpenMetrics style).
             let base = name.strip_suffix("_total").unwrap_or(name);
@@ -183,8 +190,18 @@ pub(super) fn met_families(c: &CheckSpec, o: &Observed) -> Outcome {
                         )],
                     ));
                 }
+                seen.push(format!("{name} ({k}, declared, no sample due yet)"));
                 continue;
             }
+            seen.push(format!(
+                "{name} ({k}, {} sample(s){})",
+                f.samples.len(),
+                if labels.is_empty() {
+                    String::new()
+                } else {
+                    format!(" labelled {}", labels.join(", "))
+                }
+            ));
             for sample in &f.samples {
                 let sname = sample.name.as_str();
                 // Histogram series carry `le` besides the family labels.
@@ -228,7 +245,15 @@ pub(super) fn met_families(c: &CheckSpec, o: &Observed) -> Outcome {
                     .collect(),
             ));
         }
-        None
+        Some(Outcome::Kept(vec![Witness::new(
+            &s.name,
+            format!(
+                "HTTP {}, the {} seed metric families: {}",
+                status(s),
+                seen.len(),
+                seen.join("; ")
+            ),
+        )]))
     })
 }
 

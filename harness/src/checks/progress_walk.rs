@@ -90,8 +90,14 @@ fn per_token_call(
         if notes.len() < min_notes.max(1) {
             continue;
         }
-        if let Some(stop) = judge(s, token, &notes) {
-            return stop;
+        match judge(s, token, &notes) {
+            // The clause's own account of what it saw in this call.
+            Some(Outcome::Kept(own)) => {
+                kept.extend(own);
+                continue;
+            }
+            Some(stop) => return stop,
+            None => {}
         }
         kept.push(Witness::new(
             format!("`{}` (token {token})", s.name),
@@ -221,8 +227,9 @@ pub(super) fn prog_increases(c: &CheckSpec, o: &Observed) -> Outcome {
 /// PROG-004: the numbers follow the seed's pattern (not the wording: PROG-005).
 pub(super) fn prog_seed_numbers(c: &CheckSpec, o: &Observed) -> Outcome {
     let prefix = tool_prefix();
-    per_token_call(c, o, 1, |s, _, p| {
+    per_token_call(c, o, 1, |s, token, p| {
         let mut step_last: Option<f64> = None;
+        let (mut started, mut steps, mut ends) = (0, Vec::new(), Vec::new());
         for (i, n) in p.iter().enumerate() {
             let n = Note::of(n);
             // `started` with no total, loop steps increasing with no total, ends at
@@ -233,11 +240,18 @@ pub(super) fn prog_seed_numbers(c: &CheckSpec, o: &Observed) -> Outcome {
                 .is_some_and(|cp| cp["rest"].trim() == "started");
             let ok = match (n.progress, n.total) {
                 (None, _) => false,
-                (Some(_), None) if started_note => true,
-                (Some(cur), Some(t)) => t == cur,
+                (Some(_), None) if started_note => {
+                    started += 1;
+                    true
+                }
+                (Some(cur), Some(t)) => {
+                    ends.push(format!("{cur}/{t}"));
+                    t == cur
+                }
                 (Some(cur), None) => {
                     let good = step_last.is_none_or(|prev| cur > prev);
                     step_last = Some(cur);
+                    steps.push(cur);
                     good
                 }
             };
@@ -245,7 +259,25 @@ pub(super) fn prog_seed_numbers(c: &CheckSpec, o: &Observed) -> Outcome {
                 return Some(fail("progress does not follow the seed's pattern", vec![Evidence { expected: Some("started: 0; step N: increasing, total null; completed/failed: progress = total".into()), ..n.evidence(s, i) }]));
             }
         }
-        None
+        let steps = match (steps.first(), steps.last()) {
+            (Some(a), Some(b)) => {
+                format!("{} step(s) increasing {a} → {b} without total", steps.len())
+            }
+            _ => "no step".to_owned(),
+        };
+        Some(Outcome::Kept(vec![Witness::new(
+            format!("`{}` (token {token})", s.name),
+            format!(
+                "{} notification(s): {started} `started` without total; {steps}; {} end(s) at progress = total ({})",
+                p.len(),
+                ends.len(),
+                if ends.is_empty() {
+                    "none".to_owned()
+                } else {
+                    ends.join(", ")
+                }
+            ),
+        )]))
     })
 }
 

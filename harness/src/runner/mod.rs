@@ -727,8 +727,16 @@ pub(crate) fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1000.0
 }
 
-/// The overall verdict of a list of checks.
+/// The overall verdict of a list of checks. A scenario passes on what it was written to judge:
+/// its own entries (those with a location), premises aside; when every one of them is
+/// inconclusive, passes of the automatic checks beside them do not make it a pass.
 pub fn overall(checks: &[CheckResult], error: bool) -> Verdict {
+    let own = |c: &&CheckResult| !c.premise && !c.location.is_empty();
+    let judged: Vec<&CheckResult> = if checks.iter().any(|c| own(&c)) {
+        checks.iter().filter(own).collect()
+    } else {
+        checks.iter().filter(|c| !c.premise).collect()
+    };
     if error || checks.iter().any(|c| c.verdict == Verdict::Error) {
         Verdict::Error
     } else if checks
@@ -738,13 +746,66 @@ pub fn overall(checks: &[CheckResult], error: bool) -> Verdict {
         Verdict::Fail
     } else if checks.iter().any(|c| c.verdict == Verdict::Warn) {
         Verdict::Warn
-    } else if checks.iter().any(|c| c.verdict == Verdict::Pass)
-        || checks.iter().any(|c| c.baselined)
+    } else if judged
+        .iter()
+        .any(|c| c.verdict == Verdict::Pass || c.baselined)
     {
         Verdict::Pass
     } else if checks.iter().any(|c| c.verdict == Verdict::Inconclusive) {
         Verdict::Inconclusive
     } else {
         Verdict::Skip
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::Level;
+
+    fn entry(verdict: Verdict, location: &str, premise: bool) -> CheckResult {
+        CheckResult {
+            id: "X".into(),
+            level: Level::Must,
+            refs: vec![],
+            quote: None,
+            rule: None,
+            title: "t".into(),
+            verdict,
+            reason: String::new(),
+            evidence: vec![],
+            observed: Vec::new(),
+            premise,
+            transcript: vec![],
+            location: location.into(),
+            mode: None,
+            baselined: false,
+        }
+    }
+
+    #[test]
+    fn a_scenario_passes_on_its_own_entries_not_on_automatic_checks_or_premises() {
+        let automatic_pass = entry(Verdict::Pass, "", false);
+        let own_inconclusive = entry(Verdict::Inconclusive, "s.yaml:3", false);
+        let premise_pass = entry(Verdict::Pass, "s.yaml:2", true);
+        let own_pass = entry(Verdict::Pass, "s.yaml:4", false);
+        assert_eq!(
+            overall(
+                &[
+                    automatic_pass.clone(),
+                    premise_pass.clone(),
+                    own_inconclusive.clone()
+                ],
+                false
+            ),
+            Verdict::Inconclusive
+        );
+        assert_eq!(
+            overall(&[automatic_pass.clone(), own_inconclusive, own_pass], false),
+            Verdict::Pass
+        );
+        // A scenario of automatic checks only is judged by them.
+        assert_eq!(overall(&[automatic_pass], false), Verdict::Pass);
+        assert_eq!(overall(&[premise_pass], false), Verdict::Skip);
     }
 }
