@@ -49,6 +49,10 @@ pub struct Mutant {
     /// Why it survives (instead of `caught_by`).
     #[serde(default)]
     pub survives: Option<String>,
+    /// A survivor whose misreading no seed sentence rules out at an observable point (its
+    /// `survives` says why): left out of the rate of the observable and binding.
+    #[serde(default)]
+    pub not_binding: bool,
 }
 
 /// What catches a mutant.
@@ -67,8 +71,10 @@ pub enum MutantsError {
     /// The file could not be read or parsed.
     #[error(transparent)]
     File(#[from] crate::defects::TableError),
-    /// A row names neither a catcher nor a reason, or both.
-    #[error("{path}: mutant `{id}` needs exactly one of `caught_by` and `survives`")]
+    /// A row names neither a catcher nor a reason, or both (or is `not_binding` and caught).
+    #[error(
+        "{path}: mutant `{id}` needs exactly one of `caught_by` and `survives` (`not_binding` only with `survives`)"
+    )]
     Row {
         /// The file.
         path: String,
@@ -84,7 +90,10 @@ pub fn load(root: &Path) -> Result<MutantFile, MutantsError> {
     let file: MutantFile = crate::defects::read_yaml(&path)?;
     for m in &file.mutants {
         let scenarios_ok = (m.caught_by == Some(CaughtBy::Scenarios)) != m.scenarios.is_empty();
-        if m.caught_by.is_some() == m.survives.is_some() || !scenarios_ok {
+        if m.caught_by.is_some() == m.survives.is_some()
+            || !scenarios_ok
+            || (m.not_binding && m.caught_by.is_some())
+        {
             return Err(MutantsError::Row {
                 path: shown,
                 id: m.id.clone(),
@@ -166,9 +175,30 @@ pub fn coverage_section(root: &Path, file: &MutantFile) -> String {
         "**{caught}** of **{realised}** realised mutants caught ({}%).\n",
         (caught * 100).checked_div(realised).unwrap_or_default()
     );
+    // Per set of misreadings (the id's prefix: each set was written at one time by one reviewer).
+    let mut sets: BTreeMap<&str, (usize, usize, usize)> = BTreeMap::new();
+    for m in &file.mutants {
+        let set = sets
+            .entry(m.id.split('-').next().unwrap_or_default())
+            .or_default();
+        set.0 += 1;
+        if !m.not_binding {
+            set.1 += 1;
+            if m.caught_by.is_some() {
+                set.2 += 1;
+            }
+        }
+    }
+    for (set, (n, binding, caught)) in &sets {
+        let _ = writeln!(
+            out,
+            "- set `{set}-`: {n} realised, {binding} observable and binding, {caught} of those caught ({}%).",
+            (caught * 100).checked_div(*binding).unwrap_or_default()
+        );
+    }
     let _ = writeln!(
         out,
-        "| seed | section | realised | caught | survive |\n|---|---|---|---|---|"
+        "\n| seed | section | realised | caught | survive |\n|---|---|---|---|---|"
     );
     for ((seed, section), (n, c, survivors)) in rows {
         let _ = writeln!(
