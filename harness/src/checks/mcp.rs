@@ -402,7 +402,9 @@ fn stray_fail(
 
 /// A JSON-RPC response: no `method`, a `result` or an `error`.
 fn is_response(m: JsonRef<'_>) -> bool {
-    m.get("method").is_none() && (m.get("result").is_some() || m.get("error").is_some())
+    m.get("jsonrpc").and_then(JsonRef::as_str) == Some("2.0")
+        && m.get("method").is_none()
+        && (m.get("result").is_some() || m.get("error").is_some())
 }
 
 /// The first response an exchange carried that answers another id than the request's (every

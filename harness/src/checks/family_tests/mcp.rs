@@ -291,6 +291,10 @@ fn mcp_009_judges_raw_requests_only_on_the_responses_they_got() {
     );
     assert_eq!(evidence[0].seen.as_deref(), Some("id null"));
     assert!(fails(&judge(raw_with(200, answer(Value::Null)))));
+    // An HTTP error whose JSON body is no JSON-RPC message (no `"jsonrpc": "2.0"`) carries no
+    // response id: nothing to judge.
+    let plain = json!([{"at_ms": 1.0, "message": {"error": "No active MCP session"}}]);
+    assert!(matches!(judge(raw(plain)), Outcome::NotApplicable(_)));
     assert!(fails(&judge(raw(answer(json!("server-error"))))));
     // No response at all (an HTTP error without a body): nothing to judge, not a pass.
     assert!(matches!(judge(raw(json!([]))), Outcome::NotApplicable(_)));
