@@ -108,9 +108,21 @@ pub(super) fn wire_valid(o: &Observed) -> Outcome {
         fail(format!("{} schema violation(s)", ev.len()), ev)
     } else {
         let first = &o.received[0];
+        let null_ids = o
+            .received
+            .iter()
+            .filter(|m| is_null_id_error(m.message.root()))
+            .count();
+        let read_as = if null_ids == 0 {
+            String::new()
+        } else {
+            format!(
+                " ({null_ids} error(s) with id null read as the schema's id-less error; whether the id had to be echoed is MCP-009's)"
+            )
+        };
         Outcome::kept(
             format!(
-                "{} JSON-RPC message(s) received, each valid against its MCP schema; the first ({})",
+                "{} JSON-RPC message(s) received, each valid against its MCP schema{read_as}; the first ({})",
                 o.received.len(),
                 first.label
             ),
@@ -312,17 +324,22 @@ fn raw_witnesses(raw: &[(&StepRecord, Value)]) -> Result<Vec<Witness>, Outcome> 
             // status: MCP transports allow an id-less error body only for a refused notification
             // or response (and a rejected Origin), where there is no id to echo. An HTTP error
             // without a JSON-RPC body is not judged here (`got_response` is false).
+            // One reason for every such answer (the step, id and status are the evidence), so a
+            // bridge refusing several requests this way has one finding, not one per scenario.
             return Err(Outcome::breaks(
                 "mcp.error-response-same-id",
                 format!(
-                    "`{}` sent a well-formed request with id {sent} and got an error with id null, on HTTP {}",
-                    s.name,
-                    status(s)
+                    "the error answering a well-formed request carries id null, not the request's id ({})",
+                    if status(s) >= 400 {
+                        "on an HTTP error status"
+                    } else {
+                        "on a 2xx answer"
+                    }
                 ),
                 vec![Evidence::new(
                     &s.name,
                     format!("an error response with id {sent}"),
-                    "id null",
+                    format!("id null, HTTP {}", status(s)),
                 )],
             ));
         }

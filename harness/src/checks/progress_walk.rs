@@ -229,7 +229,7 @@ pub(super) fn prog_seed_numbers(c: &CheckSpec, o: &Observed) -> Outcome {
     let prefix = tool_prefix();
     per_token_call(c, o, 1, |s, token, p| {
         let mut step_last: Option<f64> = None;
-        let (mut started, mut steps, mut ends) = (0, Vec::new(), Vec::new());
+        let (mut started, mut steps, mut ends) = (Vec::new(), Vec::new(), Vec::new());
         for (i, n) in p.iter().enumerate() {
             let n = Note::of(n);
             // `started` with no total, loop steps increasing with no total, ends at
@@ -240,8 +240,8 @@ pub(super) fn prog_seed_numbers(c: &CheckSpec, o: &Observed) -> Outcome {
                 .is_some_and(|cp| cp["rest"].trim() == "started");
             let ok = match (n.progress, n.total) {
                 (None, _) => false,
-                (Some(_), None) if started_note => {
-                    started += 1;
+                (Some(cur), None) if started_note => {
+                    started.push(cur.to_string());
                     true
                 }
                 (Some(cur), Some(t)) => {
@@ -268,8 +268,14 @@ pub(super) fn prog_seed_numbers(c: &CheckSpec, o: &Observed) -> Outcome {
         Some(Outcome::Kept(vec![Witness::new(
             format!("`{}` (token {token})", s.name),
             format!(
-                "{} notification(s): {started} `started` without total; {steps}; {} end(s) at progress = total ({})",
+                "{} notification(s): {} `started` without total{}; {steps}; {} end(s) at progress = total ({})",
                 p.len(),
+                started.len(),
+                if started.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (at {})", started.join(", "))
+                },
                 ends.len(),
                 if ends.is_empty() {
                     "none".to_owned()

@@ -366,6 +366,8 @@ impl Case {
                         h.name,
                         if is_auth {
                             format!(" after the scheme ({fp})")
+                        } else if secret_header(&h.name) {
+                            format!(" ({fp})")
                         } else {
                             String::new()
                         }
@@ -384,7 +386,9 @@ impl Case {
             .headers
             .iter()
             .any(|h| h.name.eq_ignore_ascii_case("authorization"));
-        if explicit {
+        // Without a bearer on any call of the case, an absent Authorization shows nothing that
+        // could have leaked: no entry.
+        if explicit || !self.bearer {
             return;
         }
         let (check, expect, title) = match (self.forward, bearer) {
@@ -396,16 +400,11 @@ impl Case {
                     fingerprint(b)
                 ),
             ),
-            (forward, _) => (
+            _ => (
                 "AUTH-020",
                 json!({"header_absent": true}),
                 format!(
-                    "the downstream gets no Authorization during `{step}` ({})",
-                    if forward {
-                        "the call had no bearer"
-                    } else {
-                        "the server did not opt in"
-                    }
+                    "the downstream did not opt in: it gets no Authorization during `{step}`, whose call carried a bearer"
                 ),
             ),
         };
@@ -497,6 +496,15 @@ impl Case {
             checks.push(json!({"check": c, "steps": ["after"]}));
         }
     }
+}
+
+/// Whether reports show a header's value as a fingerprint (the names the redactor treats as
+/// credentials), so its entry names the expected value by it.
+fn secret_header(name: &str) -> bool {
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "x-api-key" | "api-key" | "api_key" | "apikey" | "proxy-authorization"
+    )
 }
 
 /// The JSONPath filter of a history message keeping one image: an image block with its bytes

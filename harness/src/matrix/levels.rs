@@ -205,13 +205,14 @@ pub fn score<'a>(entries: impl IntoIterator<Item = &'a CheckResult>) -> Score {
     } else if let Some(c) = first_should {
         s.level = ConformanceLevel::Core;
         s.reason = format!(
-            "every judged MUST entry passes ({}); SHOULD {} ({}) is {} ({} SHOULD entr{} not passing)",
+            "every judged MUST entry passes ({}); SHOULD {} ({}) is {} ({} SHOULD entr{} not passing, {} more inconclusive or in error)",
             must.pass,
             c.id,
             c.title,
             c.verdict.as_str(),
             not_passing(&should),
-            plural_y(not_passing(&should))
+            plural_y(not_passing(&should)),
+            unobserved(&should)
         );
         s.decided_by = Some(c.id.clone());
     } else if let Some(c) = first_should_unobserved {

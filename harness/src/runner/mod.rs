@@ -753,6 +753,9 @@ pub fn overall(checks: &[CheckResult], error: bool) -> Verdict {
         Verdict::Pass
     } else if checks.iter().any(|c| c.verdict == Verdict::Inconclusive) {
         Verdict::Inconclusive
+    } else if judged.iter().any(|c| c.verdict == Verdict::Info) {
+        // It ran, and what it judges is information (a MAY not taken, an informational entry).
+        Verdict::Info
     } else {
         Verdict::Skip
     }
@@ -806,6 +809,12 @@ mod tests {
         );
         // A scenario of automatic checks only is judged by them.
         assert_eq!(overall(&[automatic_pass], false), Verdict::Pass);
-        assert_eq!(overall(&[premise_pass], false), Verdict::Skip);
+        assert_eq!(
+            overall(std::slice::from_ref(&premise_pass), false),
+            Verdict::Skip
+        );
+        // A scenario whose own entries are information ran: it is `info`, not skipped.
+        let own_info = entry(Verdict::Info, "s.yaml:5", false);
+        assert_eq!(overall(&[premise_pass, own_info], false), Verdict::Info);
     }
 }

@@ -286,10 +286,10 @@ fn mcp_009_judges_raw_requests_only_on_the_responses_they_got() {
         unreachable!()
     };
     assert!(
-        reason.contains("id null") && reason.contains("HTTP 400"),
+        reason.contains("id null") && reason.contains("HTTP error status"),
         "{reason}"
     );
-    assert_eq!(evidence[0].seen.as_deref(), Some("id null"));
+    assert_eq!(evidence[0].seen.as_deref(), Some("id null, HTTP 400"));
     assert!(fails(&judge(raw_with(200, answer(Value::Null)))));
     // An HTTP error whose JSON body is no JSON-RPC message (no `"jsonrpc": "2.0"`) carries no
     // response id: nothing to judge.
