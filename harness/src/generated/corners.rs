@@ -33,6 +33,7 @@ fn corner_agent(tool: Tool) -> impl Strategy<Value = Agent> {
         title: None,
         description,
         tool,
+        module_apart: false,
     })
 }
 

@@ -53,9 +53,18 @@ pub struct Agent {
     pub description: Option<String>,
     /// Whether the agent lists the downstream server, and which of its tools it calls.
     pub tool: Tool,
+    /// Its module is named apart from its key (`agents.impl_<key>`): seed 001 builds the slug
+    /// from "the agent key", never from the module.
+    pub module_apart: bool,
 }
 
 impl Agent {
+    /// The module name the deployment gives, when it names one apart from the key.
+    fn module(&self) -> Option<String> {
+        self.module_apart
+            .then(|| format!("impl_{}", self.key.replace('-', "_")))
+    }
+
     fn tools(&self) -> bool {
         self.tool != Tool::None
     }
@@ -192,12 +201,14 @@ fn agent() -> impl Strategy<Value = Agent> {
             Just(Tool::IsError),
             Just(Tool::RpcError)
         ],
+        proptest::bool::weighted(0.3),
     )
-        .prop_map(|(key, title, description, tool)| Agent {
+        .prop_map(|(key, title, description, tool, module_apart)| Agent {
             key,
             title,
             description,
             tool,
+            module_apart,
         })
 }
 

@@ -521,6 +521,9 @@ fn agents_map(agents: &[Agent]) -> Value {
     let mut m = Map::new();
     for a in agents {
         let mut spec = Map::new();
+        if let Some(m) = a.module() {
+            spec.insert("module".into(), json!(m));
+        }
         if let Some(t) = &a.title {
             spec.insert("title".into(), json!(t));
         }

@@ -294,6 +294,12 @@ pub struct ProviderSpec {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentSpec {
+    /// The agent's Python module name, when the deployment names it apart from its key (seed
+    /// 001: `agents.<name>.module`, "Importable Python module path"): `agents.yaml` then points
+    /// at `agents.<module>`, and the profile's per-agent module file is written under that name.
+    /// Absent: the key with hyphens as underscores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module: Option<String>,
     /// Registry title.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,

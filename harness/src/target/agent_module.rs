@@ -19,14 +19,14 @@ pub(super) enum AgentRef {
 /// What `agents.yaml` writes for `agent`: the module the profile's `agent_module` file is
 /// (`agents/{agent}.py` → `agents.<agent>`), else the profile's `agent_card` file, else the
 /// seed's form `agents.<agent>`.
-pub(super) fn agent_ref(target: &Target, agent: &str) -> AgentRef {
+pub(super) fn agent_ref(target: &Target, agent: &str, module: Option<&str>) -> AgentRef {
     let file = |g: Generator| {
         target
             .spec
             .files
             .iter()
             .find(|f| f.generate == Some(g) && f.path.contains("{agent}"))
-            .map(|f| per_agent_path(&f.path, f.generate, agent))
+            .map(|f| per_agent_path(&f.path, f.generate, agent, module))
     };
     if let Some(p) = file(Generator::AgentModule)
         && let Some(stem) = p.strip_suffix(".py")
@@ -37,24 +37,30 @@ pub(super) fn agent_ref(target: &Target, agent: &str) -> AgentRef {
     if let Some(p) = file(Generator::AgentCard) {
         return AgentRef::Card(p);
     }
-    AgentRef::Module(format!("agents.{}", module_name(agent)))
+    AgentRef::Module(format!("agents.{}", module_name(agent, module)))
 }
 
-/// A per-agent file's path for `agent`: an agent module's `{agent}` is the agent's module name
-/// ([`module_name`]), any other file's the key itself.
-pub(super) fn per_agent_path(path: &str, generate: Option<Generator>, agent: &str) -> String {
+/// A per-agent file's path for `agent` (whose deployment may name its module, `module`): an
+/// agent module's `{agent}` is the agent's module name ([`module_name`]), any other file's the
+/// key itself.
+pub(super) fn per_agent_path(
+    path: &str,
+    generate: Option<Generator>,
+    agent: &str,
+    module: Option<&str>,
+) -> String {
     if generate == Some(Generator::AgentModule) {
-        path.replace("{agent}", &module_name(agent))
+        path.replace("{agent}", &module_name(agent, module))
     } else {
         path.replace("{agent}", agent)
     }
 }
 
-/// The Python module name of an agent: its key with hyphens written as underscores (an agent key
-/// may hold a hyphen, a module name may not; two keys differing only there would also share a
-/// registry slug).
-fn module_name(agent: &str) -> String {
-    agent.replace('-', "_")
+/// The Python module name of an agent: the one its deployment names, else its key; hyphens
+/// written as underscores (an agent key may hold a hyphen, a module name may not; two keys
+/// differing only there would also share a registry slug).
+fn module_name(agent: &str, module: Option<&str>) -> String {
+    module.unwrap_or(agent).replace('-', "_")
 }
 
 /// A Python literal for a JSON value (strings in JSON's escaping, which Python reads alike).
@@ -159,7 +165,8 @@ mod tests {
             per_agent_path(
                 "agents/{agent}.py",
                 Some(Generator::AgentModule),
-                "tech-writer"
+                "tech-writer",
+                None
             ),
             "agents/tech_writer.py"
         );
@@ -167,10 +174,12 @@ mod tests {
             per_agent_path(
                 "agents/{agent}.md",
                 Some(Generator::AgentCard),
-                "tech-writer"
+                "tech-writer",
+                None
             ),
             "agents/tech-writer.md"
         );
-        assert_eq!(module_name("Data_Agent-2"), "Data_Agent_2");
+        assert_eq!(module_name("Data_Agent-2", None), "Data_Agent_2");
+        assert_eq!(module_name("jarvis", Some("impl-j")), "impl_j");
     }
 }

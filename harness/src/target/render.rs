@@ -220,7 +220,12 @@ fn write_files(
         };
         for agent in agents {
             let rel = match agent {
-                Some(a) => per_agent_path(&f.path, f.generate, a),
+                Some(a) => per_agent_path(
+                    &f.path,
+                    f.generate,
+                    a,
+                    deployment.agents.get(a).and_then(|s| s.module.as_deref()),
+                ),
                 None => f.path.clone(),
             };
             let text = match (&f.generate, &f.template) {
@@ -345,7 +350,7 @@ fn generate(
             let mut agents = Map::new();
             for (name, a) in &d.agents {
                 let mut e = Map::new();
-                match agent_ref(target, name) {
+                match agent_ref(target, name, a.module.as_deref()) {
                     AgentRef::Module(m) => {
                         e.insert("module".into(), json!(m));
                     }
