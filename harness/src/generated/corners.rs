@@ -33,7 +33,9 @@ fn corner_agent(tool: Tool) -> impl Strategy<Value = Agent> {
         title: None,
         description,
         tool,
-        module_apart: false,
+        // The slug corners also name each module apart from its key: the slug comes from the
+        // key alone.
+        module_apart: true,
     })
 }
 

@@ -201,7 +201,7 @@ fn agent() -> impl Strategy<Value = Agent> {
             Just(Tool::IsError),
             Just(Tool::RpcError)
         ],
-        proptest::bool::weighted(0.3),
+        proptest::bool::weighted(0.5),
     )
         .prop_map(|(key, title, description, tool, module_apart)| Agent {
             key,
