@@ -59,6 +59,9 @@ fn header_row<'a>(page: &'a str, name: &str) -> &'a str {
     &page[start..start + len]
 }
 
+/// The certified implementation whose every judged MUST and SHOULD entry passes.
+const FULL: &str = "langgraph";
+
 /// The matrix cell of one check and implementation in the page.
 fn page_cell<'a>(page: &'a str, check: &str, name: &str) -> &'a str {
     let row = page.find(&format!("<tr data-check=\"{check}\">")).unwrap();
@@ -76,17 +79,19 @@ fn the_committed_certifications_make_a_matrix_with_honest_levels() {
     assert!(reports.len() >= 6, "{reports:?}");
     let m = matrix::build(&reports).unwrap();
     assert_eq!(m.implementations.len(), reports.len());
-    // Mastra and LangGraph: every judged MUST and SHOULD entry passes.
-    for name in ["mastra", "langgraph"] {
-        assert_eq!(level_of(&m, name).level, ConformanceLevel::Full, "{name}");
-    }
-    // VoltAgent: every judged MUST entry passes, SHOULD entries warn (MCP-011, MSG-004): core,
-    // the first SHOULD not passing named.
-    let volt = level_of(&m, "voltagent");
-    assert_eq!(volt.level, ConformanceLevel::Core);
-    assert!(volt.reason.contains("SHOULD"), "{}", volt.reason);
-    // fast-agent fails MUST entries: not compliant, the first failing check named.
-    for name in ["fast-agent-0.7.22", "fast-agent-latest", "pallas-fastagent"] {
+    // LangGraph: every judged MUST and SHOULD entry passes.
+    assert_eq!(level_of(&m, FULL).level, ConformanceLevel::Full);
+    // Mastra answers refused requests with id-null errors (MCP-009): not compliant.
+    assert_eq!(level_of(&m, "mastra").level, ConformanceLevel::NotCompliant);
+    // The others fail MUST entries (MCP-009's id-null errors, MCP-011, PROG-003): not compliant,
+    // the first failing check named.
+    for name in [
+        "fast-agent-0.7.22",
+        "fast-agent-latest",
+        "pallas-fastagent",
+        "voltagent",
+        "agno",
+    ] {
         let s = level_of(&m, name);
         assert_eq!(s.level, ConformanceLevel::NotCompliant, "{name}");
         let first = s.decided_by.as_deref().unwrap();
@@ -96,9 +101,9 @@ fn the_committed_certifications_make_a_matrix_with_honest_levels() {
             s.reason
         );
     }
-    // Agno: three progress notifications per call are enough to judge PROG-003 per call, and
-    // every judged entry passes.
-    assert_eq!(level_of(&m, "agno").level, ConformanceLevel::Full);
+    // Agno: three progress notifications per call are enough to judge PROG-003 per call; what
+    // its level rests on is MCP-009, not progress.
+    assert_eq!(level_of(&m, "agno").decided_by.as_deref(), Some("MCP-009"));
     // Google ADK claims progress and never sent a notification: its progress entries carry no
     // level, and the reason says so.
     let adk = level_of(&m, "google-adk");
@@ -161,7 +166,7 @@ fn the_committed_certifications_make_a_matrix_with_honest_levels() {
     let dir = tempfile::tempdir().unwrap();
     let (code, out, err) = run(reports, dir.path());
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("mastra") && out.contains("full"), "{out}");
+    assert!(out.contains(FULL) && out.contains("full"), "{out}");
     let page = read(dir.path().join("index.html"));
     // Self-contained: no resource fetched (report text may quote URLs, never load them).
     for external in ["src=", "<link", "@import", "url(http", "href=\"http"] {
@@ -206,8 +211,8 @@ fn the_committed_certifications_make_a_matrix_with_honest_levels() {
     let json: Value = serde_json::from_str(&read(dir.path().join("matrix.json"))).unwrap();
     assert_eq!(json, serde_json::to_value(&m).unwrap());
     assert_eq!(json["format"], "pallas-conformance/matrix/v1");
-    assert!(read(dir.path().join("badges/mastra.svg")).contains(">full</text>"));
-    assert!(read(dir.path().join("badges/agno.svg")).contains(">full</text>"));
+    assert!(read(dir.path().join(format!("badges/{FULL}.svg"))).contains(">full</text>"));
+    assert!(read(dir.path().join("badges/agno.svg")).contains(">not compliant</text>"));
     assert!(read(dir.path().join("badges/agno-pallas.svg")).contains(">not scored</text>"));
 }
 
@@ -221,25 +226,33 @@ fn raw_skips(file: &str) -> u64 {
     raw["counts"]["skip"].as_u64().unwrap()
 }
 
-/// The committed reports with `mastra.json` replaced by a copy changed by `edit`, in `dir`.
-fn with_mastra_changed(dir: &Path, edit: impl FnOnce(&mut Value)) -> Vec<PathBuf> {
+/// The committed reports with `<name>.json` replaced by a copy changed by `edit`, in `dir`.
+fn with_changed(dir: &Path, name: &str, edit: impl FnOnce(&mut Value)) -> Vec<PathBuf> {
+    let file = format!("{name}.json");
     let mut raw: Value = serde_json::from_str(&read(
-        super::common::workspace().join("docs/certification/mastra.json"),
+        super::common::workspace()
+            .join("docs/certification")
+            .join(&file),
     ))
     .unwrap();
     edit(&mut raw);
-    let copy = dir.join("mastra.json");
+    let copy = dir.join(&file);
     std::fs::write(&copy, serde_json::to_string(&raw).unwrap()).unwrap();
     committed()
         .into_iter()
         .map(|p| {
-            if p.file_name().unwrap() == "mastra.json" {
+            if p.file_name().unwrap() == file.as_str() {
                 copy.clone()
             } else {
                 p
             }
         })
         .collect()
+}
+
+/// The committed reports with `mastra.json` changed by `edit`.
+fn with_mastra_changed(dir: &Path, edit: impl FnOnce(&mut Value)) -> Vec<PathBuf> {
+    with_changed(dir, "mastra", edit)
 }
 
 /// One implementation of a `matrix.json`.
@@ -267,11 +280,11 @@ fn one_must_pass_turned_fail_drops_the_level_on_the_page_the_badge_and_the_json(
     let (code, _, err) = run(committed(), before_dir.path());
     assert_eq!(code, 0, "{err}");
     let before_page = read(before_dir.path().join("index.html"));
-    assert!(header_row(&before_page, "mastra").contains(">full</span>"));
+    assert!(header_row(&before_page, FULL).contains(">full</span>"));
 
     let work = tempfile::tempdir().unwrap();
     let mut changed = None;
-    let reports = with_mastra_changed(work.path(), |raw| {
+    let reports = with_changed(work.path(), FULL, |raw| {
         let e = entries(raw)
             .find(|c| c["level"] == "MUST" && c["verdict"] == "pass")
             .unwrap();
@@ -287,17 +300,17 @@ fn one_must_pass_turned_fail_drops_the_level_on_the_page_the_badge_and_the_json(
 
     // The JSON.
     let json: Value = serde_json::from_str(&read(out.path().join("matrix.json"))).unwrap();
-    let mastra = implementation_json(&json, "mastra");
-    assert_eq!(mastra["score"]["level"], "not compliant");
-    assert_eq!(mastra["score"]["decided_by"], check.as_str());
-    assert_eq!(mastra["counts"]["fail"], 1);
+    let full = implementation_json(&json, FULL);
+    assert_eq!(full["score"]["level"], "not compliant");
+    assert_eq!(full["score"]["decided_by"], check.as_str());
+    assert_eq!(full["counts"]["fail"], 1);
     let json_cell = json["families"]
         .as_array()
         .unwrap()
         .iter()
         .flat_map(|f| f["rows"].as_array().unwrap())
         .find(|r| r["check"] == check.as_str())
-        .map(|r| r["cells"]["mastra"].clone())
+        .map(|r| r["cells"][FULL].clone())
         .unwrap();
     assert_eq!(json_cell["verdict"], "fail");
     assert_eq!(json_cell["count"], 1);
@@ -313,52 +326,52 @@ fn one_must_pass_turned_fail_drops_the_level_on_the_page_the_badge_and_the_json(
 
     // The page.
     let page = read(out.path().join("index.html"));
-    let row = header_row(&page, "mastra");
+    let row = header_row(&page, FULL);
     assert!(row.contains(">not compliant</span>"), "{row}");
     assert!(row.contains(&format!("MUST {check} ")), "{row}");
     assert!(row.contains("data-count=\"fail\">1<"), "{row}");
-    let c = page_cell(&page, &check, "mastra");
+    let c = page_cell(&page, &check, FULL);
     assert!(c.contains("data-verdict=\"fail\""), "{c}");
     assert!(
         c.contains(&format!("<span class=\"tag\">{label}</span>")),
         "{c}"
     );
     assert!(page.contains("changed for the test"));
-    let was = page_cell(&before_page, &check, "mastra");
+    let was = page_cell(&before_page, &check, FULL);
     assert!(was.contains("data-verdict=\"pass\""), "{was}");
 
     // The badge.
-    let badge = read(out.path().join("badges/mastra.svg"));
+    let badge = read(out.path().join(format!("badges/{FULL}.svg")));
     assert!(
         badge.contains("<title>MCP agent bridge: not compliant</title>"),
         "{badge}"
     );
     assert!(badge.contains("#e05d44"), "{badge}");
-    let before_badge = read(before_dir.path().join("badges/mastra.svg"));
+    let before_badge = read(before_dir.path().join(format!("badges/{FULL}.svg")));
     assert!(before_badge.contains("<title>MCP agent bridge: full</title>"));
-    let pallas_badge = read(out.path().join("badges/mastra-pallas.svg"));
+    let pallas_badge = read(out.path().join(format!("badges/{FULL}-pallas.svg")));
     assert!(
         pallas_badge.contains("<title>Pallas: not scored</title>"),
         "{pallas_badge}"
     );
     // The others did not move.
     assert_eq!(
-        read(out.path().join("badges/langgraph.svg")),
-        read(before_dir.path().join("badges/langgraph.svg"))
+        read(out.path().join("badges/voltagent.svg")),
+        read(before_dir.path().join("badges/voltagent.svg"))
     );
 }
 
 #[test]
 fn nothing_judged_at_must_is_not_scored_everywhere() {
     let work = tempfile::tempdir().unwrap();
-    let reports = with_mastra_changed(work.path(), |raw| {
+    let reports = with_changed(work.path(), FULL, |raw| {
         for e in entries(raw).filter(|c| c["level"] == "MUST") {
             e["verdict"] = "skip".into();
             e["reason"] = "capability not claimed".into();
         }
     });
     let m = matrix::build(&reports).unwrap();
-    let s = level_of(&m, "mastra");
+    let s = level_of(&m, FULL);
     assert_eq!(s.level, ConformanceLevel::NotScored);
     assert!(
         s.reason.starts_with("no MUST entry judged ("),
@@ -370,29 +383,29 @@ fn nothing_judged_at_must_is_not_scored_everywhere() {
     let out = tempfile::tempdir().unwrap();
     let (code, _, err) = run(reports, out.path());
     assert_eq!(code, 0, "{err}");
-    let row = header_row(&read(out.path().join("index.html")), "mastra").to_owned();
+    let row = header_row(&read(out.path().join("index.html")), FULL).to_owned();
     assert!(
         row.contains(">not scored</span>") && row.contains("no MUST entry judged"),
         "{row}"
     );
-    assert!(read(out.path().join("badges/mastra.svg")).contains(">not scored</text>"));
+    assert!(read(out.path().join(format!("badges/{FULL}.svg"))).contains(">not scored</text>"));
     let json: Value = serde_json::from_str(&read(out.path().join("matrix.json"))).unwrap();
     assert!(
         json["implementations"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|i| i["name"] == "mastra" && i["score"]["level"] == "not scored")
+            .any(|i| i["name"] == FULL && i["score"]["level"] == "not scored")
     );
 
     // A MUST entry in error, none failing: not scored either, the entry named.
-    let reports = with_mastra_changed(work.path(), |raw| {
+    let reports = with_changed(work.path(), FULL, |raw| {
         let e = entries(raw)
             .find(|c| c["level"] == "MUST" && c["verdict"] == "pass")
             .unwrap();
         e["verdict"] = "error".into();
     });
-    let s = level_of(&matrix::build(&reports).unwrap(), "mastra").clone();
+    let s = level_of(&matrix::build(&reports).unwrap(), FULL).clone();
     assert_eq!(s.level, ConformanceLevel::NotScored);
     assert!(
         s.reason
