@@ -732,7 +732,17 @@ pub(crate) fn ms(since: Instant) -> f64 {
 /// inconclusive, passes of the automatic checks beside them do not make it a pass.
 pub fn overall(checks: &[CheckResult], error: bool) -> Verdict {
     let own = |c: &&CheckResult| !c.premise && !c.location.is_empty();
-    let judged: Vec<&CheckResult> = if checks.iter().any(|c| own(&c)) {
+    // A check that runs on every bridge but binds a Pallas alone (`scale: pallas` without a
+    // capability: MSG-002's round trip) is what a scenario stands on only when it has nothing
+    // else: beside skipped progress entries, its pass is no pass of the scenario.
+    let subject = |c: &&CheckResult| {
+        own(c)
+            && !crate::catalog::get(&c.id)
+                .is_some_and(|d| d.scale == crate::rules::Scale::Pallas && d.capability.is_none())
+    };
+    let judged: Vec<&CheckResult> = if checks.iter().any(|c| subject(&c)) {
+        checks.iter().filter(subject).collect()
+    } else if checks.iter().any(|c| own(&c)) {
         checks.iter().filter(own).collect()
     } else {
         checks.iter().filter(|c| !c.premise).collect()
@@ -815,6 +825,20 @@ mod tests {
         );
         // A scenario whose own entries are information ran: it is `info`, not skipped.
         let own_info = entry(Verdict::Info, "s.yaml:5", false);
-        assert_eq!(overall(&[premise_pass, own_info], false), Verdict::Info);
+        assert_eq!(
+            overall(&[premise_pass.clone(), own_info], false),
+            Verdict::Info
+        );
+        // A Pallas-only round trip beside skipped progress entries: the scenario is skipped.
+        let mut round_trip = entry(Verdict::Pass, "s.yaml:6", false);
+        round_trip.id = "MSG-002".into();
+        let mut progress = entry(Verdict::Skip, "s.yaml:7", false);
+        progress.id = "PROG-003".into();
+        assert_eq!(
+            overall(&[round_trip.clone(), progress.clone()], false),
+            Verdict::Skip
+        );
+        // Alone, it is what the scenario judges.
+        assert_eq!(overall(&[round_trip, premise_pass], false), Verdict::Pass);
     }
 }
