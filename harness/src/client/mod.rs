@@ -181,10 +181,11 @@ impl FromStr for Era {
 /// at about its own size).
 pub type SharedMessage = std::sync::Arc<crate::compact::JsonDoc>;
 
-/// A received JSON-RPC message with its arrival time (ms since the recorder started).
+/// A received JSON-RPC message with its arrival time (ms since the recorder's clock started: in
+/// a scenario run, when its steps began).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TimedMessage {
-    /// Arrival time, milliseconds since the recorder was created.
+    /// Arrival time, milliseconds since the recorder's clock started.
     pub at_ms: f64,
     /// The message.
     pub message: SharedMessage,

@@ -229,9 +229,16 @@ impl Recorder {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Milliseconds since the recorder was created.
+    /// Milliseconds since the recorder was created, or since its clock last restarted.
     pub fn now_ms(&self) -> f64 {
         self.lock().started.elapsed().as_secs_f64() * 1000.0
+    }
+
+    /// Restarts the clock of `at_ms`: a runner calls it when the steps begin, so that times a
+    /// scenario states ("within 5.5 s of the request") do not include the implementation's
+    /// start and readiness wait. Observations recorded before keep their times.
+    pub fn restart_clock(&self) {
+        self.lock().started = Instant::now();
     }
 
     /// Registers a secret value: from now on it is replaced by [`REDACTED`] wherever it would

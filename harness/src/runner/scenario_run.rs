@@ -319,6 +319,8 @@ pub async fn run_one(
         agent_urls: reach.agent_urls.clone(),
     };
     let shared = Arc::new(Shared::new(Arc::new(cx), start, reach.deployment));
+    // Message times (`at_ms`) count from here, not from before the start and readiness wait.
+    recorder.restart_clock();
     let steps_started = Instant::now();
     let harness_error = run_steps(&shared, deadline).await;
     phases.steps_ms = ms(steps_started);
