@@ -357,6 +357,28 @@ pub(crate) struct NotItsRule {
 }
 
 impl CheckResult {
+    /// A bare MUST result of check `id` (title `t`, no evidence), for unit tests.
+    #[cfg(test)]
+    pub(crate) fn bare(id: &str, verdict: Verdict, reason: &str, location: &str) -> Self {
+        Self {
+            id: id.into(),
+            level: crate::vocab::Level::Must,
+            refs: vec![],
+            quote: None,
+            rule: None,
+            title: "t".into(),
+            verdict,
+            reason: reason.into(),
+            evidence: vec![],
+            observed: Vec::new(),
+            premise: false,
+            transcript: vec![],
+            location: location.into(),
+            mode: None,
+            baselined: false,
+        }
+    }
+
     /// The one way a verdict is made: the outcome graded at the subject's level (skip when the
     /// target does not claim the capability), reasons and evidence redacted.
     pub fn judged(

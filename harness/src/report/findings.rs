@@ -101,26 +101,9 @@ pub fn json(run: &RunResult) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vocab::Level;
 
     fn result(id: &str, verdict: Verdict, reason: &str) -> CheckResult {
-        CheckResult {
-            id: id.into(),
-            level: Level::Must,
-            refs: vec![],
-            quote: None,
-            rule: None,
-            title: "t".into(),
-            verdict,
-            reason: reason.into(),
-            evidence: vec![],
-            observed: Vec::new(),
-            premise: false,
-            transcript: vec![],
-            location: String::new(),
-            mode: None,
-            baselined: false,
-        }
+        CheckResult::bare(id, verdict, reason, "")
     }
 
     fn scenario(id: &str, checks: Vec<CheckResult>) -> ScenarioResult {

@@ -774,25 +774,11 @@ pub fn overall(checks: &[CheckResult], error: bool) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vocab::Level;
 
     fn entry(verdict: Verdict, location: &str, premise: bool) -> CheckResult {
         CheckResult {
-            id: "X".into(),
-            level: Level::Must,
-            refs: vec![],
-            quote: None,
-            rule: None,
-            title: "t".into(),
-            verdict,
-            reason: String::new(),
-            evidence: vec![],
-            observed: Vec::new(),
             premise,
-            transcript: vec![],
-            location: location.into(),
-            mode: None,
-            baselined: false,
+            ..CheckResult::bare("X", verdict, "", location)
         }
     }
 
