@@ -7,6 +7,22 @@ use regex::Regex;
 /// What a redacted secret is replaced with, before its fingerprint (`[redacted:1a2b3c4d]`).
 pub const REDACTED: &str = "[redacted]";
 
+/// Whether a header or key named `name` holds a credential (any case): `Authorization`,
+/// `Proxy-Authorization`, `X-Api-Key`, `api-key`, `api_key`, `apikey` or `bearer`. Its value is
+/// never written as it is: reports show its fingerprint.
+pub fn is_credential_name(name: &str) -> bool {
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "authorization"
+            | "proxy-authorization"
+            | "x-api-key"
+            | "api-key"
+            | "api_key"
+            | "apikey"
+            | "bearer"
+    )
+}
+
 /// A secret's stand-in in a report: `[redacted:` and the first 8 hex digits of the SHA-256 of
 /// the token (a `Bearer ` scheme aside), `]`. Two reports of one value show one fingerprint, so
 /// a reader can tell the configured header from a caller's bearer without seeing either; 32 bits
@@ -101,11 +117,7 @@ impl Redactor {
             Value::Object(map) => Value::Object(
                 map.iter()
                     .map(|(k, v)| {
-                        let lower = k.to_ascii_lowercase();
-                        let sensitive = matches!(
-                            lower.as_str(),
-                            "authorization" | "x-api-key" | "api_key" | "apikey" | "bearer"
-                        );
+                        let sensitive = is_credential_name(k);
                         let v = match v {
                             Value::String(s) if sensitive && !s.starts_with('[') => {
                                 let (scheme, token) = strip_scheme(s);
@@ -226,5 +238,13 @@ mod tests {
         let out = Redactor::new().json(&v);
         assert_eq!(out["headers"]["authorization"], fingerprint("Basic xyz"));
         assert_eq!(out["ok"], "fine");
+        let v = serde_json::json!({"Proxy-Authorization": "k1", "API-Key": "k2", "key": "k3"});
+        let out = Redactor::new().json(&v);
+        assert_eq!(out["Proxy-Authorization"], fingerprint("k1"));
+        assert_eq!(out["API-Key"], fingerprint("k2"));
+        assert_eq!(
+            out["key"], "k3",
+            "a key that names no credential keeps its value"
+        );
     }
 }

@@ -84,7 +84,7 @@ const MODES: &[Mode] = &[
         "sentinel-error-id",
         "MCP-009",
         Verdict::Fail,
-        "got an error response with id \"server-error\"",
+        "answered by an error response with id \"server-error\"",
     ),
     mode("invalid-json", "ASSERT", Verdict::Error, "not JSON"),
     mode("invalid-utf8", "ASSERT", Verdict::Error, "not UTF-8"),

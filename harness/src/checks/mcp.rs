@@ -10,7 +10,7 @@ use super::params::OneOrMany;
 use super::read::excerpt;
 use super::value::Check;
 use super::verdict::{Evidence, Outcome, Witness};
-use super::{premise, wire};
+use super::wire;
 use crate::observation::Observation;
 use crate::observation::{Observed, StepRecord};
 use crate::scenario::{ActionKind, CheckSpec, StepAction};
@@ -34,7 +34,6 @@ pub(super) const CHECKS: &[Check] = &[
         .params::<super::mcp_tools::McpToolErrors>()
         .by_default("`call`/raw `tools/call` steps whose arguments the target's own listed `inputSchema` rejects get `isError` or -32602 with no model request at a mock LLM while they run (a model request then fails; no model request anywhere in the run, or another step running beside the call, is inconclusive); a step named in `invalid_arguments` that the schema accepts is not judged"),
     Check::new("MCP-008", mcp_sse)
-        .premise(premise::sse_answer)
         .by_default("every message of an SSE response carries an event id; no non-JSON data"),
     Check::new("MCP-009", responses),
     Check::new("MCP-010", one_response),
@@ -255,8 +254,7 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
             return stray_fail(
                 s,
                 stray,
-                "got",
-                "it sent",
+                "of those the step sent",
                 "a response with the request's id".to_owned(),
             );
         }
@@ -314,7 +312,6 @@ fn raw_witnesses(raw: &[(&StepRecord, Value)]) -> Result<Vec<Witness>, Outcome> 
             return Err(stray_fail(
                 s,
                 stray,
-                &format!("sent a request with id {sent} and got"),
                 "(an error response carries the request's id, or null when the id could not be read)",
                 format!("a response with id {sent} (or null, for an error)"),
             ));
@@ -388,17 +385,11 @@ fn null_id_errors_only(s: &StepRecord) -> bool {
             .all(|m| m.get("error").is_some() && m.get("id").is_none_or(JsonRef::is_null))
 }
 
-/// MCP-009's failure for a response whose id answers no request: "`step` {did} a response with
-/// id X, which matches no request {tail}". An error response breaks the error-response rule
+/// MCP-009's failure for a response whose id answers no request: "a request was answered by a
+/// response with id X, which matches no request {tail}", the step in the evidence. An error response breaks the error-response rule
 /// (`mcp.error-response-same-id`), a result response the result-response rule (the check's
 /// first).
-fn stray_fail(
-    s: &StepRecord,
-    stray: JsonRef<'_>,
-    did: &str,
-    tail: &str,
-    expected: String,
-) -> Outcome {
+fn stray_fail(s: &StepRecord, stray: JsonRef<'_>, tail: &str, expected: String) -> Outcome {
     let id = stray
         .get("id")
         .map_or_else(|| "(none)".to_owned(), |i| i.to_string());
@@ -409,10 +400,9 @@ fn stray_fail(
     };
     Outcome::breaks(
         rule,
-        format!(
-            "`{}` {did} {kind} with id {id}, which matches no request {tail}",
-            s.name
-        ),
+        // The step and the id it sent are the evidence: one cause reads the same in every
+        // scenario, so it is one finding.
+        format!("a request was answered by {kind} with id {id}, which matches no request {tail}"),
         vec![Evidence::new(&s.name, expected, excerpt(stray, 300))],
     )
 }

@@ -91,18 +91,6 @@ pub(super) fn health_probe(o: &Observed) -> Option<&'static str> {
     )
 }
 
-/// A request was answered with an SSE stream.
-pub(super) fn sse_answer(o: &Observed) -> Option<&'static str> {
-    held(
-        o.steps.iter().any(|s| {
-            s.observation
-                .content_type()
-                .is_some_and(|c| c.starts_with("text/event-stream"))
-        }),
-        "no request was answered with an SSE stream",
-    )
-}
-
 /// A `get_health` call was answered with a tool result (whatever its content).
 pub(super) fn health_answered(o: &Observed) -> Option<&'static str> {
     held(

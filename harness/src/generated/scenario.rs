@@ -366,7 +366,7 @@ impl Case {
                         h.name,
                         if is_auth {
                             format!(" after the scheme ({fp})")
-                        } else if secret_header(&h.name) {
+                        } else if crate::redact::is_credential_name(&h.name) {
                             format!(" ({fp})")
                         } else {
                             String::new()
@@ -496,15 +496,6 @@ impl Case {
             checks.push(json!({"check": c, "steps": ["after"]}));
         }
     }
-}
-
-/// Whether reports show a header's value as a fingerprint (the names the redactor treats as
-/// credentials), so its entry names the expected value by it.
-fn secret_header(name: &str) -> bool {
-    matches!(
-        name.to_ascii_lowercase().as_str(),
-        "x-api-key" | "api-key" | "api_key" | "apikey" | "proxy-authorization"
-    )
 }
 
 /// The JSONPath filter of a history message keeping one image: an image block with its bytes

@@ -33,14 +33,28 @@ impl Finding<'_> {
     }
 }
 
-/// Whether two results have one cause: same check, verdict, title, reason, baseline status.
-fn same_cause(a: &CheckResult, b: &CheckResult) -> bool {
-    a.id == b.id
-        && a.rule == b.rule
-        && a.verdict == b.verdict
-        && a.title == b.title
-        && a.reason == b.reason
-        && a.baselined == b.baselined
+/// Whether two results have one cause: same check, rule, verdict, baseline status and
+/// [`cause`]. The title is the entry's, which each scenario words for its own steps.
+fn same_cause(a: (&ScenarioResult, &CheckResult), b: (&ScenarioResult, &CheckResult)) -> bool {
+    a.1.id == b.1.id
+        && a.1.rule == b.1.rule
+        && a.1.verdict == b.1.verdict
+        && a.1.baselined == b.1.baselined
+        && cause(a.0, a.1) == cause(b.0, b.1)
+}
+
+/// What a result's reason says of the implementation: the reason with the names of the
+/// scenario's own steps blanked (`step \`boom\`` and `step \`limited\`` state one cause) and
+/// without the note of an evaluator that does not decide the entry.
+fn cause(s: &ScenarioResult, c: &CheckResult) -> String {
+    let reason = c
+        .reason
+        .split("; built-in evaluator (not deciding")
+        .next()
+        .unwrap_or_default();
+    s.steps.iter().fold(reason.to_owned(), |r, step| {
+        r.replace(&format!("`{}`", step.name), "`…`")
+    })
 }
 
 /// The findings of `run` among results whose verdict is in `verdicts`, in run order.
@@ -48,7 +62,10 @@ pub fn findings<'a>(run: &'a RunResult, verdicts: &[Verdict]) -> Vec<Finding<'a>
     let mut out: Vec<Finding<'a>> = Vec::new();
     for s in &run.scenarios {
         for c in s.checks.iter().filter(|c| verdicts.contains(&c.verdict)) {
-            match out.iter_mut().find(|f| same_cause(f.first, c)) {
+            match out
+                .iter_mut()
+                .find(|f| same_cause((f.members[0].0, f.first), (s, c)))
+            {
                 Some(f) => f.members.push((s, c)),
                 None => out.push(Finding {
                     first: c,
@@ -177,5 +194,40 @@ mod tests {
         assert!(html.contains("one cause, 2 scenarios"));
         let md = crate::report::markdown(&run);
         assert!(md.contains("one cause, 2 scenarios: `a`, `b`"), "{md}");
+    }
+
+    #[test]
+    fn a_cause_worded_with_each_scenarios_own_step_is_one_finding() {
+        let named = |id: &str, step: &str, reason: &str| {
+            let mut s = scenario(id, vec![result("MSG-004", Verdict::Warn, reason)]);
+            s.steps = vec![crate::runner::StepSummary {
+                name: step.into(),
+                ..Default::default()
+            }];
+            s
+        };
+        let run = RunResult {
+            scenarios: vec![
+                named("a", "boom", "step `boom`: `$.result.isError` does not hold"),
+                named(
+                    "b",
+                    "limited",
+                    "step `limited`: `$.result.isError` does not hold; built-in evaluator (not deciding: the assertion states the rule here): no",
+                ),
+                // Another field named in backticks is another cause.
+                named("c", "cut", "step `cut`: `$.result.content` does not hold"),
+            ],
+            target: "t".into(),
+            kit_version: String::new(),
+            suite: None,
+            claims: Vec::new(),
+            stale: vec![],
+            duration_ms: 0.0,
+            error: None,
+        };
+        let all = findings(&run, FINDING_VERDICTS);
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0].scenario_ids(), vec!["a", "b"]);
+        assert_eq!(all[1].scenario_ids(), vec!["c"]);
     }
 }

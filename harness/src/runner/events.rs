@@ -431,7 +431,8 @@ impl RunResult {
                     id: s.id,
                     title: s.title,
                     file: s.file,
-                    verdict: overall(&p.checks, true),
+                    // An unfinished scenario is an error on every target.
+                    verdict: overall(&p.checks, true, true),
                     checks: p.checks,
                     duration_ms: 0.0,
                     error: Some("the event stream ends before this scenario finished".into()),

@@ -220,7 +220,7 @@ fn reproduce(s: &Scenario, profile: &std::path::Path, opts: &RunOptions) -> Stri
 }
 
 /// One step, as reports and the `step_done` event show it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepSummary {
     /// Name (`send#3`, `calls[7]`).
     pub name: String,
@@ -564,7 +564,7 @@ pub async fn run_with_events(
             remembered.insert(&result.id, result.duration_ms);
         }
         if let Some(b) = &opts.baseline {
-            b.apply(&mut result);
+            b.apply(&mut result, target.is_pallas());
         }
         result.reproduce = reproduce(&work.scenarios[i], &target.path, opts);
         done += 1;
@@ -728,40 +728,57 @@ pub(crate) fn ms(since: Instant) -> f64 {
 }
 
 /// The overall verdict of a list of checks. A scenario passes on what it was written to judge:
-/// its own entries (those with a location), premises aside; when every one of them is
-/// inconclusive, passes of the automatic checks beside them do not make it a pass.
-pub fn overall(checks: &[CheckResult], error: bool) -> Verdict {
+/// its own entries (those with a location), premises aside, when each of them that applies was
+/// observed: one of them inconclusive makes the scenario inconclusive, whatever passed beside
+/// it.
+///
+/// `pallas` says whether the target claims a Pallas-only capability. A check that runs on every
+/// bridge but binds a Pallas alone (`scale: pallas` without a capability: MSG-002's round trip)
+/// is what a scenario stands on only on a Pallas, and only when it has nothing else: on another
+/// bridge its pass or its inconclusive reading says nothing of the scenario (its fail still
+/// does).
+pub fn overall(checks: &[CheckResult], error: bool, pallas: bool) -> Verdict {
     let own = |c: &&CheckResult| !c.premise && !c.location.is_empty();
-    // A check that runs on every bridge but binds a Pallas alone (`scale: pallas` without a
-    // capability: MSG-002's round trip) is what a scenario stands on only when it has nothing
-    // else: beside skipped progress entries, its pass is no pass of the scenario.
-    let subject = |c: &&CheckResult| {
-        own(c)
-            && !crate::catalog::get(&c.id)
-                .is_some_and(|d| d.scale == crate::rules::Scale::Pallas && d.capability.is_none())
+    let bridge_wide = |c: &&CheckResult| {
+        crate::catalog::get(&c.id)
+            .is_some_and(|d| d.scale == crate::rules::Scale::Pallas && d.capability.is_none())
     };
-    let judged: Vec<&CheckResult> = if checks.iter().any(|c| subject(&c)) {
-        checks.iter().filter(subject).collect()
+    let subject = |c: &&CheckResult| own(c) && !bridge_wide(c);
+    let counted: Vec<&CheckResult> = checks
+        .iter()
+        .filter(|c| {
+            pallas
+                || !bridge_wide(c)
+                || matches!(c.verdict, Verdict::Fail | Verdict::Warn | Verdict::Error)
+        })
+        .collect();
+    let judged: Vec<&CheckResult> = if counted.iter().any(subject) {
+        counted.iter().copied().filter(|c| subject(c)).collect()
+    } else if counted.iter().any(own) {
+        counted.iter().copied().filter(|c| own(c)).collect()
     } else if checks.iter().any(|c| own(&c)) {
-        checks.iter().filter(own).collect()
+        // Its own entries bind a Pallas alone, and this bridge is none: nothing of it is judged.
+        Vec::new()
     } else {
-        checks.iter().filter(|c| !c.premise).collect()
+        counted.iter().copied().filter(|c| !c.premise).collect()
     };
-    if error || checks.iter().any(|c| c.verdict == Verdict::Error) {
+    if error || counted.iter().any(|c| c.verdict == Verdict::Error) {
         Verdict::Error
-    } else if checks
+    } else if counted
         .iter()
         .any(|c| c.verdict == Verdict::Fail && !c.baselined)
     {
         Verdict::Fail
-    } else if checks.iter().any(|c| c.verdict == Verdict::Warn) {
+    } else if counted.iter().any(|c| c.verdict == Verdict::Warn) {
         Verdict::Warn
+    } else if judged.iter().any(|c| c.verdict == Verdict::Inconclusive) {
+        Verdict::Inconclusive
     } else if judged
         .iter()
         .any(|c| c.verdict == Verdict::Pass || c.baselined)
     {
         Verdict::Pass
-    } else if checks.iter().any(|c| c.verdict == Verdict::Inconclusive) {
+    } else if counted.iter().any(|c| c.verdict == Verdict::Inconclusive) {
         Verdict::Inconclusive
     } else if judged.iter().any(|c| c.verdict == Verdict::Info) {
         // It ran, and what it judges is information (a MAY not taken, an informational entry).
@@ -795,24 +812,34 @@ mod tests {
                     premise_pass.clone(),
                     own_inconclusive.clone()
                 ],
-                false
+                false,
+                true
+            ),
+            Verdict::Inconclusive
+        );
+        // One of its own entries unobserved: the passes beside it do not make it a pass.
+        assert_eq!(
+            overall(
+                &[automatic_pass.clone(), own_inconclusive, own_pass.clone()],
+                false,
+                true
             ),
             Verdict::Inconclusive
         );
         assert_eq!(
-            overall(&[automatic_pass.clone(), own_inconclusive, own_pass], false),
+            overall(&[automatic_pass.clone(), own_pass], false, true),
             Verdict::Pass
         );
         // A scenario of automatic checks only is judged by them.
-        assert_eq!(overall(&[automatic_pass], false), Verdict::Pass);
+        assert_eq!(overall(&[automatic_pass], false, true), Verdict::Pass);
         assert_eq!(
-            overall(std::slice::from_ref(&premise_pass), false),
+            overall(std::slice::from_ref(&premise_pass), false, true),
             Verdict::Skip
         );
         // A scenario whose own entries are information ran: it is `info`, not skipped.
         let own_info = entry(Verdict::Info, "s.yaml:5", false);
         assert_eq!(
-            overall(&[premise_pass.clone(), own_info], false),
+            overall(&[premise_pass.clone(), own_info], false, true),
             Verdict::Info
         );
         // A Pallas-only round trip beside skipped progress entries: the scenario is skipped.
@@ -821,10 +848,41 @@ mod tests {
         let mut progress = entry(Verdict::Skip, "s.yaml:7", false);
         progress.id = "PROG-003".into();
         assert_eq!(
-            overall(&[round_trip.clone(), progress.clone()], false),
+            overall(&[round_trip.clone(), progress.clone()], false, true),
             Verdict::Skip
         );
-        // Alone, it is what the scenario judges.
-        assert_eq!(overall(&[round_trip, premise_pass], false), Verdict::Pass);
+        // Alone, it is what the scenario judges on a Pallas.
+        assert_eq!(
+            overall(&[round_trip.clone(), premise_pass.clone()], false, true),
+            Verdict::Pass
+        );
+        // On another bridge it binds nothing: the scenario is skipped, beside an automatic
+        // check too, and its inconclusive reading does not make the scenario inconclusive.
+        let automatic_pass = entry(Verdict::Pass, "", false);
+        assert_eq!(
+            overall(
+                &[
+                    round_trip.clone(),
+                    premise_pass.clone(),
+                    automatic_pass.clone()
+                ],
+                false,
+                false
+            ),
+            Verdict::Skip
+        );
+        let mut unread = round_trip.clone();
+        unread.verdict = Verdict::Inconclusive;
+        assert_eq!(
+            overall(&[unread, premise_pass], false, false),
+            Verdict::Skip
+        );
+        // Its fail is still a fail.
+        let mut broken = round_trip;
+        broken.verdict = Verdict::Fail;
+        assert_eq!(
+            overall(&[broken, automatic_pass], false, false),
+            Verdict::Fail
+        );
     }
 }

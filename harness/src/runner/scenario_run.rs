@@ -557,7 +557,7 @@ async fn judge(
             &redactor,
         ));
     }
-    let verdict = overall(&checks, harness_error.is_some());
+    let verdict = overall(&checks, harness_error.is_some(), target.is_pallas());
     phases.judge_ms = ms(judging);
     ScenarioResult {
         id: s.spec.id.clone(),

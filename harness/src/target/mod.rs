@@ -355,6 +355,11 @@ impl Target {
         self.spec.capabilities.contains(&cap)
     }
 
+    /// Whether the target presents itself as a Pallas: it claims a Pallas-only capability.
+    pub fn is_pallas(&self) -> bool {
+        self.spec.capabilities.iter().any(|c| c.is_pallas_only())
+    }
+
     /// Why `deployment` cannot be deployed as it asks, if it cannot: an agent asks for an
     /// instance scope the profile has no way to set, other than the scope the implementation
     /// runs at by default.

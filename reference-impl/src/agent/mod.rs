@@ -449,6 +449,9 @@ impl AgentServer {
                 }
                 text_result(text, false)
             }
+            Err(_) if crate::defect!("provider-error-without-text") => {
+                text_result(String::new(), true)
+            }
             Err(error) => text_result(
                 error.to_string(),
                 !crate::defect!("provider-error-as-success"),

@@ -38,6 +38,10 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "provider-error-as-success",
         "a provider failure gives a result without `isError`",
     ),
+    (
+        "provider-error-without-text",
+        "a provider failure gives an `isError` result with an empty text",
+    ),
     ("history-empty", "`{agent}_history` is always empty"),
     (
         "history-images-dropped",
