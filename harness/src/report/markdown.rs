@@ -11,7 +11,7 @@ fn icon(v: Verdict) -> &'static str {
         Verdict::Fail => "**FAIL**",
         Verdict::Warn => "warn",
         Verdict::Skip => "skip",
-        Verdict::Info => "info (MAY)",
+        Verdict::Info => "info",
         Verdict::Inconclusive => "inconclusive",
         Verdict::Error => "**ERROR**",
     }
