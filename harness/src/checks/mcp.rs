@@ -298,11 +298,15 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
             ));
         }
     }
-    if kept.is_empty() {
+    if kept.iter().all(|w| w.seen.ends_with(NOT_JUDGED)) {
         return Outcome::Inconclusive("no request got a JSON-RPC response to judge".into());
     }
     Outcome::Kept(kept)
 }
+
+/// The end of a witness row that names a request MCP-009 left out (shown beside the judged ones,
+/// never a witness alone).
+const NOT_JUDGED: &str = ": not judged (no response id)";
 
 /// MCP-009 over the raw requests: the witnesses of those answered with their id, or the breach.
 fn raw_witnesses(raw: &[(&StepRecord, Value)]) -> Result<Vec<Witness>, Outcome> {
@@ -359,6 +363,14 @@ fn raw_witnesses(raw: &[(&StepRecord, Value)]) -> Result<Vec<Witness>, Outcome> 
             kept.push(Witness::new(
                 &s.name,
                 format!("request id {sent}; response(s): {}", ids.join(", ")),
+            ));
+        } else if status(s) >= 400 {
+            kept.push(Witness::new(
+                &s.name,
+                format!(
+                    "request id {sent}; HTTP {} without a JSON-RPC response{NOT_JUDGED}",
+                    status(s)
+                ),
             ));
         }
     }
