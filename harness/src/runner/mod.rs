@@ -733,15 +733,20 @@ pub(crate) fn ms(since: Instant) -> f64 {
 /// it.
 ///
 /// `pallas` says whether the target claims a Pallas-only capability. A check that runs on every
-/// bridge but binds a Pallas alone (`scale: pallas` without a capability: MSG-002's round trip)
+/// bridge but binds a Pallas alone (`scale: pallas` without a Pallas-only capability: MSG-002's
+/// round trip, PROG-035's loop that outlives a dropped stream)
 /// is what a scenario stands on only on a Pallas, and only when it has nothing else: on another
 /// bridge its pass or its inconclusive reading says nothing of the scenario (its fail still
 /// does).
 pub fn overall(checks: &[CheckResult], error: bool, pallas: bool) -> Verdict {
     let own = |c: &&CheckResult| !c.premise && !c.location.is_empty();
     let bridge_wide = |c: &&CheckResult| {
-        crate::catalog::get(&c.id)
-            .is_some_and(|d| d.scale == crate::rules::Scale::Pallas && d.capability.is_none())
+        crate::catalog::get(&c.id).is_some_and(|d| {
+            d.scale == crate::rules::Scale::Pallas
+                && !d
+                    .capability
+                    .is_some_and(crate::vocab::Capability::is_pallas_only)
+        })
     };
     let subject = |c: &&CheckResult| own(c) && !bridge_wide(c);
     let counted: Vec<&CheckResult> = checks
@@ -874,8 +879,19 @@ mod tests {
         let mut unread = round_trip.clone();
         unread.verdict = Verdict::Inconclusive;
         assert_eq!(
-            overall(&[unread, premise_pass], false, false),
+            overall(&[unread, premise_pass.clone()], false, false),
             Verdict::Skip
+        );
+        // So is a Pallas-only reading of a generic capability (PROG-035 under `progress`).
+        let mut loop_goes_on = entry(Verdict::Pass, "s.yaml:8", false);
+        loop_goes_on.id = "PROG-035".into();
+        assert_eq!(
+            overall(&[loop_goes_on.clone(), premise_pass.clone()], false, false),
+            Verdict::Skip
+        );
+        assert_eq!(
+            overall(&[loop_goes_on, premise_pass.clone()], false, true),
+            Verdict::Pass
         );
         // Its fail is still a fail.
         let mut broken = round_trip;
