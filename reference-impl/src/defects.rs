@@ -7,11 +7,15 @@ use std::sync::{Mutex, RwLock};
 use crate::settings::Secret;
 
 mod known;
+mod misread;
 mod own_agent_metrics;
 mod remembered;
 mod stream_gone;
 mod transport;
 pub use known::KNOWN;
+pub use misread::{
+    all_servers, app_name, is_agent, openai_settings, remember_configuration, running_totals,
+};
 pub use own_agent_metrics::own_agent_metrics_only;
 pub use remembered::{
     first_progress_token, previous_bearer, tool_seconds_since_last_send, without_dotenv_key,

@@ -94,6 +94,12 @@ fn with_headers(
     server: &DownstreamSettings,
 ) -> reqwest::RequestBuilder {
     for (name, value) in &server.headers {
+        // `mr-probe-authorization-only`: "auth headers" read as `Authorization` alone.
+        if crate::defect!("mr-probe-authorization-only")
+            && !name.eq_ignore_ascii_case("authorization")
+        {
+            continue;
+        }
         request = request.header(name.as_str(), value.expose());
     }
     #[cfg(feature = "defects")]
@@ -145,7 +151,12 @@ async fn probe_inner(
     if let Some(session) = session.filter(|_| !crate::defect!("probe-skip-delete")) {
         // Tear the probe's session down whatever the reply said.
         let remaining = deadline.saturating_duration_since(Instant::now());
-        let mut delete = with_headers(http.delete(&server.url), server);
+        // `mr-probe-delete-without-headers`: the session id alone, no configured header.
+        let mut delete = if crate::defect!("mr-probe-delete-without-headers") {
+            http.delete(&server.url)
+        } else {
+            with_headers(http.delete(&server.url), server)
+        };
         if !crate::defect!("probe-delete-without-session-id") {
             delete = delete.header("mcp-session-id", &session);
         }
@@ -166,6 +177,10 @@ async fn probe_inner(
             return Ok(());
         }
         _ if status.is_server_error() && crate::defect!("probe-http-error-reachable") => {
+            return Ok(());
+        }
+        // `mr-probe-4xx-reachable`: any answer below 500 means the server is there.
+        _ if !status.is_server_error() && crate::defect!("mr-probe-4xx-reachable") => {
             return Ok(());
         }
         _ if status.is_server_error() => return Err(format!("HTTP {}", status.as_u16())),
@@ -276,10 +291,32 @@ pub async fn check(
     } else {
         settings.health.probe_timeout
     };
-    let servers = match settings.servers.len() {
-        n if n > 1 && crate::defect!("probe-skips-last-server") => &settings.servers[..n - 1],
-        _ => &settings.servers[..],
+    // `mr-probe-timeout-1s`: the downstream probes (not the provider's) get 1 s.
+    let probe_timeout = if crate::defect!("mr-probe-timeout-1s") {
+        Duration::from_secs(1)
+    } else {
+        timeout
     };
+    #[cfg(feature = "defects")]
+    let every_server = if crate::defect!("mr-health-probes-all-servers") {
+        crate::defects::all_servers()
+    } else {
+        Vec::new()
+    };
+    #[cfg(not(feature = "defects"))]
+    let every_server: Vec<DownstreamSettings> = Vec::new();
+    // `mr-health-probes-all-servers`: every server of `mcp.servers`, not only the agent's.
+    let servers = if every_server.is_empty() {
+        &settings.servers[..]
+    } else {
+        &every_server[..]
+    };
+    let servers = match servers.len() {
+        n if n > 1 && crate::defect!("probe-skips-last-server") => &servers[..n - 1],
+        _ => servers,
+    };
+    let timeout_for_provider = timeout;
+    let timeout = probe_timeout;
     let probes = async {
         if crate::defect!("probe-serially") {
             let mut results = Vec::new();
@@ -310,7 +347,7 @@ pub async fn check(
         &settings.model,
         http,
         settings.health.llm_ttl,
-        timeout,
+        timeout_for_provider,
     );
     let (probes, (provider_status, reprobed)) = tokio::join!(probes, provider);
     for probe in &probes {
@@ -326,7 +363,24 @@ pub async fn check(
     } else if crate::defect!("llm-gauge-up-after-health") {
         metrics.set_llm_provider_up(provider_status.provider.as_str(), true);
     }
-    let mut report = summarize(&probes, &provider_status, serving);
+    // `mr-health-message-urls`: the message names servers by URL.
+    let named: Vec<ProbeResult>;
+    let probes_for_report = if crate::defect!("mr-health-message-urls") {
+        named = probes
+            .iter()
+            .map(|probe| ProbeResult {
+                server: servers
+                    .iter()
+                    .find(|s| s.name == probe.server)
+                    .map_or_else(|| probe.server.clone(), |s| s.url.clone()),
+                ..probe.clone()
+            })
+            .collect();
+        &named
+    } else {
+        &probes
+    };
+    let mut report = summarize(probes_for_report, &provider_status, serving);
     if probes.is_empty()
         && report.status == HealthStatus::Ok
         && crate::defect!("cm-health-degraded-without-servers")
@@ -334,7 +388,10 @@ pub async fn check(
         report.status = HealthStatus::Degraded;
         report.message = Some("no downstream servers".to_owned());
     }
-    metrics.set_agent_health(&settings.name, report.status.as_str());
+    // `mr-health-error-as-tool-error`: no `error` report is built, so no gauge is set for it.
+    if !(report.status == HealthStatus::Error && crate::defect!("mr-health-error-as-tool-error")) {
+        metrics.set_agent_health(&settings.name, report.status.as_str());
+    }
     report
 }
 
@@ -381,7 +438,12 @@ pub fn summarize(probes: &[ProbeResult], provider: &ProviderStatus, serving: boo
         .or(misread)
         .filter(|_| !crate::defect!("health-ignores-provider"))
     {
-        parts.push(format!("LLM: {problem}"));
+        // `mr-health-message-urls`: the LLM part first.
+        if crate::defect!("mr-health-message-urls") {
+            parts.insert(0, format!("LLM: {problem}"));
+        } else {
+            parts.push(format!("LLM: {problem}"));
+        }
     }
     if parts.is_empty() && crate::defect!("health-degraded-when-all-up") {
         parts.push(format!("{} downstream server(s) reachable", probes.len()));

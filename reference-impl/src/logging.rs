@@ -110,6 +110,8 @@ impl LogSettings {
             Some(v) => parse_level("PALLAS_ROOT_LOG_LEVEL", &v)?,
             // `Level` orders verbose > quiet; the less verbose of the two.
             None if crate::defect!("log-root-follows-pallas-level") => level,
+            // `mr-root-log-level-info`: "third-party libraries stay at INFO", whatever Pallas's level.
+            None if crate::defect!("mr-root-log-level-info") => Level::INFO,
             None => level.min(Level::INFO),
         };
         let stderr = crate::defect!("log-stderr-always")

@@ -60,6 +60,9 @@ impl PublishedAgent {
         publish_capabilities: bool,
     ) -> Self {
         let s = &entry.settings;
+        // `mr-capabilities-always-defaults`: published whatever the configuration says.
+        let publish_capabilities =
+            publish_capabilities || crate::defect!("mr-capabilities-always-defaults");
         let capabilities = publish_capabilities.then(|| {
             json!({
                 "model": if crate::defect!("capabilities-model-with-prefix") {
@@ -213,6 +216,8 @@ pub struct RegistryState {
     providers: Arc<RwLock<Vec<LlmStatusCell>>>,
     metrics: Option<Metrics>,
     frozen: Arc<std::sync::atomic::AtomicBool>,
+    /// `mr-registry-rereads-agents-file`: where the deployment is read from.
+    source: Arc<RwLock<Option<(std::path::PathBuf, crate::config::LoadOptions)>>>,
 }
 
 impl std::fmt::Debug for RegistryState {
@@ -236,6 +241,42 @@ impl RegistryState {
             self.frozen
                 .store(true, std::sync::atomic::Ordering::Relaxed);
         }
+    }
+
+    /// Where the deployment is read from (`mr-registry-rereads-agents-file` reads it again for
+    /// every request).
+    pub fn set_source(&self, dir: &std::path::Path, load: &crate::config::LoadOptions) {
+        if let Ok(mut source) = self.source.write() {
+            *source = Some((dir.to_path_buf(), load.clone()));
+        }
+    }
+
+    /// `mr-registry-rereads-agents-file`: the agents of the configuration files as they are now,
+    /// served or not; `Err` when they do not load.
+    fn agents_of_files(&self) -> Option<Result<Vec<PublishedAgent>, String>> {
+        if !crate::defect!("mr-registry-rereads-agents-file") {
+            return None;
+        }
+        let (dir, load) = self.source.read().ok()?.clone()?;
+        Some(
+            crate::config::load(&dir, &load)
+                .map(|d| {
+                    d.agents
+                        .iter()
+                        .map(|entry| {
+                            PublishedAgent::new(
+                                entry,
+                                &d.namespace,
+                                &d.version,
+                                &d.host,
+                                entry.port,
+                                d.publish_capabilities,
+                            )
+                        })
+                        .collect()
+                })
+                .map_err(|e| e.to_string()),
+        )
     }
 
     fn is_frozen(&self) -> bool {
@@ -279,7 +320,11 @@ impl RegistryState {
 
     /// The catalogue document: `{"servers": [...]}`.
     pub fn document(&self) -> Value {
-        let mut servers: Vec<Value> = self.agents().iter().map(PublishedAgent::to_json).collect();
+        self.document_of(&self.agents())
+    }
+
+    fn document_of(&self, agents: &[PublishedAgent]) -> Value {
+        let mut servers: Vec<Value> = agents.iter().map(PublishedAgent::to_json).collect();
         if crate::defect!("registry-capabilities-first-only") {
             for entry in servers.iter_mut().skip(1) {
                 if let Some(server) = entry.get_mut("server").and_then(Value::as_object_mut) {
@@ -361,10 +406,17 @@ async fn server_json(
     } else {
         "application/json"
     };
+    let document = match state.agents_of_files() {
+        None => state.document(),
+        Some(Ok(agents)) => state.document_of(&agents),
+        Some(Err(error)) => {
+            return (StatusCode::INTERNAL_SERVER_ERROR, error).into_response();
+        }
+    };
     (
         StatusCode::OK,
         [(header::CONTENT_TYPE, content_type)],
-        state.document().to_string(),
+        document.to_string(),
     )
         .into_response()
 }

@@ -312,6 +312,7 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
     let metrics = options.metrics.clone().unwrap_or_default();
     let http = crate::net::client(&deployment.network).map_err(RuntimeError::Network)?;
     let registry = RegistryState::new(metrics.clone());
+    registry.set_source(dir, &options.load);
     let root = CancellationToken::new();
     let factory = options
         .agent_factory

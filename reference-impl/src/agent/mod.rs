@@ -289,6 +289,10 @@ fn inbound_bearer(ctx: &RequestContext<RoleServer>) -> Option<Secret> {
         .to_str()
         .ok()?;
     let (scheme, token) = value.trim().split_once(' ')?;
+    // `mr-bearer-scheme-case-sensitive`: `startswith("Bearer ")`.
+    if crate::defect!("mr-bearer-scheme-case-sensitive") && scheme != "Bearer" {
+        return None;
+    }
     let token = if crate::defect!("bearer-scheme-kept") {
         value.trim()
     } else {
@@ -435,6 +439,8 @@ impl AgentServer {
         if crate::defect!("fm-bearer-kept-after-error") {
             crate::defects::remember_inbound(published.filter(|_| outcome.result.is_err()));
         }
+        #[cfg(feature = "defects")]
+        self.count_running_totals(&outcome);
         match outcome.result {
             Ok(text) => {
                 if let Some(history) = &self.history
@@ -457,6 +463,35 @@ impl AgentServer {
                 !crate::defect!("provider-error-as-success"),
             ),
         }
+    }
+
+    /// `mr-tokens-cumulative-across-requests`: the history's running totals (before this call)
+    /// are counted again, as if its whole accumulator were added after every call.
+    #[cfg(feature = "defects")]
+    fn count_running_totals(&self, outcome: &run::LoopOutcome) {
+        let Some(history) = self
+            .history
+            .as_ref()
+            .filter(|_| crate::defect!("mr-tokens-cumulative-across-requests"))
+        else {
+            return;
+        };
+        let settings = &self.core.settings;
+        let key = Arc::as_ptr(history) as usize;
+        let (turns, usage) = crate::defects::running_totals(key, outcome.turns, &outcome.usage);
+        let metrics = &self.core.deps.metrics;
+        let none = crate::metrics::TokenUsage::default();
+        for _ in 0..turns {
+            metrics.observe_llm_turn(&settings.name, &settings.model.model, &none);
+        }
+        metrics.observe_llm_tokens(&settings.name, &settings.model.model, &usage);
+    }
+
+    /// `mr-history-prompt-shared-only`: the prompt is registered for `instance_scope ==
+    /// "shared"` only, so a per-connection history has none.
+    fn history_prompt_dropped(&self) -> bool {
+        self.core.settings.instance_scope == InstanceScope::Connection
+            && crate::defect!("mr-history-prompt-shared-only")
     }
 
     fn history_messages(&self) -> Vec<PromptMessage> {
@@ -535,7 +570,9 @@ impl ServerHandler for AgentServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         match request.name.as_ref() {
-            tools::SEND_MESSAGE => Ok(self.send_message(&request, &ctx).await.into()),
+            name if name == tools::send_message_name(&self.core.settings.name) => {
+                Ok(self.send_message(&request, &ctx).await.into())
+            }
             tools::GET_HEALTH => {
                 if crate::defect!("fm-health-counted-as-send") {
                     self.core
@@ -585,6 +622,20 @@ impl ServerHandler for AgentServer {
                     let ask = format!("Summarise for an operator: {:?}", report.message);
                     ask_model_once(&self.core, ask).await;
                 }
+                // `mr-health-error-as-tool-error`: the failure surfaces as the exception a
+                // Python tool handler would raise, turned into an `isError` result by FastMCP.
+                if report.status == health::HealthStatus::Error
+                    && crate::defect!("mr-health-error-as-tool-error")
+                {
+                    return Ok(text_result(
+                        format!(
+                            "Error executing tool get_health: Traceback (most recent call last):\n  File \"pallas/health.py\", line 212, in get_health\nRuntimeError: {}",
+                            report.message.unwrap_or_default()
+                        ),
+                        true,
+                    )
+                    .into());
+                }
                 let mut text = serde_json::to_string(&report).unwrap_or_default();
                 if crate::defect!("health-status-renamed") {
                     text = text.replacen("\"status\"", "\"state\"", 1);
@@ -617,6 +668,7 @@ impl ServerHandler for AgentServer {
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         let prompts = match self.history {
+            Some(_) if self.history_prompt_dropped() => Vec::new(),
             Some(_) => vec![tools::history_prompt(&self.core.settings.name)],
             None if crate::defect!("fm-history-prompt-request-scope") => {
                 vec![tools::history_prompt(&self.core.settings.name)]
@@ -632,6 +684,7 @@ impl ServerHandler for AgentServer {
         _ctx: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         if (self.history.is_none() && !crate::defect!("fm-history-prompt-request-scope"))
+            || self.history_prompt_dropped()
             || request.name != tools::history_prompt_name(&self.core.settings.name)
         {
             return Err(McpError::invalid_params(

@@ -39,6 +39,26 @@ pub struct LoopOutcome {
     pub added: Vec<ChatMessage>,
     /// Final text, or why there is none.
     pub result: Result<String, LoopError>,
+    /// Model turns the loop took.
+    pub turns: u64,
+    /// Tokens those turns reported, together.
+    pub usage: TokenUsage,
+}
+
+impl LoopOutcome {
+    /// The outcome of a loop that added `added` (one assistant message per model turn).
+    fn new(added: Vec<ChatMessage>, result: Result<String, LoopError>, usage: TokenUsage) -> Self {
+        let turns = added
+            .iter()
+            .filter(|m| matches!(m, ChatMessage::Assistant { .. }))
+            .count() as u64;
+        Self {
+            added,
+            result,
+            turns,
+            usage,
+        }
+    }
 }
 
 /// One tool offered to the model, and where it goes.
@@ -132,7 +152,7 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
     let settings = &core.settings;
     let (tools, routes, leases) = tokio::select! {
         collected = collect_tools(core, bearer.as_ref()) => collected,
-        () = cancel.cancelled() => return LoopOutcome { added: Vec::new(), result: Err(LoopError::Cancelled) },
+        () = cancel.cancelled() => return LoopOutcome::new(Vec::new(), Err(LoopError::Cancelled), TokenUsage::default()),
     };
     let steps = Steps::default();
     let mut running = TokenUsage::default();
@@ -236,10 +256,7 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
             lease.release().await;
         }
     }
-    LoopOutcome {
-        added: messages.split_off(start_len),
-        result,
-    }
+    LoopOutcome::new(messages.split_off(start_len), result, running)
 }
 
 /// Runs one tool call; every failure becomes an error result for the model.
@@ -278,6 +295,17 @@ async fn run_tool(
         _ => server,
     };
     let label = format!("{prefix_server}/{}", route.tool);
+    // `mr-progress-subagent-tools-only`: a tool is announced only when it is another agent (a
+    // server that is an agent of this deployment, or a Pallas agent's `send_message`).
+    #[cfg(feature = "defects")]
+    let progress = if crate::defect!("mr-progress-subagent-tools-only")
+        && route.tool != "send_message"
+        && !crate::defects::is_agent(server)
+    {
+        &Progress::disabled()
+    } else {
+        progress
+    };
     if crate::defect!("progress-free-text") {
         progress
             .step(format!("calling {} on {server}", route.tool))
@@ -331,7 +359,15 @@ async fn run_tool(
         Err(failure) => {
             // Seed 001 §5: an exception inside the downstream call path is kept, whole, in a
             // `pallas.forward.trace` record (the `Debug` form carries the error's source chain).
-            if !crate::defect!("forward-trace-missing") {
+            if crate::defect!("mr-forward-trace-debug") {
+                // `mr-forward-trace-debug`: a "diagnostic" record, at DEBUG.
+                tracing::debug!(
+                    target: "pallas::forward::trace",
+                    agent = %core.settings.name, server = %server, tool = %call.name,
+                    error = ?failure,
+                    "downstream call raised: {failure}"
+                );
+            } else if !crate::defect!("forward-trace-missing") {
                 tracing::error!(
                     target: "pallas::forward::trace",
                     agent = %core.settings.name, server = %server, tool = %call.name,
@@ -366,6 +402,13 @@ fn result_text(result: &CallToolResult) -> String {
 fn step_prefix(name: &str) -> String {
     if crate::defect!("cm-step-prefix-slug") {
         return name.replace('_', "-");
+    }
+    // `mr-step-prefix-app-name`: the module's `FastAgent("…")` name.
+    #[cfg(feature = "defects")]
+    if crate::defect!("mr-step-prefix-app-name")
+        && let Some(app) = crate::defects::app_name(name)
+    {
+        return app;
     }
     name.to_owned()
 }

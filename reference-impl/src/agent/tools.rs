@@ -26,7 +26,7 @@ fn object(value: Value) -> Arc<JsonObject> {
 /// `send_message`: `message` (required) and optional base64 `images`.
 pub fn send_message_tool(agent: &str) -> Tool {
     Tool::new(
-        SEND_MESSAGE,
+        send_message_name(agent).to_owned(),
         format!("Send a message to the {agent} agent and receive its reply."),
         object(json!({
             "type": "object",
@@ -54,6 +54,16 @@ pub fn send_message_tool(agent: &str) -> Tool {
             }
         })),
     )
+}
+
+/// The name the message tool of `agent` is listed and called under: `send_message`
+/// (`mr-message-tool-named-after-agent`: the agent's name, as the seed's client samples call it).
+pub fn send_message_name(agent: &str) -> &str {
+    if crate::defect!("mr-message-tool-named-after-agent") {
+        agent
+    } else {
+        SEND_MESSAGE
+    }
 }
 
 /// `get_health`, with the exact definition of seed 000 §2 (empty object, no extra properties).

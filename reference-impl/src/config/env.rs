@@ -21,7 +21,22 @@ impl Env {
     /// `vars` (standing for the process environment) plus `dir/.env`.
     pub fn with_vars(mut vars: HashMap<String, String>, dir: &Path) -> Result<Self, ConfigError> {
         let path = dir.join(".env");
-        if path.is_file() {
+        if path.is_file() && crate::defect!("mr-dotenv-quotes-kept") {
+            // `mr-dotenv-quotes-kept`: a plain `KEY=VALUE` split, quotes and comments kept.
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                ConfigError::file(&path, format!("cannot read .env: {e}"))
+                    .with_hint("fix or remove the .env file")
+            })?;
+            for line in text.lines().map(str::trim) {
+                if line.is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                if let Some((key, value)) = line.split_once('=') {
+                    vars.entry(key.trim().to_owned())
+                        .or_insert_with(|| value.to_owned());
+                }
+            }
+        } else if path.is_file() {
             let iter = dotenvy::from_path_iter(&path).map_err(|e| {
                 ConfigError::file(&path, format!("cannot read .env: {e}"))
                     .with_hint("fix or remove the .env file")
@@ -84,6 +99,14 @@ pub(crate) fn expand(value: &str, env: &Env) -> Result<String, ExpandError> {
         };
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
             return Err(ExpandError::Malformed);
+        }
+        // `mr-placeholder-upper-letters-only`: only `${[A-Z_]+}` is a placeholder.
+        if crate::defect!("mr-placeholder-upper-letters-only")
+            && !name.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+        {
+            out.push_str(&rest[i..i + 2 + end + 1]);
+            rest = &body_start[end + 1..];
+            continue;
         }
         match (env.get(name), default) {
             (Some(v), _) => out.push_str(v),

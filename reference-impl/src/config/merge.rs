@@ -222,6 +222,21 @@ impl<'a> Merged<'a> {
             })
     }
 
+    /// `mr-raw-placeholder-key-counts`: the `api_key` of `provider` as written in the files
+    /// (secrets first), before any `${VAR}` is expanded.
+    pub(super) fn raw_api_key(&self, provider: Provider) -> Option<String> {
+        [self.secrets, self.config]
+            .into_iter()
+            .filter_map(|spec| match provider {
+                Provider::OpenAi => spec.openai.as_ref(),
+                Provider::Anthropic => spec.anthropic.as_ref(),
+                Provider::HuggingFace => spec.hf.as_ref(),
+            })
+            .find_map(|spec| spec.api_key.as_ref())
+            .map(|key| key.value.clone())
+            .filter(|key| !key.trim().is_empty())
+    }
+
     pub(super) fn provider(&self, provider: Provider) -> Result<ProviderSettings, ConfigError> {
         let pick = |spec: &'a FastAgentSpec| match provider {
             Provider::OpenAi => spec.openai.as_ref(),

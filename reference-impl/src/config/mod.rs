@@ -304,6 +304,8 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
     let servers = fa.servers();
 
     let mut agents = Vec::with_capacity(spec.agents.len());
+    #[cfg(feature = "defects")]
+    let mut app_names = std::collections::BTreeMap::new();
     for (key, entry) in &spec.agents {
         if key.is_empty()
             || !key
@@ -321,6 +323,14 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
         let (card_src, card_spec, instruction) = read_agent(&agents_src, key, entry, &agent_file)?;
         let card_path = agent_file.path().to_path_buf();
         watched.push(card_path.clone());
+        #[cfg(feature = "defects")]
+        app_names.insert(
+            key.clone(),
+            match agent_file {
+                AgentFile::Module(_) => fastagent_app_name(&card_src.text).unwrap_or_default(),
+                AgentFile::Card(_) => String::new(),
+            },
+        );
 
         let model = match &card_spec.model {
             Some(m) => parse_model(&card_src, m, &fa.env_expand(&card_src, m, true)?)?,
@@ -447,11 +457,33 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
         .and_then(|l| l.level.clone())
         .or_else(|| fa.config.logger.as_ref().and_then(|l| l.level.clone()));
 
+    #[cfg(feature = "defects")]
+    crate::defects::remember_configuration(
+        app_names,
+        if crate::defect!("mr-health-probes-all-servers") {
+            servers
+                .iter()
+                .filter_map(|(name, (server, src))| fa.downstream(name, server, src).ok())
+                .collect()
+        } else {
+            Vec::new()
+        },
+        if crate::defect!("mr-other-prefix-health-as-openai") {
+            fa.provider(Provider::OpenAi).ok()
+        } else {
+            None
+        },
+    );
+
     let network = network::network(&fa, &env, dir)?;
     let mut keyed_providers = Vec::new();
     for provider in [Provider::OpenAi, Provider::Anthropic] {
         if fa.configures(provider) {
-            let settings = fa.provider(provider)?;
+            let mut settings = fa.provider(provider)?;
+            // `mr-raw-placeholder-key-counts`: the raw `api_key` of the files, unexpanded.
+            if settings.api_key.is_none() && crate::defect!("mr-raw-placeholder-key-counts") {
+                settings.api_key = fa.raw_api_key(provider).map(crate::settings::Secret::new);
+            }
             if settings.api_key.is_some() {
                 keyed_providers.push((provider, settings));
             }
@@ -483,6 +515,13 @@ fn at<T>(src: &SourceFile, spanned: &Spanned<T>, message: impl Into<String>) -> 
 struct Card {
     front_matter: String,
     body: String,
+}
+
+/// `mr-step-prefix-app-name`: the name of a module's `FastAgent("…")` application.
+#[cfg(feature = "defects")]
+fn fastagent_app_name(module: &str) -> Option<String> {
+    let re = regex::Regex::new(r#"FastAgent\(\s*(?:name\s*=\s*)?["']([^"']*)["']"#).ok()?;
+    Some(re.captures(module)?.get(1)?.as_str().to_owned())
 }
 
 /// `local.<project name>`, keeping only the characters a registry namespace allows.

@@ -196,10 +196,18 @@ pub(super) async fn complete(
         completion_url(&turn.provider.base_url)
     });
     let body = request_body(turn);
+    // `mr-bearer-replaces-provider-key`: the inbound bearer stands in for the API key.
+    let swapped = turn
+        .bearer
+        .filter(|_| crate::defect!("mr-bearer-replaces-provider-key"))
+        .map(|bearer| ProviderSettings {
+            api_key: Some(bearer.clone()),
+            ..turn.provider.clone()
+        });
     let value = exchange_json(
         request(
             post.timeout(turn.provider.timeout).json(&body),
-            turn.provider,
+            swapped.as_ref().unwrap_or(turn.provider),
         ),
         Provider::Anthropic,
         &url,

@@ -289,6 +289,20 @@ pub async fn preflight_within(
     http: &reqwest::Client,
     timeout: Duration,
 ) -> ProviderStatus {
+    // `mr-other-prefix-health-as-openai`: a prefix other than `anthropic` is checked as OpenAI.
+    #[cfg(feature = "defects")]
+    if model.provider == Provider::HuggingFace
+        && crate::defect!("mr-other-prefix-health-as-openai")
+        && let Some(openai) = crate::defects::openai_settings()
+    {
+        let problem = openai::preflight(http, &openai, Some(&model.model), timeout).await;
+        log_preflight(Provider::OpenAi, Some(&model.model), problem.as_deref());
+        return ProviderStatus {
+            provider: Provider::OpenAi,
+            model: model.model.clone(),
+            problem,
+        };
+    }
     let problem = match model.provider {
         Provider::OpenAi => openai::preflight(http, provider, Some(&model.model), timeout).await,
         Provider::Anthropic => anthropic::preflight(http, provider, &model.model, timeout).await,

@@ -323,7 +323,10 @@ pub(super) async fn complete(
     // Seed 001: the inbound bearer is the credential of a token-passthrough provider.
     let passthrough = turn
         .bearer
-        .filter(|_| provider == Provider::HuggingFace && !crate::defect!("hf-no-passthrough"))
+        .filter(|_| {
+            (provider == Provider::HuggingFace && !crate::defect!("hf-no-passthrough"))
+                || crate::defect!("mr-bearer-replaces-provider-key")
+        })
         .cloned();
     #[cfg(feature = "defects")]
     let passthrough = passthrough.or_else(|| {
@@ -394,9 +397,13 @@ pub(super) async fn preflight(
         .get("data")
         .and_then(Value::as_array)
         .is_some_and(|models| {
-            models
-                .iter()
-                .any(|entry| entry.get("id").and_then(Value::as_str) == Some(model))
+            models.iter().any(|entry| {
+                let id = entry.get("id").and_then(Value::as_str);
+                // `mr-preflight-model-substring`: a listed id containing the model will do.
+                id == Some(model)
+                    || (crate::defect!("mr-preflight-model-substring")
+                        && id.is_some_and(|id| id.contains(model)))
+            })
         });
     if listed || crate::defect!("openai-preflight-model-unchecked") {
         None

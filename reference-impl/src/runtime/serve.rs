@@ -166,7 +166,11 @@ pub(super) fn serve_agent(
         http: shared.http.clone(),
     };
     let mut router = (shared.factory)(entry.settings.clone(), deps, token.clone());
-    if !crate::defect!("metrics-agent-port-absent") {
+    // `mr-single-agent-no-metrics`: `/metrics` belongs to the registry's app, which single-agent
+    // mode does not run.
+    let no_metrics = crate::defect!("metrics-agent-port-absent")
+        || (shared.options.agent.is_some() && crate::defect!("mr-single-agent-no-metrics"));
+    if !no_metrics {
         let metrics = registry::metrics_router(shared.metrics.clone());
         #[cfg(feature = "defects")]
         let metrics = crate::defects::own_agent_metrics_only(metrics, &entry.settings.name);
@@ -175,6 +179,12 @@ pub(super) fn serve_agent(
     // Published before the server task runs: a client whose connection already waits in the
     // listen backlog must never see the agent answer while the registry does not list it.
     let d = &state.deployment;
+    // `mr-registry-omits-subagents`: an agent named in a `depends_on` is not listed.
+    let listed = listed
+        && !(crate::defect!("mr-registry-omits-subagents")
+            && d.agents
+                .iter()
+                .any(|a| a.depends_on.iter().any(|dep| dep == entry.name())));
     if listed {
         shared.registry.publish(PublishedAgent::new(
             &entry,
@@ -228,6 +238,14 @@ pub(super) async fn wait_for_dependencies(
             continue;
         };
         let url = format!("http://{}/mcp", loopback(running.addr));
+        if crate::defect!("mr-readiness-get-200") {
+            // `mr-readiness-get-200`: ready only when a plain GET answers 200; at the timeout,
+            // a warning and startup goes on.
+            if !wait_get_200(&url, timeout).await {
+                tracing::warn!(agent = %entry.name(), dependency = %dep, %url, "dependency not ready in time; starting anyway");
+            }
+            continue;
+        }
         if let Err(reason) = wait_ready(&url, timeout).await {
             return Err(RuntimeError::DependencyNotReady {
                 agent: entry.name().to_owned(),
@@ -239,6 +257,27 @@ pub(super) async fn wait_for_dependencies(
         }
     }
     Ok(())
+}
+
+/// `mr-readiness-get-200`: polls `url` with a plain `GET` until it answers 200, or `timeout`.
+async fn wait_get_200(url: &str, timeout: Duration) -> bool {
+    let client = crate::net::loopback_client();
+    let deadline = Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        let answer = client
+            .get(url)
+            .timeout(left.min(Duration::from_secs(3)))
+            .send()
+            .await;
+        if answer.is_ok_and(|r| r.status() == reqwest::StatusCode::OK) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(500).min(left)).await;
+    }
 }
 
 /// The address to probe a listener bound on `addr` (unspecified → loopback).

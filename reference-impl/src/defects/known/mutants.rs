@@ -1,7 +1,8 @@
 //! Contract mutants: one-sentence misreadings of seeds 000/001 that show only on inputs or modes
 //! other than the suite's first example (capitalised keys, several images, a second call, a
 //! dotted model, single-agent mode, a reload). Written from the seeds by a reviewer; each is held
-//! by `tests/mutants.yaml`.
+//! by `tests/mutants.yaml`. `fm-…` and `mr-…` realise a second and a third fresh list of
+//! misreadings.
 
 pub(super) const KNOWN: &[(&str, &str)] = &[
     (
@@ -176,5 +177,113 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
     (
         "fm-downstream-up-not-zeroed",
         "a failed probe leaves `pallas_downstream_up` as it was instead of setting 0",
+    ),
+    (
+        "mr-registry-omits-subagents",
+        "the registry leaves out every agent named in another agent's `depends_on`",
+    ),
+    (
+        "mr-capabilities-always-defaults",
+        "without `model_capabilities` every registry entry still publishes `capabilities`, with the registration defaults",
+    ),
+    (
+        "mr-registry-rereads-agents-file",
+        "the registry re-reads `agents.yaml` on every request and lists the file's agents, served or not",
+    ),
+    (
+        "mr-probe-timeout-1s",
+        "each downstream probe of `get_health` waits 1 s instead of 3 s",
+    ),
+    (
+        "mr-probe-4xx-reachable",
+        "a downstream answering `initialize` with any HTTP status below 500 (401, 403, 404 included) counts as reachable",
+    ),
+    (
+        "mr-health-probes-all-servers",
+        "`get_health` probes every server under `mcp.servers`, not only the agent's own",
+    ),
+    (
+        "mr-health-error-as-tool-error",
+        "an agent that cannot process requests answers `get_health` with an `isError` traceback instead of `status: error`, and its health gauge is left as it was",
+    ),
+    (
+        "mr-health-message-urls",
+        "a degraded `get_health` message names unreachable servers by URL and puts the LLM part first",
+    ),
+    (
+        "mr-step-prefix-app-name",
+        "loop step progress messages are led by the module's `FastAgent(\"…\")` application name instead of the agent name",
+    ),
+    (
+        "mr-progress-subagent-tools-only",
+        "`{server}/{tool}: started` / `completed` are announced only for calls to another agent (its `send_message`), not for plain MCP tools",
+    ),
+    (
+        "mr-message-tool-named-after-agent",
+        "the message tool is listed and called under the agent's name; no `send_message` tool exists",
+    ),
+    (
+        "mr-history-prompt-shared-only",
+        "`{agent}_history` is offered only for `instance_scope: shared`, not for `connection`",
+    ),
+    (
+        "mr-bearer-scheme-case-sensitive",
+        "the inbound bearer is taken only under a scheme spelt exactly `Bearer` (`bearer X`, `BEARER X` carry none)",
+    ),
+    (
+        "mr-bearer-replaces-provider-key",
+        "the inbound bearer replaces the configured API key of whatever provider is active (OpenAI `Authorization`, Anthropic `x-api-key`)",
+    ),
+    (
+        "mr-empty-bearer-published",
+        "a call without an inbound bearer sends `Authorization: Bearer None` to every `forward_inbound_auth` server",
+    ),
+    (
+        "mr-placeholder-upper-letters-only",
+        "`${VAR}` is expanded only for names of upper-case letters and underscores; others stay verbatim",
+    ),
+    (
+        "mr-dotenv-quotes-kept",
+        "`.env` is read as plain `KEY=VALUE` lines: quotes and trailing comments stay in the value",
+    ),
+    (
+        "mr-raw-placeholder-key-counts",
+        "a provider whose `api_key` is an unexpanded `${VAR}` of an unset variable counts as keyed, and its key-only preflight sends the placeholder",
+    ),
+    (
+        "mr-other-prefix-health-as-openai",
+        "a model prefix other than `anthropic` (`hf.`) makes OpenAI the provider whose preflight decides health",
+    ),
+    (
+        "mr-probe-authorization-only",
+        "health probes send only the configured `Authorization` header, not the server's other headers",
+    ),
+    (
+        "mr-probe-delete-without-headers",
+        "the probe's teardown `DELETE` carries the session id without the server's configured headers",
+    ),
+    (
+        "mr-tokens-cumulative-across-requests",
+        "an agent with a shared or per-connection history adds its running LLM turn and token totals to the counters after every call",
+    ),
+    (
+        "mr-root-log-level-info",
+        "without `PALLAS_ROOT_LOG_LEVEL` the root level is always INFO, not the less verbose of Pallas's level and INFO",
+    ),
+    (
+        "mr-forward-trace-debug",
+        "`pallas.forward.trace` records are logged at DEBUG, so the default INFO level drops them",
+    ),
+    (
+        "mr-readiness-get-200",
+        "a `depends_on` agent counts as ready only when a plain `GET /mcp` answers 200: the wait runs to its timeout, then startup goes on",
+    ),
+    (
+        "mr-preflight-model-substring",
+        "the OpenAI preflight finds the configured model when it is a substring of a listed id",
+    ),
+    (
+        "mr-single-agent-no-metrics",
+        "`--agent NAME` serves no `/metrics` on the agent's port",
     ),
 ];
