@@ -25,6 +25,15 @@ impl Finding<'_> {
         self.members.iter().map(|(s, _)| s.id.as_str()).collect()
     }
 
+    /// The finding's reason: its first result's, with the scenarios' own step names blanked
+    /// when it groups several scenarios (each member keeps its own reason and evidence).
+    pub fn reason(&self) -> String {
+        match self.members.as_slice() {
+            [(s, c), _, ..] => cause(s, c),
+            _ => self.first.reason.clone(),
+        }
+    }
+
     /// Whether `c` (a result of scenario `s`) is one of this finding's members.
     pub fn holds(&self, s: &ScenarioResult, c: &CheckResult) -> bool {
         self.members
@@ -101,7 +110,7 @@ pub fn json(run: &RunResult) -> Value {
                 "verdict": k.verdict.as_str(),
                 "baselined": k.baselined,
                 "title": k.title,
-                "reason": k.reason,
+                "reason": f.reason(),
                 "refs": k.refs,
                 "rule": k.rule,
                 "quote": k.quote,
@@ -229,5 +238,14 @@ mod tests {
         assert_eq!(all.len(), 2);
         assert_eq!(all[0].scenario_ids(), vec!["a", "b"]);
         assert_eq!(all[1].scenario_ids(), vec!["c"]);
+        // A shared finding reads without any one scenario's step; a single one as it was.
+        assert_eq!(
+            all[0].reason(),
+            "step `…`: `$.result.isError` does not hold"
+        );
+        assert_eq!(
+            all[1].reason(),
+            "step `cut`: `$.result.content` does not hold"
+        );
     }
 }

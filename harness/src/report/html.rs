@@ -161,7 +161,7 @@ fn findings_section(out: &mut String, all: &[Finding<'_>]) {
                 .collect::<Vec<_>>()
                 .join(", "),
             title = esc(&k.title),
-            reason = esc(&k.reason),
+            reason = esc(&f.reason()),
         );
         if ids.len() > 1 {
             let _ = write!(

@@ -89,17 +89,19 @@ pub fn markdown(run: &RunResult) -> String {
     let mut failures = String::new();
     // One cause, one finding: the same check failing for the same reason in several scenarios
     // is listed once, with every scenario (and each one's evidence).
-    let groups: Vec<(
-        &crate::checks::CheckResult,
-        Vec<(&str, &crate::checks::CheckResult)>,
-    )> = super::findings(run, super::FINDING_VERDICTS)
+    type Group<'a> = (
+        &'a crate::checks::CheckResult,
+        String,
+        Vec<(&'a str, &'a crate::checks::CheckResult)>,
+    );
+    let groups: Vec<Group<'_>> = super::findings(run, super::FINDING_VERDICTS)
         .into_iter()
         .map(|f| {
             let members = f.members.iter().map(|(s, c)| (s.id.as_str(), *c)).collect();
-            (f.first, members)
+            (f.first, f.reason(), members)
         })
         .collect();
-    for (k, members) in &groups {
+    for (k, reason, members) in &groups {
         let scenarios: Vec<String> = members.iter().map(|(id, _)| format!("`{id}`")).collect();
         let _ = writeln!(
             failures,
@@ -109,7 +111,7 @@ pub fn markdown(run: &RunResult) -> String {
             scenarios.join(", "),
             k.level.as_str(),
             k.title,
-            k.reason,
+            reason,
         );
         if members.len() > 1 {
             let _ = writeln!(

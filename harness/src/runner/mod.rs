@@ -757,12 +757,14 @@ pub fn overall(checks: &[CheckResult], error: bool, pallas: bool) -> Verdict {
                 || matches!(c.verdict, Verdict::Fail | Verdict::Warn | Verdict::Error)
         })
         .collect();
+    // Its own entries bind a Pallas alone, and this bridge is none: nothing of it is judged,
+    // and an unmet premise of it says nothing either.
+    let not_its_subject = !counted.iter().any(own) && checks.iter().any(|c| own(&c));
     let judged: Vec<&CheckResult> = if counted.iter().any(subject) {
         counted.iter().copied().filter(|c| subject(c)).collect()
     } else if counted.iter().any(own) {
         counted.iter().copied().filter(|c| own(c)).collect()
-    } else if checks.iter().any(|c| own(&c)) {
-        // Its own entries bind a Pallas alone, and this bridge is none: nothing of it is judged.
+    } else if not_its_subject {
         Vec::new()
     } else {
         counted.iter().copied().filter(|c| !c.premise).collect()
@@ -776,6 +778,8 @@ pub fn overall(checks: &[CheckResult], error: bool, pallas: bool) -> Verdict {
         Verdict::Fail
     } else if counted.iter().any(|c| c.verdict == Verdict::Warn) {
         Verdict::Warn
+    } else if not_its_subject {
+        Verdict::Skip
     } else if judged.iter().any(|c| c.verdict == Verdict::Inconclusive) {
         Verdict::Inconclusive
     } else if judged
@@ -878,6 +882,13 @@ mod tests {
         );
         let mut unread = round_trip.clone();
         unread.verdict = Verdict::Inconclusive;
+        // Beside an unmet premise too: the premise was for a subject this bridge does not have.
+        let mut premise_unmet = premise_pass.clone();
+        premise_unmet.verdict = Verdict::Inconclusive;
+        assert_eq!(
+            overall(&[unread.clone(), premise_unmet], false, false),
+            Verdict::Skip
+        );
         assert_eq!(
             overall(&[unread, premise_pass.clone()], false, false),
             Verdict::Skip
