@@ -269,6 +269,9 @@ impl Case {
         }
         let health = format!("{k}-health");
         steps.push(json!({"name": health, "health": {"agent": k}}));
+        if a.tools() {
+            self.probe_header_checks(k, &health, checks);
+        }
         checks.push(json!({
             "check": "MET-004",
             "title": format!("`pallas_agent_health_status{{agent=\"{k}\"}}` is 1 after its `ok`"),
@@ -323,6 +326,32 @@ impl Case {
                 "path": format!("$.result.messages[?{}]", each.join(" || ")),
                 "count": {"equals": images.len()}}},
         }));
+    }
+
+    /// What the health probe of agent `k` sent the downstream: each configured auth header (a
+    /// credential's name: `Authorization`, `X-Api-Key`), its variable expanded (seed 000 §2:
+    /// "`POST` an MCP `initialize` request to the server URL (with auth headers and `Accept:
+    /// application/json, text/event-stream`)"). A header of another name is no auth header the
+    /// sentence names, so it is not judged here.
+    fn probe_header_checks(&self, k: &str, step: &str, checks: &mut Vec<Value>) {
+        let probed = json!({"journal": {"server": DOWNSTREAM, "method": "initialize", "during": [step], "count": {"min": 1}}});
+        for h in self
+            .headers
+            .iter()
+            .filter(|h| crate::redact::is_credential_name(&h.name))
+        {
+            checks.push(json!({
+                "check": "HEALTH-010",
+                "title": format!(
+                    "the health probe of `{k}` carries the configured `{}` header, its `${{VAR}}` expanded ({})",
+                    h.name,
+                    fingerprint(&h.value)
+                ),
+                "given": probed,
+                "assert": {"journal": {"server": DOWNSTREAM, "method": "initialize", "during": [step],
+                    "header": h.name.to_ascii_lowercase(), "header_equals": format!("{}{}", h.prefix(), h.value)}},
+            }));
+        }
     }
 
     /// What the downstream received during one message: each configured header with its
