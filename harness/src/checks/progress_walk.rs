@@ -300,12 +300,16 @@ pub(super) fn prog_messages(c: &CheckSpec, o: &Observed) -> Outcome {
     })
 }
 
-/// PROG-006: for each downstream tool, `started` precedes its end.
+/// PROG-006: for each downstream tool, `started` precedes its end. A call's witness is the pairs
+/// it showed (`{server}/{tool}` at the `started` and at the closing note's progress); a call whose
+/// notes name no downstream tool judges nothing, and when no call showed a pair the verdict is
+/// inconclusive.
 pub(super) fn prog_started_before_ended(c: &CheckSpec, o: &Observed) -> Outcome {
     let fmt = message_format();
     let prefix = tool_prefix();
-    per_token_call(c, o, 1, |s, _, p| {
-        let mut started: Vec<String> = Vec::new();
+    let outcome = per_token_call(c, o, 1, |s, token, p| {
+        let mut started: Vec<(String, String)> = Vec::new();
+        let mut pairs = Vec::new();
         for (i, n) in p.iter().enumerate() {
             let n = Note::of(n);
             // `{server}/{tool}: started` opens; a `{server}/{tool}:` note at total = progress
@@ -320,11 +324,15 @@ pub(super) fn prog_started_before_ended(c: &CheckSpec, o: &Observed) -> Outcome 
                 .and_then(|r| r.captures(n.message))
                 .is_some_and(|c| c.name("state").is_some_and(|m| m.as_str() != "started"));
             let terminal = worded_end || (n.progress.is_some() && n.total == n.progress);
+            let at = n.progress.map_or_else(|| "?".to_owned(), |v| v.to_string());
             if rest == "started" {
-                started.push(tool);
+                started.push((tool, at));
             } else if terminal {
-                if let Some(pos) = started.iter().position(|t| *t == tool) {
-                    started.remove(pos);
+                if let Some(pos) = started.iter().position(|(t, _)| *t == tool) {
+                    let (_, opened) = started.remove(pos);
+                    pairs.push(format!(
+                        "`{tool}` started at {opened}, ended at {at} ({rest})"
+                    ));
                 } else {
                     return Some(fail(
                         format!("`{tool}` ended before it started"),
@@ -333,9 +341,30 @@ pub(super) fn prog_started_before_ended(c: &CheckSpec, o: &Observed) -> Outcome 
                 }
             }
         }
-        (!started.is_empty())
-            .then(|| fail(format!("started but never completed: {started:?}"), vec![]))
-    })
+        if !started.is_empty() {
+            let open: Vec<&str> = started.iter().map(|(t, _)| t.as_str()).collect();
+            return Some(fail(
+                format!("started but never completed: {open:?}"),
+                vec![],
+            ));
+        }
+        // The pairs are the call's witness; a call whose notes name no downstream tool adds none.
+        Some(Outcome::Kept(
+            (!pairs.is_empty())
+                .then(|| Witness::new(format!("`{}` (token {token})", s.name), pairs.join("; ")))
+                .into_iter()
+                .collect(),
+        ))
+    });
+    match outcome {
+        // Calls with a token got notifications, none naming a downstream tool's start and end.
+        Outcome::Inconclusive(why) if why.starts_with("no call with a progress token") => {
+            Outcome::Inconclusive(format!(
+                "{why}: no call's progress named a downstream tool's `started` and its end, nothing to order"
+            ))
+        }
+        other => other,
+    }
 }
 
 /// PROG-007: no progress notification after the request's result.
