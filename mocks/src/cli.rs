@@ -62,8 +62,8 @@ pub enum Command {
     /// variants and faults, write a `pallas:` section and use `up` (see
     /// `mocks/examples/pallas.yaml`).
     Pallas {
-        /// The registry's port; the agents take the next two (`P+1`, `P+2`), as in seed 000's
-        /// layout. Ephemeral ports when absent.
+        /// The registry's port; `research` and `jarvis` take the next two (`P+1`, `P+2`), as
+        /// in seed 000's layout. Ephemeral ports when absent.
         #[arg(long)]
         port: Option<u16>,
         /// Host name in the registry's agent URLs (default `127.0.0.1`); the mock still binds
@@ -260,12 +260,13 @@ pub fn default_pallas(port: Option<u16>, host: Option<String>) -> Result<Ecosyst
     pallas.host = host;
     if let Some(p) = port {
         pallas.port = Some(p);
-        for (i, agent) in pallas.agents.values_mut().enumerate() {
-            let offset = u16::try_from(i + 1).map_err(|e| e.to_string())?;
+        for (offset, key) in (1u16..).zip(crate::spec::DEFAULT_AGENTS) {
             let agent_port = p
                 .checked_add(offset)
                 .ok_or_else(|| format!("--port {p} leaves no room for the agents' ports"))?;
-            agent.port = Some(agent_port);
+            if let Some(agent) = pallas.agents.get_mut(key) {
+                agent.port = Some(agent_port);
+            }
         }
     }
     let spec = EcosystemSpec {

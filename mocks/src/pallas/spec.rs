@@ -407,9 +407,13 @@ pub struct RegistryPhaseSpec {
     pub after_calls: Option<u32>,
 }
 
+/// The agents of [`MockPallasSpec::two_agents`], in the order `pallas-mocks pallas --port P`
+/// gives them ports (`P+1`, `P+2`): seed 000's research agent first.
+pub const DEFAULT_AGENTS: [&str; 2] = ["research", "jarvis"];
+
 impl MockPallasSpec {
     /// The default mock Pallas of `pallas-mocks pallas`: two healthy agents, `research` and
-    /// `jarvis`, echoing messages with seed 000's progress.
+    /// `jarvis` ([`DEFAULT_AGENTS`]), echoing messages with seed 000's progress.
     pub fn two_agents() -> Self {
         let agent = |title: &str, description: &str| PallasAgentSpec {
             title: Some(title.to_owned()),
