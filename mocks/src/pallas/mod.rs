@@ -287,9 +287,17 @@ impl MockPallas {
     }
 
     /// Stops the registry and every agent, waiting briefly for in-flight requests.
-    pub async fn shutdown(self) {
+    pub async fn shutdown(mut self) {
         self.shared.ct.cancel();
-        futures::future::join_all(self.servers.into_iter().map(ServerHandle::shutdown)).await;
+        let servers = std::mem::take(&mut self.servers);
+        futures::future::join_all(servers.into_iter().map(ServerHandle::shutdown)).await;
+    }
+}
+
+impl Drop for MockPallas {
+    fn drop(&mut self) {
+        // Held calls (`slow`, latencies) end with the servers.
+        self.shared.ct.cancel();
     }
 }
 

@@ -722,3 +722,13 @@ fn pallas_section_mistakes_point_at_file_line_and_column() {
     .unwrap_err();
     assert_eq!(clash.line, 2, "{clash}");
 }
+
+#[test]
+fn the_readme_shows_the_example_file_as_it_is() {
+    let readme = include_str!("../../README.md");
+    let example = include_str!("../../examples/pallas.yaml");
+    assert!(
+        readme.contains(example),
+        "mocks/README.md's `pallas:` section must show examples/pallas.yaml verbatim"
+    );
+}
