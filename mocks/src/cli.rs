@@ -1,5 +1,5 @@
-//! The `pallas-mocks` command line: `up` starts an ecosystem file's mocks, `validate` checks it,
-//! `record` writes one from real upstreams.
+//! The `pallas-mocks` command line: `up` starts an ecosystem file's mocks, `pallas` a default mock
+//! Pallas, `validate` checks a file, `record` writes one from real upstreams.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand};
 use crate::ecosystem::Ecosystem;
 use crate::record::{RecordConfig, Recorder, Upstream, parse_named};
 use crate::spec::Dialect;
-use crate::spec::EcosystemSpec;
+use crate::spec::{EcosystemSpec, MockPallasSpec};
 use crate::validate::parse_ecosystem;
 
 /// The example ecosystem (`mocks/examples/ecosystem.yaml`), embedded: what `up` and `validate`
@@ -55,6 +55,25 @@ pub enum Command {
         /// `pallas-mocks-ca.pem` beside the `--urls-out` file, else in the working directory.
         #[arg(long)]
         ca_out: Option<PathBuf>,
+    },
+    /// Start a mock Pallas (seed 000) to develop a Daedalus-side client against: a registry and
+    /// two agents, `research` and `jarvis`, healthy, echoing messages with seed 000's progress.
+    /// Prints the registry URL; stops on Ctrl-C or SIGTERM. For scripted health, progress
+    /// variants and faults, write a `pallas:` section and use `up` (see
+    /// `mocks/examples/pallas.yaml`).
+    Pallas {
+        /// The registry's port; `research` and `jarvis` take the next two (`P+1`, `P+2`), as
+        /// in seed 000's layout. Ephemeral ports when absent.
+        #[arg(long)]
+        port: Option<u16>,
+        /// Host name in the registry's agent URLs (default `127.0.0.1`); the mock still binds
+        /// `127.0.0.1`.
+        #[arg(long)]
+        host: Option<String>,
+        /// Write `{"pallas": registry URL, "pallas.research": URL, "pallas.jarvis": URL}` to
+        /// this file once everything listens.
+        #[arg(long)]
+        urls_out: Option<PathBuf>,
     },
     /// Record real upstreams: a proxy in front of each provider and MCP server that returns the
     /// real answers and writes an ecosystem file `pallas-mocks up FILE` replays offline (rewritten
@@ -118,8 +137,13 @@ pub async fn run(cli: Cli) -> ExitCode {
         }
         Command::Validate { file } => match load(file.as_deref()) {
             Ok(spec) => {
+                let pallas = spec
+                    .pallas
+                    .as_ref()
+                    .map(|p| format!(", a mock Pallas with {} agents", p.agents.len()))
+                    .unwrap_or_default();
                 println!(
-                    "{}: ok ({} LLM mocks, {} MCP servers)",
+                    "{}: ok ({} LLM mocks, {} MCP servers{pallas})",
                     file.as_deref()
                         .map_or_else(|| EXAMPLE_NAME.to_owned(), |f| f.display().to_string()),
                     spec.llms.len(),
@@ -129,6 +153,21 @@ pub async fn run(cli: Cli) -> ExitCode {
             }
             Err(code) => code,
         },
+        Command::Pallas {
+            port,
+            host,
+            urls_out,
+        } => {
+            let spec = match default_pallas(port, host) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(EXIT_BAD_INPUT);
+                }
+            };
+            let ca_out = Path::new("pallas-mocks-ca.pem");
+            up(&spec, urls_out.as_deref(), ca_out).await
+        }
         Command::Record {
             out,
             openai,
@@ -183,6 +222,14 @@ async fn up(spec: &EcosystemSpec, urls_out: Option<&Path>, ca_out: &Path) -> Exi
     };
     let mut urls = eco.urls();
     println!("{}", url_table(spec, &urls));
+    if let Some(p) = eco.pallas() {
+        println!(
+            "Mock Pallas registry (register this URL in Daedalus): {}\n  {}\n  journal: {}/__mock/journal",
+            p.registry_url(),
+            p.server_json_url(),
+            p.registry_url()
+        );
+    }
     if let Some(tls) = eco.tls() {
         if let Err(e) = tls.write_ca(ca_out) {
             eprintln!("error: cannot write {}: {e}", ca_out.display());
@@ -204,6 +251,32 @@ async fn up(spec: &EcosystemSpec, urls_out: Option<&Path>, ca_out: &Path) -> Exi
     tracing::info!("stopping mocks");
     eco.shutdown().await;
     ExitCode::from(EXIT_OK)
+}
+
+/// The ecosystem of `pallas-mocks pallas`: [`MockPallasSpec::two_agents`], the registry on
+/// `port` and the agents on the next ports when given.
+pub fn default_pallas(port: Option<u16>, host: Option<String>) -> Result<EcosystemSpec, String> {
+    let mut pallas = MockPallasSpec::two_agents();
+    pallas.host = host;
+    if let Some(p) = port {
+        pallas.port = Some(p);
+        for (offset, key) in (1u16..).zip(crate::spec::DEFAULT_AGENTS) {
+            let agent_port = p
+                .checked_add(offset)
+                .ok_or_else(|| format!("--port {p} leaves no room for the agents' ports"))?;
+            if let Some(agent) = pallas.agents.get_mut(key) {
+                agent.port = Some(agent_port);
+            }
+        }
+    }
+    let spec = EcosystemSpec {
+        pallas: Some(pallas),
+        ..EcosystemSpec::default()
+    };
+    if let Some(issue) = crate::validate::validate_ecosystem(&spec).first() {
+        return Err(format!("{}: {}", issue.path, issue.message));
+    }
+    Ok(spec)
 }
 
 /// The recorder's configuration from the command line (and `SSL_CERT_FILE`).
@@ -324,7 +397,11 @@ pub fn url_table(
     let width = urls.keys().map(String::len).max().unwrap_or(4).max(4);
     let mut out = format!("{:width$}  {:9}  URL\n", "NAME", "KIND");
     for (name, url) in urls {
-        let kind = if let Some(l) = spec.llms.get(name) {
+        let kind = if spec.pallas.is_some() && name == "pallas" {
+            "pallas".to_owned()
+        } else if spec.pallas.is_some() && name.starts_with("pallas.") {
+            "agent".to_owned()
+        } else if let Some(l) = spec.llms.get(name) {
             match l.dialect {
                 crate::spec::Dialect::Openai => "openai".to_owned(),
                 crate::spec::Dialect::Anthropic => "anthropic".to_owned(),

@@ -1,4 +1,5 @@
-//! A whole mock ecosystem started from an [`EcosystemSpec`]: every LLM and MCP mock it declares.
+//! A whole mock ecosystem started from an [`EcosystemSpec`]: every LLM and MCP mock it declares,
+//! and its mock Pallas.
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -7,6 +8,7 @@ use std::sync::Arc;
 use crate::error::MockError;
 use crate::llm::LlmMock;
 use crate::mcp::McpMock;
+use crate::pallas::MockPallas;
 use crate::spec::EcosystemSpec;
 use crate::tls::MockTls;
 use crate::validate::validate_ecosystem;
@@ -20,6 +22,7 @@ fn s_port(servers: &BTreeMap<String, crate::spec::McpMockSpec>, name: &str) -> O
 pub struct Ecosystem {
     llms: BTreeMap<String, LlmMock>,
     mcps: BTreeMap<String, McpMock>,
+    pallas: Option<MockPallas>,
     tls: Option<Arc<MockTls>>,
 }
 
@@ -61,6 +64,7 @@ impl Ecosystem {
         let mut eco = Ecosystem {
             llms: BTreeMap::new(),
             mcps: BTreeMap::new(),
+            pallas: None,
             tls: tls.clone(),
         };
         for (name, s) in &spec.llms {
@@ -96,17 +100,27 @@ impl Ecosystem {
                     .await?;
             eco.mcps.insert(name.clone(), m);
         }
+        if let Some(p) = &spec.pallas {
+            eco.pallas = Some(MockPallas::start_with(p, fixed, tls_for(false)).await?);
+        }
         Ok(eco)
     }
 
     /// Name → URL a client configures: OpenAI `http://127.0.0.1:P/v1`, Anthropic
-    /// `http://127.0.0.1:P`, MCP `http://127.0.0.1:P/mcp` (`https` for HTTPS mocks).
+    /// `http://127.0.0.1:P`, MCP `http://127.0.0.1:P/mcp` (`https` for HTTPS mocks); with a mock
+    /// Pallas, `pallas` → its registry URL and `pallas.<agent>` → each agent's endpoint.
     pub fn urls(&self) -> BTreeMap<String, String> {
         self.llms
             .iter()
             .map(|(n, m)| (n.clone(), m.url()))
             .chain(self.mcps.iter().map(|(n, m)| (n.clone(), m.url())))
+            .chain(self.pallas.iter().flat_map(MockPallas::urls))
             .collect()
+    }
+
+    /// The mock Pallas, when the spec declares one.
+    pub fn pallas(&self) -> Option<&MockPallas> {
+        self.pallas.as_ref()
     }
 
     /// The certificate authority of the HTTPS mocks (when any serves HTTPS).
@@ -128,15 +142,22 @@ impl Ecosystem {
     pub fn reset(&self) {
         self.llms.values().for_each(LlmMock::reset);
         self.mcps.values().for_each(McpMock::reset);
+        self.pallas.iter().for_each(MockPallas::reset);
     }
 
     /// Stops every mock, waiting briefly for in-flight requests.
     pub async fn shutdown(self) {
         let llms = self.llms.into_values().map(LlmMock::shutdown);
         let mcps = self.mcps.into_values().map(McpMock::shutdown);
-        futures::future::join(
+        let pallas = async {
+            if let Some(p) = self.pallas {
+                p.shutdown().await;
+            }
+        };
+        futures::future::join3(
             futures::future::join_all(llms),
             futures::future::join_all(mcps),
+            pallas,
         )
         .await;
     }

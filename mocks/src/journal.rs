@@ -69,6 +69,48 @@ impl McpJournalEntry {
     }
 }
 
+/// One HTTP request received by a mock Pallas (its registry or one of its agents).
+///
+/// Credentials never appear: `authorization`, `proxy-authorization` and `x-api-key` hold the
+/// value's fingerprint (`Bearer [redacted:1a2b3c4d]`, the first 8 hex digits of the SHA-256 of
+/// the token), as the conformance kit's reports show them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PallasJournalEntry {
+    /// When the request arrived (RFC 3339, UTC, microseconds).
+    pub time: String,
+    /// The agent (its key) the request reached; absent for the registry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// HTTP method.
+    pub method: String,
+    /// Request path (with query string, if any).
+    pub path: String,
+    /// Request headers, names lower-cased, credentials fingerprinted.
+    pub headers: BTreeMap<String, String>,
+    /// JSON-RPC method of the body, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jsonrpc_method: Option<String>,
+    /// `params._meta.progressToken`, when the request carried one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress_token: Option<Value>,
+    /// Tool name, for `tools/call`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// Tool arguments, for `tools/call`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
+    /// `Mcp-Session-Id` the request carried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// HTTP status answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// The scripted fault that answered instead of the agent (`http_error`, `session_expired`,
+    /// `drop_stream`, `unauthorized`, `registry_status`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<String>,
+}
+
 /// Session accounting of a mock MCP server (2025-11-25 era).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionStats {

@@ -1,4 +1,5 @@
-//! What an ecosystem file declares: mock LLM providers and mock downstream MCP servers.
+//! What an ecosystem file declares: mock LLM providers, mock downstream MCP servers and a mock
+//! Pallas.
 //!
 //! These types are the `ecosystem:` section of a conformance scenario as well as the top level of
 //! a `pallas-mocks up` file, so they derive `Serialize`, `Deserialize` and `JsonSchema` and reject
@@ -10,6 +11,8 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub use crate::pallas::spec::*;
 
 /// A whole mock ecosystem: named LLM providers and named downstream MCP servers.
 ///
@@ -27,6 +30,10 @@ pub struct EcosystemSpec {
     /// Serve every mock over HTTPS with one generated CA (see [`crate::MockTls`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tls: bool,
+    /// A mock Pallas (seed 000): a registry and its agents, for developing a Daedalus-side
+    /// client (see [`crate::MockPallas`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pallas: Option<MockPallasSpec>,
 }
 
 /// Which provider's wire format a mock LLM speaks.

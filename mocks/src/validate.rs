@@ -20,7 +20,7 @@ pub struct SpecIssue {
 }
 
 impl SpecIssue {
-    fn new(path: String, message: impl Into<String>, hint: Option<&str>) -> Self {
+    pub(crate) fn new(path: String, message: impl Into<String>, hint: Option<&str>) -> Self {
         Self {
             path,
             message: message.into(),
@@ -50,10 +50,10 @@ impl SpecIssue {
 
 /// Fixed ports already taken, by the path of the mock that took them.
 #[derive(Default)]
-struct Ports(BTreeMap<u16, String>);
+pub(crate) struct Ports(BTreeMap<u16, String>);
 
 impl Ports {
-    fn check(&mut self, port: Option<u16>, path: String, issues: &mut Vec<SpecIssue>) {
+    pub(crate) fn check(&mut self, port: Option<u16>, path: String, issues: &mut Vec<SpecIssue>) {
         if let Some(p) = port {
             if p == 0 {
                 issues.push(SpecIssue::new(
@@ -82,7 +82,29 @@ pub fn validate_ecosystem(spec: &EcosystemSpec) -> Vec<SpecIssue> {
     for (name, mcp) in &spec.mcp_servers {
         validate_mcp(name, mcp, &mut ports, &mut issues);
     }
+    if let Some(pallas) = &spec.pallas {
+        for (section, names) in [
+            ("llms", spec.llms.keys().collect::<Vec<_>>()),
+            ("mcp_servers", spec.mcp_servers.keys().collect()),
+        ] {
+            for name in names.into_iter().filter(|n| is_pallas_url_name(n)) {
+                issues.push(SpecIssue::new(
+                    format!("{section}.{name}"),
+                    format!(
+                        "`{name}` is a name of the mock Pallas's URLs (`pallas`, `pallas.<agent>`)"
+                    ),
+                    Some("rename this mock"),
+                ));
+            }
+        }
+        crate::pallas::validate_pallas_into(pallas, "pallas", &mut ports, &mut issues);
+    }
     issues
+}
+
+/// Whether `name` is one of the keys the mock Pallas takes in the URL map.
+fn is_pallas_url_name(name: &str) -> bool {
+    name == "pallas" || name.starts_with("pallas.")
 }
 
 fn validate_llm(

@@ -9,6 +9,7 @@ mod mocks {
     pub mod ecosystem;
     pub mod mcp;
     pub mod openai;
+    pub mod pallas;
     pub mod record;
     pub mod strict;
     pub mod support;

@@ -189,6 +189,7 @@ fn to_spec(rec: &Recording) -> Result<EcosystemSpec, serde_json::Error> {
             .map(|(n, m)| (n.clone(), m.to_spec()))
             .collect(),
         tls: false,
+        pallas: None,
     };
     let mut value = serde_json::to_value(&spec)?;
     // Longest first, so a secret containing another is replaced whole.

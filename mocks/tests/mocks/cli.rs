@@ -318,3 +318,95 @@ async fn record_reaches_its_upstream_through_the_proxy_variables() {
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(text.contains("via the proxy"), "{text}");
 }
+
+#[tokio::test]
+async fn pallas_serves_two_agents_prints_the_registry_url_and_stops_on_sigterm() {
+    let valid = Command::new(BIN)
+        .args([
+            "validate",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/examples/pallas.yaml"),
+        ])
+        .output()
+        .unwrap();
+    assert!(valid.status.success(), "{valid:?}");
+    assert!(String::from_utf8_lossy(&valid.stdout).contains("a mock Pallas with 3 agents"));
+    let dir = tempfile::tempdir().unwrap();
+    let urls_file = dir.path().join("urls.json");
+    let mut child = Command::new(BIN)
+        .args(["pallas", "--urls-out"])
+        .arg(&urls_file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !urls_file.exists() {
+        assert!(Instant::now() < deadline, "urls file never appeared");
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("pallas-mocks exited early: {status}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let urls: Value = serde_json::from_str(&std::fs::read_to_string(&urls_file).unwrap()).unwrap();
+    let keys: Vec<&String> = urls.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["pallas", "pallas.jarvis", "pallas.research"]);
+    let registry = urls["pallas"].as_str().unwrap();
+    let doc: Value = client()
+        .get(format!("{registry}/.well-known/mcp/server.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let remotes: Vec<&str> = doc["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["server"]["remotes"][0]["url"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        remotes,
+        [
+            urls["pallas.jarvis"].as_str().unwrap(),
+            urls["pallas.research"].as_str().unwrap()
+        ]
+    );
+    let term = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "did not stop on SIGTERM");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(status.success(), "{status}");
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    assert!(
+        stdout.contains(&format!("register this URL in Daedalus): {registry}")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn pallas_with_a_port_puts_the_agents_on_the_next_ports() {
+    let spec = pallas_mocks::cli::default_pallas(Some(23030), None).unwrap();
+    let p = spec.pallas.unwrap();
+    assert_eq!(p.port, Some(23030));
+    let ports: Vec<(String, Option<u16>)> =
+        p.agents.iter().map(|(k, a)| (k.clone(), a.port)).collect();
+    assert_eq!(
+        ports,
+        [
+            ("jarvis".to_owned(), Some(23032)),
+            ("research".to_owned(), Some(23031))
+        ]
+    );
+    assert!(pallas_mocks::cli::default_pallas(Some(u16::MAX), None).is_err());
+}
