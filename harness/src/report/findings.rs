@@ -150,26 +150,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn one_cause_in_two_scenarios_is_one_finding_and_another_reason_is_another() {
-        let run = RunResult {
-            scenarios: vec![
-                scenario(
-                    "a",
-                    vec![result("PROG-003", Verdict::Fail, "went from 2 to 0")],
-                ),
-                scenario(
-                    "b",
-                    vec![
-                        result("PROG-003", Verdict::Fail, "went from 2 to 0"),
-                        result("PROG-003", Verdict::Pass, ""),
-                    ],
-                ),
-                scenario(
-                    "c",
-                    vec![result("PROG-003", Verdict::Fail, "went from 1 to 0")],
-                ),
-            ],
+    fn run_of(scenarios: Vec<ScenarioResult>) -> RunResult {
+        RunResult {
+            scenarios,
             target: "t".into(),
             kit_version: String::new(),
             suite: None,
@@ -177,7 +160,28 @@ mod tests {
             stale: vec![],
             duration_ms: 0.0,
             error: None,
-        };
+        }
+    }
+
+    #[test]
+    fn one_cause_in_two_scenarios_is_one_finding_and_another_reason_is_another() {
+        let run = run_of(vec![
+            scenario(
+                "a",
+                vec![result("PROG-003", Verdict::Fail, "went from 2 to 0")],
+            ),
+            scenario(
+                "b",
+                vec![
+                    result("PROG-003", Verdict::Fail, "went from 2 to 0"),
+                    result("PROG-003", Verdict::Pass, ""),
+                ],
+            ),
+            scenario(
+                "c",
+                vec![result("PROG-003", Verdict::Fail, "went from 1 to 0")],
+            ),
+        ]);
         let all = findings(&run, FINDING_VERDICTS);
         assert_eq!(all.len(), 2);
         assert_eq!(all[0].scenario_ids(), vec!["a", "b"]);
@@ -215,25 +219,16 @@ mod tests {
             }];
             s
         };
-        let run = RunResult {
-            scenarios: vec![
-                named("a", "boom", "step `boom`: `$.result.isError` does not hold"),
-                named(
-                    "b",
-                    "limited",
-                    "step `limited`: `$.result.isError` does not hold; built-in evaluator (not deciding: the assertion states the rule here): no",
-                ),
-                // Another field named in backticks is another cause.
-                named("c", "cut", "step `cut`: `$.result.content` does not hold"),
-            ],
-            target: "t".into(),
-            kit_version: String::new(),
-            suite: None,
-            claims: Vec::new(),
-            stale: vec![],
-            duration_ms: 0.0,
-            error: None,
-        };
+        let run = run_of(vec![
+            named("a", "boom", "step `boom`: `$.result.isError` does not hold"),
+            named(
+                "b",
+                "limited",
+                "step `limited`: `$.result.isError` does not hold; built-in evaluator (not deciding: the assertion states the rule here): no",
+            ),
+            // Another field named in backticks is another cause.
+            named("c", "cut", "step `cut`: `$.result.content` does not hold"),
+        ]);
         let all = findings(&run, FINDING_VERDICTS);
         assert_eq!(all.len(), 2);
         assert_eq!(all[0].scenario_ids(), vec!["a", "b"]);
