@@ -285,3 +285,20 @@ impl Drop for ServerHandle {
         }
     }
 }
+
+/// The 401 a mock that requires a bearer answers a request without the right one: an OAuth
+/// `invalid_token` body and its `WWW-Authenticate` challenge.
+pub(crate) fn unauthorized() -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let mut r = (
+        http::StatusCode::UNAUTHORIZED,
+        axum::Json(serde_json::json!({"error": "invalid_token",
+            "error_description": "a valid bearer token is required"})),
+    )
+        .into_response();
+    r.headers_mut().insert(
+        http::header::WWW_AUTHENTICATE,
+        http::HeaderValue::from_static("Bearer realm=\"pallas-mocks\", error=\"invalid_token\""),
+    );
+    r
+}

@@ -18,7 +18,7 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use http::{HeaderValue, Method, StatusCode, header};
+use http::{Method, StatusCode, header};
 use rmcp::model::Tool;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -408,17 +408,7 @@ async fn observe(State(shared): State<Arc<McpShared>>, req: Request, next: Next)
             .and_then(|v| v.strip_prefix("Bearer "))
             != Some(token)
     {
-        let mut r = (
-            StatusCode::UNAUTHORIZED,
-            axum::Json(json!({"error": "invalid_token",
-                "error_description": "a valid bearer token is required"})),
-        )
-            .into_response();
-        r.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            HeaderValue::from_static("Bearer realm=\"pallas-mocks\", error=\"invalid_token\""),
-        );
-        r
+        crate::common::unauthorized()
     } else if shared.spec.refuse_discover && jsonrpc_method.as_deref() == Some("server/discover") {
         (
             StatusCode::BAD_REQUEST,

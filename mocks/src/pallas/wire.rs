@@ -10,7 +10,7 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use http::{HeaderValue, StatusCode, header};
+use http::{StatusCode, header};
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use serde_json::{Value, json};
 
@@ -203,17 +203,7 @@ fn unauthorized(agent: &AgentShared, headers: &http::HeaderMap) -> Option<Respon
     if got == Some(want) {
         return None;
     }
-    let mut r = (
-        StatusCode::UNAUTHORIZED,
-        axum::Json(json!({"error": "invalid_token",
-            "error_description": "a valid bearer token is required"})),
-    )
-        .into_response();
-    r.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        HeaderValue::from_static("Bearer realm=\"pallas-mocks\", error=\"invalid_token\""),
-    );
-    Some(r)
+    Some(crate::common::unauthorized())
 }
 
 /// Whether session `sid` has expired (counting this request when it is a JSON-RPC request). An
