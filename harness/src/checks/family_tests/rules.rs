@@ -91,11 +91,11 @@ fn the_scan_finds_a_named_rule() {
     );
 }
 
-/// LOG-003 (first rule SHOULD, second MUST): an assertion entry that does not hold (any
+/// MSG-007 (first rule INFO, second SHOULD): an assertion entry that does not hold (any
 /// observation serves: the entry's assertion alone decides it).
-fn log_003_entry(rule: &str) -> crate::checks::CheckResult {
+fn msg_007_entry(rule: &str) -> crate::checks::CheckResult {
     let text = format!(
-        "id: t\ntitle: t\nsteps:\n  - name: out\n    registry: {{}}\nchecks:\n  - check: LOG-003\n{rule}    assert:\n      output: {{step: out, path: \"$.status\", equals: 500}}\n"
+        "id: t\ntitle: t\nsteps:\n  - name: out\n    registry: {{}}\nchecks:\n  - check: MSG-007\n{rule}    assert:\n      output: {{step: out, path: \"$.status\", equals: 500}}\n"
     );
     let scenario = crate::scenario::parse_str("t.yaml", &text).expect("scenario parses");
     let out = crate::observation::StepRecord {
@@ -118,7 +118,7 @@ fn log_003_entry(rule: &str) -> crate::checks::CheckResult {
     );
     results
         .into_iter()
-        .find(|r| r.id == "LOG-003")
+        .find(|r| r.id == "MSG-007")
         .expect("the entry is reported")
 }
 
@@ -126,23 +126,31 @@ fn log_003_entry(rule: &str) -> crate::checks::CheckResult {
 fn an_assertion_entry_is_graded_at_the_rule_it_names() {
     use crate::checks::Verdict;
     use crate::scenario::Level;
-    let first = log_003_entry("");
+    let first = msg_007_entry("");
     assert_eq!(
         (first.verdict, first.level, first.rule.as_deref()),
-        (Verdict::Warn, Level::Should, Some("s001.log-stderr-knob")),
+        (
+            Verdict::Info,
+            Level::Info,
+            Some("mcp.tool-execution-error-feedback")
+        ),
         "{first:?}"
     );
-    let named = log_003_entry("    rule: s001.log-stderr-gated\n");
+    let named = msg_007_entry("    rule: mcp.tool-execution-errors\n");
     assert_eq!(
         (named.verdict, named.level, named.rule.as_deref()),
-        (Verdict::Fail, Level::Must, Some("s001.log-stderr-gated")),
+        (
+            Verdict::Warn,
+            Level::Should,
+            Some("mcp.tool-execution-errors")
+        ),
         "{named:?}"
     );
     assert!(
         named
             .quote
             .as_deref()
-            .is_some_and(|q| q.contains("gates the stderr handler")),
+            .is_some_and(|q| q.contains("SHOULD be reported inside the result object")),
         "{named:?}"
     );
 }
