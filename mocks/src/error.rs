@@ -20,7 +20,7 @@ pub enum MockError {
     /// The TLS certificate could not be generated or loaded.
     #[error("cannot set up TLS for the mocks: {0}")]
     Tls(String),
-    /// The spec is semantically invalid (see [`crate::validate`]).
+    /// The spec is semantically invalid (found by the validation of the ecosystem file).
     #[error("invalid mock spec for `{name}`: {message}")]
     InvalidSpec {
         /// Mock name.
