@@ -9,41 +9,14 @@ pub const REDACTED: &str = "[redacted]";
 
 /// Whether a header or key named `name` holds a credential (any case): `Authorization`,
 /// `Proxy-Authorization`, `X-Api-Key`, `api-key`, `api_key`, `apikey` or `bearer`. Its value is
-/// never written as it is: reports show its fingerprint.
-pub fn is_credential_name(name: &str) -> bool {
-    matches!(
-        name.to_ascii_lowercase().as_str(),
-        "authorization"
-            | "proxy-authorization"
-            | "x-api-key"
-            | "api-key"
-            | "api_key"
-            | "apikey"
-            | "bearer"
-    )
-}
+/// never written as it is: reports show its fingerprint. The mocks' journals use the same list.
+pub use pallas_mocks::redact::is_credential_header as is_credential_name;
 
 /// A secret's stand-in in a report: `[redacted:` and the first 8 hex digits of the SHA-256 of
-/// the token (a `Bearer ` scheme aside), `]`. Two reports of one value show one fingerprint, so
-/// a reader can tell the configured header from a caller's bearer without seeing either; 32 bits
-/// of a digest give nothing back of a key.
-pub fn fingerprint(secret: &str) -> String {
-    use sha2::{Digest, Sha256};
-    let token = strip_scheme(secret).1;
-    let digest = Sha256::digest(token.as_bytes());
-    let hex: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
-    format!("[redacted:{hex}]")
-}
+/// the token (a `Bearer ` scheme aside), `]` — the form the mocks' journals show it in too.
+pub use pallas_mocks::redact::fingerprint;
 
-/// `("Bearer ", "tok")` for `Bearer tok` (either case of the scheme), `("", s)` otherwise.
-fn strip_scheme(secret: &str) -> (&str, &str) {
-    for scheme in ["Bearer ", "bearer "] {
-        if let Some(token) = secret.strip_prefix(scheme) {
-            return (scheme, token);
-        }
-    }
-    ("", secret)
-}
+use pallas_mocks::redact::strip_scheme;
 
 /// Values in credential positions: `Authorization: Bearer …`, `"authorization": "…"`,
 /// `api_key: …`, `x-api-key=…`. The key decides; ordinary words are never touched.

@@ -6,12 +6,19 @@ use std::collections::BTreeMap;
 use http::HeaderMap;
 use sha2::{Digest, Sha256};
 
-/// Whether a header named `name` (any case) holds a credential: `Authorization`,
-/// `Proxy-Authorization` or `X-Api-Key`.
+/// Whether a header or key named `name` (any case) holds a credential: `Authorization`,
+/// `Proxy-Authorization`, `X-Api-Key`, `api-key`, `api_key`, `apikey` or `bearer`. The
+/// conformance kit's reports use the same list, so a journal and a report show one secret alike.
 pub fn is_credential_header(name: &str) -> bool {
     matches!(
         name.to_ascii_lowercase().as_str(),
-        "authorization" | "proxy-authorization" | "x-api-key"
+        "authorization"
+            | "proxy-authorization"
+            | "x-api-key"
+            | "api-key"
+            | "api_key"
+            | "apikey"
+            | "bearer"
     )
 }
 
@@ -33,7 +40,7 @@ pub fn redact_value(value: &str) -> String {
 }
 
 /// `("Bearer ", "tok")` for `Bearer tok` (any case of the scheme), `("", s)` otherwise.
-fn strip_scheme(secret: &str) -> (&str, &str) {
+pub fn strip_scheme(secret: &str) -> (&str, &str) {
     match secret.split_once(' ') {
         Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => {
             (&secret[..scheme.len() + 1], token)
