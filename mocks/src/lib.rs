@@ -11,6 +11,7 @@ pub mod cli;
 mod common;
 mod ecosystem;
 pub mod error;
+mod issue;
 pub mod journal;
 pub mod llm;
 pub mod mcp;

@@ -13,9 +13,7 @@ mod remembered;
 mod stream_gone;
 mod transport;
 pub use known::KNOWN;
-pub use misread::{
-    all_servers, app_name, is_agent, openai_settings, remember_configuration, running_totals,
-};
+pub use misread::{all_servers, app_name, is_agent, openai_settings, remember_configuration};
 pub use own_agent_metrics::own_agent_metrics_only;
 pub use remembered::{
     first_progress_token, previous_bearer, tool_seconds_since_last_send, without_dotenv_key,

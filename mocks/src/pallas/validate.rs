@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::spec::{HealthStatus, MockPallasSpec, PallasAgentSpec};
-use crate::validate::{Ports, SpecIssue};
+use crate::issue::{Ports, SpecIssue};
 use crate::yaml::did_you_mean;
 
 /// Where issues go.

@@ -5,6 +5,8 @@
 //! in rmcp's Host check besides loopback.
 
 pub mod run;
+#[cfg(feature = "defects")]
+mod running_totals;
 pub mod tools;
 
 use std::sync::{Arc, Mutex};
@@ -478,7 +480,7 @@ impl AgentServer {
         };
         let settings = &self.core.settings;
         let key = Arc::as_ptr(history) as usize;
-        let (turns, usage) = crate::defects::running_totals(key, outcome.turns, &outcome.usage);
+        let (turns, usage) = running_totals::running_totals(key, outcome.turns, &outcome.usage);
         let metrics = &self.core.deps.metrics;
         let none = crate::metrics::TokenUsage::default();
         for _ in 0..turns {

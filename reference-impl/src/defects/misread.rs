@@ -1,11 +1,10 @@
 //! What the third set of contract mutants (`mr-…`) remembers from the configuration or between
 //! calls: the module's application names, every configured downstream server, the OpenAI
-//! provider settings, the agents of the deployment, and each history's running LLM totals.
+//! provider settings and the agents of the deployment.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
-use crate::metrics::TokenUsage;
 use crate::settings::{DownstreamSettings, ProviderSettings};
 
 /// `mr-step-prefix-app-name`: agent key → the `FastAgent("…")` name of its module.
@@ -16,9 +15,6 @@ static ALL_SERVERS: Mutex<Vec<DownstreamSettings>> = Mutex::new(Vec::new());
 static OPENAI: Mutex<Option<ProviderSettings>> = Mutex::new(None);
 /// `mr-progress-subagent-tools-only`: the agent keys of the deployment.
 static AGENTS: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
-/// `mr-tokens-cumulative-across-requests`: per history (its address), the turns and tokens of
-/// every call it has seen.
-static RUNNING: Mutex<Option<HashMap<usize, (u64, TokenUsage)>>> = Mutex::new(None);
 
 /// What a configuration load found (kept for the defects that read it later).
 pub fn remember_configuration(
@@ -58,20 +54,4 @@ pub fn openai_settings() -> Option<ProviderSettings> {
 /// `mr-progress-subagent-tools-only`: whether `name` is an agent of the deployment.
 pub fn is_agent(name: &str) -> bool {
     AGENTS.lock().is_ok_and(|agents| agents.contains(name))
-}
-
-/// `mr-tokens-cumulative-across-requests`: adds this call's `turns` and `usage` to the running
-/// totals of the history at `history`, and returns the totals before this call.
-pub fn running_totals(history: usize, turns: u64, usage: &TokenUsage) -> (u64, TokenUsage) {
-    let Ok(mut running) = RUNNING.lock() else {
-        return (0, TokenUsage::default());
-    };
-    let entry = running
-        .get_or_insert_with(HashMap::new)
-        .entry(history)
-        .or_default();
-    let before = *entry;
-    entry.0 += turns;
-    entry.1.add(usage);
-    before
 }
