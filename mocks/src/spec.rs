@@ -309,6 +309,11 @@ pub struct McpMockSpec {
     /// a bridge that connects before any request carries a bearer (seed 001's design) succeed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub bearer_on_calls_only: bool,
+    /// Require each of these headers (name, case-insensitive → exact value) on every request,
+    /// `DELETE` included; otherwise 401 with `WWW-Authenticate`: a server that authenticates with
+    /// configured credentials such as `X-Api-Key` (values are secrets: redacted in the journal).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub require_headers: BTreeMap<String, String>,
     /// Server name reported in `initialize` (`serverInfo.name`); the spec key when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_name: Option<String>,

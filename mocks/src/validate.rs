@@ -148,6 +148,7 @@ fn validate_mcp(
         };
         for (key, set) in [
             ("require_bearer", mcp.require_bearer.is_some()),
+            ("require_headers", !mcp.require_headers.is_empty()),
             ("http_status", mcp.http_status.is_some()),
             ("initialize_delay", mcp.initialize_delay.is_some()),
             ("initialize_error", mcp.initialize_error.is_some()),

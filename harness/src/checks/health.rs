@@ -392,24 +392,36 @@ pub(super) fn sessions_closed(c: &CheckSpec, o: &Observed) -> Outcome {
             })
             .filter(|e| steps.iter().any(|s| within(&e.time, s)))
             .count();
-        let deletes = entries
+        // A DELETE the server refused as unauthenticated (401, 403) closed nothing.
+        let (deletes, refused) = entries
             .iter()
             .filter(|e| e.method == "DELETE" && e.time.as_str() >= first)
-            .count();
+            .fold((0, 0), |(ok, no), e| {
+                if matches!(e.status, Some(401 | 403)) {
+                    (ok, no + 1)
+                } else {
+                    (ok + 1, no)
+                }
+            });
         if deletes < inits {
             let st = o
                 .sessions
                 .get(name)
                 .map(|s| json!(s).to_string())
                 .unwrap_or_default();
+            let refused_note = if refused > 0 {
+                format!(" ({refused} more refused as unauthenticated: 401/403)")
+            } else {
+                String::new()
+            };
             return fail(
                 format!(
-                    "`{name}` got {inits} probe initialize(s) during get_health but only {deletes} DELETE(s)"
+                    "`{name}` got {inits} probe initialize(s) during get_health but only {deletes} DELETE(s) it accepted{refused_note}"
                 ),
                 vec![Evidence::new(
                     format!("journal of `{name}`"),
                     format!(">= {inits} DELETE"),
-                    format!("{deletes} DELETE; sessions {st}"),
+                    format!("{deletes} DELETE accepted, {refused} refused; sessions {st}"),
                 )],
             );
         }

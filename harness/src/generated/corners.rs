@@ -4,14 +4,17 @@
 //! `{agent}_history` prompt, metric labels); three agents, one with a tool that answers, one
 //! whose tool fails with a JSON-RPC error and one without tools; a dotted model name with a
 //! second prefix or a version; two or three images of two types; a `${VAR}` placeholder inside a
-//! longer header value, and once an explicit `authorization` header spelt in lower case; two turns, each with its own bearer and progress token (a number, 0
-//! first, or a string); and each mode in turn: all agents, one agent alone, a reload that removes
-//! an agent, a reload that adds one.
+//! longer header value, its variable in `.env` (quoted or not) or in the environment over `.env`, and once an explicit
+//! `authorization` header spelt in lower case; a second agent that `depends_on` the first; the
+//! OpenAI and the Anthropic provider in turn; two turns, each with its own bearer (the second's
+//! scheme spelt `bearer` or `BEARER` on two corners) and progress token (a number, 0 first, or a
+//! string); and each mode in turn: all agents, one agent alone, a reload that removes an agent, a
+//! reload that adds one.
 
 use proptest::collection::vec;
 use proptest::prelude::*;
 
-use super::{Agent, Case, Change, Header, Mode, Tool, slug};
+use super::{Agent, Case, Change, Header, Mode, Provider, Source, Tool, slug};
 
 /// How many corner cases there are (one per mode).
 pub const CORNERS: usize = 4;
@@ -36,6 +39,7 @@ fn corner_agent(tool: Tool) -> impl Strategy<Value = Agent> {
         // The slug corners also name each module apart from its key: the slug comes from the
         // key alone.
         module_apart: true,
+        depends_on: None,
     })
 }
 
@@ -55,7 +59,11 @@ fn corner_header() -> impl Strategy<Value = Header> {
         ],
         "[a-zA-Z0-9]{4,12}",
     )
-        .prop_map(|(name, value)| Header { name, value })
+        .prop_map(|(name, value)| Header {
+            name,
+            value,
+            source: Source::Env,
+        })
 }
 
 /// Corner case `i` (of [`CORNERS`]): its mode, whether the downstream opted into the bearer, and
@@ -66,7 +74,17 @@ pub fn corner_strategy(i: usize) -> BoxedStrategy<Case> {
         corner_agent(Tool::RpcError),
         corner_agent(Tool::None),
     )
-        .prop_map(|(a, b, c)| vec![a, b, c])
+        // The second depends on the first: a subagent in the registry, started first.
+        .prop_map(|(a, b, c)| {
+            vec![
+                a,
+                Agent {
+                    depends_on: Some(0),
+                    ..b
+                },
+                c,
+            ]
+        })
         .prop_filter("distinct slugs", |a| {
             let mut slugs: Vec<String> = a.iter().map(|x| slug(&x.key)).collect();
             slugs.sort();
@@ -97,19 +115,34 @@ pub fn corner_strategy(i: usize) -> BoxedStrategy<Case> {
                 };
                 // One corner configures its own bearer, spelt in lower case (HTTP header names
                 // are case-insensitive): it wins over the forwarded one.
-                let headers = if i % CORNERS == 2 {
-                    headers
-                        .into_iter()
-                        .map(|h| Header {
-                            name: "authorization".to_owned(),
-                            value: h.value,
-                        })
-                        .collect()
-                } else {
-                    headers
-                };
+                // Each corner sets the header's variable another way: in `.env` quoted, in
+                // `.env`, in the environment over another `.env` value.
+                let source = [
+                    Source::DotenvQuoted,
+                    Source::Dotenv,
+                    Source::EnvOverDotenv,
+                    Source::DotenvQuoted,
+                ][i % CORNERS];
+                let headers = headers
+                    .into_iter()
+                    .map(|h| Header {
+                        name: if i % CORNERS == 2 {
+                            "authorization".to_owned()
+                        } else {
+                            h.name
+                        },
+                        source,
+                        ..h
+                    })
+                    .collect();
                 Some(Case {
                     namespace,
+                    // Every other corner runs behind the Anthropic provider.
+                    provider: if i % 2 == 1 {
+                        Provider::Anthropic
+                    } else {
+                        Provider::OpenAi
+                    },
                     default_model,
                     vision: Some(true),
                     agents,
@@ -117,6 +150,9 @@ pub fn corner_strategy(i: usize) -> BoxedStrategy<Case> {
                     forward: i.is_multiple_of(2),
                     images,
                     bearer: true,
+                    // The second turn spells the scheme in another case on two corners (the
+                    // first forwards the bearer; the third's configured header wins over it).
+                    scheme: ["bearer", "Bearer", "BEARER", "Bearer"][i % CORNERS],
                     progress: 3,
                     numeric_tokens: i < 2,
                     turns: 2,

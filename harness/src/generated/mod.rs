@@ -5,9 +5,13 @@
 //! deployment varies: agent keys in the registry name pattern (capitals, digits, underscores,
 //! hyphens) that flow into `server.name`, the title default, the `{agent}_history` prompt,
 //! progress prefixes and metrics labels; several agents; a `default_model` whose model part holds
-//! dots or a second prefix; several images per message; downstream headers with `${VAR}`
-//! placeholders beside the forwarded bearer; a second turn with another bearer; and the mode the
-//! process runs in (all agents, `--agent NAME`, or after a reload that changes one field).
+//! dots or a second prefix, behind the `openai` or the `anthropic` provider; agents that
+//! `depends_on` another; several images per message; downstream headers with `${VAR}`
+//! placeholders whose variables come from the environment, from `.env` (quoted or not) or from
+//! both (the environment wins), beside the forwarded bearer; a downstream that refuses any
+//! request without its configured credentials; a second turn with another bearer, its scheme
+//! spelt in any case; and the mode the process runs in (all agents, `--agent NAME`, or after a
+//! reload that changes one field).
 //!
 //! The invariants are the suite's own checks (builtins that judge every deployed agent, such as
 //! REG-003's `{namespace}/{slug(k)}`, MSG-003's every image in a model request, MSG-005's
@@ -56,6 +60,10 @@ pub struct Agent {
     /// Its module is named apart from its key (`agents.impl_<key>`): seed 001 builds the slug
     /// from "the agent key", never from the module.
     pub module_apart: bool,
+    /// The index of an earlier agent of the case it lists under `depends_on` (seed 001:
+    /// "Sub-agents that must start and become ready before this agent"); resolved by
+    /// [`Case::strategy`], which keeps only indices below the agent's own.
+    pub depends_on: Option<usize>,
 }
 
 impl Agent {
@@ -125,6 +133,42 @@ pub struct Header {
     pub name: String,
     /// The variable's value (the header's value is `prefix + value`).
     pub value: String,
+    /// Where the variable is set.
+    pub source: Source,
+}
+
+/// Where a placeholder's variable is set (seed 001 §`.env`: "Pallas loads `.env` from the
+/// working directory into `os.environ` without overwriting existing variables").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The process environment (and the same line in `.env`).
+    Env,
+    /// `.env` only, as `NAME=value`.
+    Dotenv,
+    /// `.env` only, as `NAME="value"` (dotenv's quoting: the quotes are not part of the value).
+    DotenvQuoted,
+    /// The environment, and `.env` with another value that must not overwrite it.
+    EnvOverDotenv,
+}
+
+/// The LLM provider the case's `default_model` names (seed 001: "The provider prefix
+/// (`anthropic` or `openai`) determines which LLM provider is active").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provider {
+    /// `openai.<model>`, an OpenAI-compatible mock.
+    OpenAi,
+    /// `anthropic.<model>`, an Anthropic mock.
+    Anthropic,
+}
+
+impl Provider {
+    /// The prefix, the `fastagent.config.yaml` section and the mock's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::OpenAi => "openai",
+            Self::Anthropic => "anthropic",
+        }
+    }
 }
 
 impl Header {
@@ -143,7 +187,9 @@ impl Header {
 pub struct Case {
     /// `namespace` of `agents.yaml`.
     pub namespace: String,
-    /// The model part of `default_model` (`openai.<this>`).
+    /// The provider of `default_model`.
+    pub provider: Provider,
+    /// The model part of `default_model` (`<provider>.<this>`).
     pub default_model: String,
     /// `model_capabilities.vision`, or absent (no `model_capabilities` at all).
     pub vision: Option<bool>,
@@ -157,6 +203,9 @@ pub struct Case {
     pub images: Vec<Vec<u8>>,
     /// Whether the messages carry a bearer (a distinct one per turn).
     pub bearer: bool,
+    /// How the second turn spells the bearer's scheme (`Bearer`, `bearer`, `BEARER`): an HTTP
+    /// authentication scheme is case-insensitive (RFC 9110 §11.1).
+    pub scheme: &'static str,
     /// Which turns ask for progress (bit 0: the first, bit 1: the second).
     pub progress: u8,
     /// Whether the progress tokens are numbers (the turn's index from 0) rather than strings.
@@ -202,14 +251,18 @@ fn agent() -> impl Strategy<Value = Agent> {
             Just(Tool::RpcError)
         ],
         proptest::bool::weighted(0.5),
+        proptest::option::weighted(0.3, any::<usize>()),
     )
-        .prop_map(|(key, title, description, tool, module_apart)| Agent {
-            key,
-            title,
-            description,
-            tool,
-            module_apart,
-        })
+        .prop_map(
+            |(key, title, description, tool, module_apart, depends_on)| Agent {
+                key,
+                title,
+                description,
+                tool,
+                module_apart,
+                depends_on,
+            },
+        )
 }
 
 fn header() -> impl Strategy<Value = Header> {
@@ -221,8 +274,40 @@ fn header() -> impl Strategy<Value = Header> {
             Just("authorization".to_owned()),
         ],
         "[a-zA-Z0-9]{4,12}",
+        source(),
     )
-        .prop_map(|(name, value)| Header { name, value })
+        .prop_map(|(name, value, source)| Header {
+            name,
+            value,
+            source,
+        })
+}
+
+fn source() -> impl Strategy<Value = Source> {
+    prop_oneof![
+        Just(Source::Env),
+        Just(Source::Dotenv),
+        Just(Source::DotenvQuoted),
+        Just(Source::EnvOverDotenv),
+    ]
+}
+
+fn provider() -> impl Strategy<Value = Provider> {
+    prop_oneof![2 => Just(Provider::OpenAi), 1 => Just(Provider::Anthropic)]
+}
+
+fn scheme() -> impl Strategy<Value = &'static str> {
+    prop_oneof![2 => Just("Bearer"), 1 => Just("bearer"), 1 => Just("BEARER")]
+}
+
+/// Each agent's `depends_on` drawn as any number, resolved to an earlier agent of the case (the
+/// first agent depends on none), so that the graph has no cycle and removing the last agent
+/// leaves every dependency in place.
+fn resolve_depends_on(mut agents: Vec<Agent>) -> Vec<Agent> {
+    for (i, a) in agents.iter_mut().enumerate() {
+        a.depends_on = a.depends_on.filter(|_| i > 0).map(|d| d % i.max(1));
+    }
+    agents
 }
 
 fn image() -> impl Strategy<Value = Vec<u8>> {
@@ -252,12 +337,25 @@ impl Case {
             headers,
             any::<bool>(),
             vec(image(), 0..=3),
-            (any::<bool>(), 0..4u8, any::<bool>(), 1..=2u8),
+            (any::<bool>(), 0..4u8, any::<bool>(), 1..=2u8, scheme()),
             (0..3u8, any::<usize>(), agent(), 0..4u8, words()),
+            provider(),
         )
             .prop_map(
-                |(namespace, default_model, vision, agents, headers, forward, images, flags, m)| {
-                    let (bearer, progress, numeric_tokens, turns) = flags;
+                |(
+                    namespace,
+                    default_model,
+                    vision,
+                    agents,
+                    headers,
+                    forward,
+                    images,
+                    flags,
+                    m,
+                    provider,
+                )| {
+                    let (bearer, progress, numeric_tokens, turns, scheme) = flags;
+                    let agents = resolve_depends_on(agents);
                     let progress = progress & if turns == 1 { 1 } else { 3 };
                     let images = if vision == Some(true) {
                         images
@@ -267,6 +365,7 @@ impl Case {
                     let mode = mode_of(&agents, m);
                     Case {
                         namespace,
+                        provider,
                         default_model,
                         vision,
                         agents,
@@ -274,6 +373,7 @@ impl Case {
                         forward,
                         images,
                         bearer,
+                        scheme,
                         progress,
                         numeric_tokens,
                         turns,
@@ -310,7 +410,10 @@ fn mode_of(
         _ => Mode::Reload(match field {
             0 => Change::Title(text),
             1 => Change::Description(text),
-            2 if agents.iter().all(|a| slug(&a.key) != slug(&added.key)) => Change::Add(added),
+            2 if agents.iter().all(|a| slug(&a.key) != slug(&added.key)) => Change::Add(Agent {
+                depends_on: None,
+                ..added
+            }),
             3 if agents.len() > 1 => Change::Remove,
             _ => Change::Title(text),
         }),

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value, json};
 
 use super::images::image_json;
-use super::{Agent, Case, Change, DOWNSTREAM, LLM_KEY, Mode, TOOL, Tool, slug};
+use super::{Agent, Case, Change, DOWNSTREAM, LLM_KEY, Mode, Source, TOOL, Tool, slug};
 use crate::redact::fingerprint;
 
 impl Case {
@@ -136,9 +136,18 @@ impl Case {
     }
 
     fn ecosystem(&self) -> Value {
+        let p = self.provider.name();
+        // The downstream refuses a request without its configured credentials, as a server that
+        // authenticates with them does (the probe's DELETE included).
+        let required: Map<String, Value> = self
+            .headers
+            .iter()
+            .filter(|h| crate::redact::is_credential_name(&h.name))
+            .map(|h| (h.name.clone(), json!(format!("{}{}", h.prefix(), h.value))))
+            .collect();
         json!({
-            "llms": {"openai": {"dialect": "openai", "api_key": LLM_KEY, "models": [self.default_model]}},
-            "mcp_servers": {DOWNSTREAM: {"tools": [
+            "llms": {p: {"dialect": p, "api_key": LLM_KEY, "models": [self.default_model]}},
+            "mcp_servers": {DOWNSTREAM: {"require_headers": required, "tools": [
                 {"name": TOOL, "result": "echo_headers"},
                 {"name": Tool::IsError.name(), "result": {"is_error": "refused by the generated case"}},
                 {"name": Tool::RpcError.name(), "result": {"jsonrpc_error": {"code": -32603, "message": "exploded in the generated case"}}},
@@ -160,19 +169,36 @@ impl Case {
 
     fn deployment_of(&self, agents: &[Agent]) -> Value {
         let mut env = Map::new();
+        let mut dotenv = Map::new();
         let mut headers = Map::new();
         for (i, h) in self.headers.iter().enumerate() {
             let var = format!("KIT_GEN_HEADER_{i}");
-            env.insert(var.clone(), json!(h.value));
+            match h.source {
+                Source::Env => {
+                    env.insert(var.clone(), json!(h.value));
+                }
+                Source::Dotenv => {
+                    dotenv.insert(var.clone(), json!(h.value));
+                }
+                Source::DotenvQuoted => {
+                    dotenv.insert(var.clone(), json!(format!("\"{}\"", h.value)));
+                }
+                Source::EnvOverDotenv => {
+                    env.insert(var.clone(), json!(h.value));
+                    dotenv.insert(var.clone(), json!(format!("{}-from-dotenv", h.value)));
+                }
+            }
             headers.insert(h.name.clone(), json!(format!("{}${{{var}}}", h.prefix())));
         }
+        let p = self.provider.name();
         let mut d = json!({
             "namespace": self.namespace,
-            "model": format!("openai.{}", self.default_model),
-            "providers": {"openai": {"mock": "openai", "api_key": LLM_KEY}},
+            "model": format!("{p}.{}", self.default_model),
+            "providers": {p: {"mock": p, "api_key": LLM_KEY}},
             "agents": agents_map(agents),
             "servers": {DOWNSTREAM: {"mock": DOWNSTREAM, "headers": headers, "forward_inbound_auth": self.forward}},
             "env": env,
+            "dotenv": dotenv,
         });
         if let Some(v) = self.vision {
             d["model_capabilities"] = json!({"vision": v});
@@ -236,6 +262,9 @@ impl Case {
             let bearer = format!("tok-{turn}-{}", slug(k));
             if self.bearer {
                 send["bearer"] = json!(bearer);
+                if turn == 2 && self.scheme != "Bearer" {
+                    send["bearer_scheme"] = json!(self.scheme);
+                }
             }
             if turn == 1 && !self.images.is_empty() {
                 send["images"] =
@@ -271,6 +300,9 @@ impl Case {
         steps.push(json!({"name": health, "health": {"agent": k}}));
         if a.tools() {
             self.probe_header_checks(k, &health, checks);
+            // Every probe session is closed, on a downstream that refuses a DELETE without its
+            // configured credentials.
+            checks.push(json!({"check": "HEALTH-007", "steps": [health]}));
         }
         checks.push(json!({
             "check": "MET-004",
@@ -365,12 +397,9 @@ impl Case {
         bearer: Option<&str>,
         checks: &mut Vec<Value>,
     ) {
+        // Each entry states what it needs observed (`given`): a downstream that refused a
+        // credential the bridge got wrong still shows that credential on the health probe.
         let tool = tool.name();
-        checks.push(json!({
-            "title": format!("the downstream tool was called during `{step}` (what the entries below judge)"),
-            "premise": true,
-            "assert": {"journal": {"server": DOWNSTREAM, "tool": tool, "during": [step], "count": {"min": 1}}},
-        }));
         // A configured `Authorization` on a server that forwards a call's bearer is judged by the
         // rule that makes it win (AUTH-003); elsewhere by the placeholder's expansion (CFG-010).
         let contested = self.forward && bearer.is_some();
@@ -540,6 +569,7 @@ fn image_in_history(data: &str, mime: &str) -> String {
 fn agents_map(agents: &[Agent]) -> Value {
     let mut m = Map::new();
     for a in agents {
+        let parent = a.depends_on.and_then(|i| agents.get(i));
         let mut spec = Map::new();
         if let Some(m) = a.module() {
             spec.insert("module".into(), json!(m));
@@ -552,6 +582,9 @@ fn agents_map(agents: &[Agent]) -> Value {
         }
         if a.tools() {
             spec.insert("servers".into(), json!([DOWNSTREAM]));
+        }
+        if let Some(p) = parent {
+            spec.insert("depends_on".into(), json!([p.key]));
         }
         m.insert(a.key.clone(), Value::Object(spec));
     }

@@ -221,6 +221,11 @@ pub struct SendStep {
     /// Bearer sent with the call (a secret).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bearer: Option<String>,
+    /// How `Authorization` spells the bearer's scheme (default `Bearer`): an HTTP
+    /// authentication scheme is case-insensitive (RFC 9110 §11.1), so `bearer` and `BEARER`
+    /// carry the same token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearer_scheme: Option<String>,
     /// `_meta.progressToken` (string or number, sent exactly as written).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progress_token: Option<Value>,

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use super::template::{collect_strings, is_known, placeholders};
 use super::{Locations, PROVIDERS, ScenarioSpec, SpecError, StepAction, StepSpec, did_you_mean};
 use crate::catalog::{self, Evaluation};
-use crate::scenario::{AssertSpec, PathAssert};
+use crate::scenario::{AssertSpec, PathAssert, SendStep};
 
 struct Ctx<'a> {
     file: &'a str,
@@ -280,6 +280,28 @@ fn check_entries(
     }
 }
 
+/// What a `send` step cannot combine.
+fn check_send(cx: &mut Ctx<'_>, m: &SendStep, line: usize) {
+    if m.cancel_after_progress.is_some() && m.drop_after_progress.is_some() {
+        let (l, c) = cx.find("drop_after_progress", line);
+        cx.err(
+            l,
+            c,
+            "`send` has both `cancel_after_progress` and `drop_after_progress`".into(),
+            Some("a call is either cancelled or its stream dropped: keep one".into()),
+        );
+    }
+    if m.bearer_scheme.is_some() && m.bearer.is_none() {
+        let (l, c) = cx.find("bearer_scheme", line);
+        cx.err(
+            l,
+            c,
+            "`send` has a `bearer_scheme` but no `bearer`".into(),
+            Some("add the `bearer` the scheme spells, or remove `bearer_scheme`".into()),
+        );
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn check_step(
     cx: &mut Ctx<'_>,
@@ -349,17 +371,8 @@ fn check_step(
     if let Some(u) = &step.until {
         check_predicate(cx, &u.that, line);
     }
-    if let Some(m) = &step.send
-        && m.cancel_after_progress.is_some()
-        && m.drop_after_progress.is_some()
-    {
-        let (l, c) = cx.find("drop_after_progress", line);
-        cx.err(
-            l,
-            c,
-            "`send` has both `cancel_after_progress` and `drop_after_progress`".into(),
-            Some("a call is either cancelled or its stream dropped: keep one".into()),
-        );
+    if let Some(m) = &step.send {
+        check_send(cx, m, line);
     }
     // Templates inside the step.
     let extra: Vec<String> = if in_repeat {

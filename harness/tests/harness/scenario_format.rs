@@ -88,6 +88,15 @@ fn a_send_both_cancelled_and_dropped_is_rejected_at_its_line() {
 }
 
 #[test]
+fn a_bearer_scheme_without_a_bearer_is_rejected_at_its_line() {
+    let out = diag(
+        "id: x\ntitle: t\ndeployment:\n  agents:\n    research: {}\nsteps:\n  - send: {agent: research, message: m,\n           bearer_scheme: bearer}\n",
+    );
+    assert!(out.contains("`bearer_scheme` but no `bearer`"), "{out}");
+    assert!(out.contains("bad.yaml:8:"), "{out}");
+}
+
+#[test]
 fn a_fixed_registry_port_outside_a_serial_scenario_is_rejected_at_its_line() {
     let out = diag(
         "id: x\ntitle: t\ndeployment:\n  agents:\n    research: {}\n  default_registry_port: true\n",

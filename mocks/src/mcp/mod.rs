@@ -409,6 +409,14 @@ async fn observe(State(shared): State<Arc<McpShared>>, req: Request, next: Next)
             != Some(token)
     {
         crate::common::unauthorized()
+    } else if shared.spec.require_headers.iter().any(|(name, want)| {
+        !parts
+            .headers
+            .get(name.to_ascii_lowercase().as_str())
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|seen| credential_eq(name, seen, want))
+    }) {
+        crate::common::unauthorized()
     } else if shared.spec.refuse_discover && jsonrpc_method.as_deref() == Some("server/discover") {
         (
             StatusCode::BAD_REQUEST,
@@ -452,4 +460,15 @@ async fn observe(State(shared): State<Arc<McpShared>>, req: Request, next: Next)
     let status = resp.status().as_u16();
     shared.journal.update(ticket, |e| e.status = Some(status));
     resp
+}
+
+/// Whether a received header value is the required one: exactly, but for an `Authorization`
+/// scheme, which is case-insensitive (RFC 9110 §11.1).
+fn credential_eq(name: &str, seen: &str, want: &str) -> bool {
+    match (seen.split_once(' '), want.split_once(' ')) {
+        (Some((s, s_rest)), Some((w, w_rest))) if name.eq_ignore_ascii_case("authorization") => {
+            s.eq_ignore_ascii_case(w) && s_rest == w_rest
+        }
+        _ => seen == want,
+    }
 }

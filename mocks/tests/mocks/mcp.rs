@@ -245,6 +245,46 @@ async fn a_bearer_required_on_calls_only_leaves_the_handshake_open() {
     );
 }
 
+/// A server that authenticates with configured credentials: every request, the session's
+/// `DELETE` included, needs each required header (an `Authorization` scheme in any case).
+#[tokio::test]
+async fn required_headers_guard_every_request_the_delete_included() {
+    let m = mcp(&format!(
+        "require_headers: {{X-Api-Key: k-123, Authorization: Bearer t-9}}\n{TOOLS}"
+    ))
+    .await;
+    let c = client();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}});
+    let only_key = mcp_post(&c, &m.url(), init.clone())
+        .header("x-api-key", "k-123")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(only_key.status(), 401);
+    let ok = mcp_post(&c, &m.url(), init)
+        .header("x-api-key", "k-123")
+        .header("authorization", "bearer t-9")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), 200);
+    let sid = ok.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let delete = |key: &'static str| {
+        c.delete(m.url())
+            .header("mcp-session-id", &sid)
+            .header("x-api-key", key)
+            .header("authorization", "Bearer t-9")
+            .send()
+    };
+    assert_eq!(delete("wrong").await.unwrap().status(), 401);
+    assert!(delete("k-123").await.unwrap().status().is_success());
+    let statuses: Vec<Option<u16>> = m.journal().iter().map(|e| e.status).collect();
+    assert_eq!(statuses[0], Some(401), "{statuses:?}");
+    assert_eq!(statuses[statuses.len() - 2], Some(401), "{statuses:?}");
+}
+
 #[tokio::test]
 async fn progress_is_sent_only_when_the_call_carries_a_token() {
     let m = mcp(TOOLS).await;

@@ -16,7 +16,11 @@ impl Exec {
             args["images"] = json!(m.images);
         }
         let tool = self.0.cx.target.message_tool(&agent);
-        let o = opts(&m.bearer, &m.progress_token);
+        let mut o = opts(&m.bearer, &m.progress_token);
+        if let (Some(scheme), Some(bearer)) = (&m.bearer_scheme, &m.bearer) {
+            o.headers
+                .push(("authorization".to_owned(), format!("{scheme} {bearer}")));
+        }
         // The profile's `reply_path`: where the answer stands in the reply's text.
         let reply_path = self.0.cx.target.reply_path();
         let reply_path = reply_path.as_ref();
