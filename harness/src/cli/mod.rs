@@ -182,6 +182,22 @@ pub enum ScenariosCommand {
     },
     /// List the embedded suite's files.
     List,
+    /// Write the generated deployments `run` draws from a seed as scenario files into DIR (the
+    /// same cases as `run --generated-seed SEED --generated COUNT` against that target), to read
+    /// or to run one by one.
+    Generated {
+        /// Folder to write into (created if needed).
+        dir: PathBuf,
+        /// The seed to draw from (a run's report prints it).
+        #[arg(long)]
+        seed: u64,
+        /// How many cases.
+        #[arg(long, default_value_t = crate::generated::DEFAULT_CASES)]
+        count: usize,
+        /// The target profile whose claims the cases are fitted to (default: every capability).
+        #[arg(long)]
+        target: Option<PathBuf>,
+    },
 }
 
 /// What `run` writes on stdout.
@@ -427,6 +443,12 @@ fn scenarios_command(cmd: &ScenariosCommand, out: &mut impl Write, err: &mut imp
             }
             exit::SUCCESS
         }
+        ScenariosCommand::Generated {
+            dir,
+            seed,
+            count,
+            target,
+        } => write_generated(dir, *seed, *count, target.as_deref(), out, err),
         ScenariosCommand::Export { dir, force } => match crate::suite::export(dir, *force) {
             Ok(files) => {
                 let _ = writeln!(
@@ -447,6 +469,50 @@ fn scenarios_command(cmd: &ScenariosCommand, out: &mut impl Write, err: &mut imp
                 exit::HARNESS_ERROR
             }
         },
+    }
+}
+
+/// `scenarios generated`: the drawn cases as files.
+fn write_generated(
+    dir: &std::path::Path,
+    seed: u64,
+    count: usize,
+    target: Option<&std::path::Path>,
+    out: &mut impl Write,
+    err: &mut impl Write,
+) -> u8 {
+    let claims = match target.map(target::load) {
+        None => crate::vocab::Capability::ALL.to_vec(),
+        Some(Ok(t)) => t.spec.capabilities,
+        Some(Err(e)) => {
+            let _ = writeln!(err, "{e}");
+            return exit::INVALID_INPUT;
+        }
+    };
+    if let Some(why) = crate::generated::not_applicable(&claims) {
+        let _ = writeln!(err, "error: no generated deployments: {why}");
+        return exit::INVALID_INPUT;
+    }
+    let written = std::fs::create_dir_all(dir).and_then(|()| {
+        crate::generated::draw(seed, count, &claims)
+            .iter()
+            .map(|d| {
+                let path = dir.join(format!("{}.yaml", d.case.id()));
+                std::fs::write(&path, d.case.scenario_yaml()).map(|()| path)
+            })
+            .collect::<std::io::Result<Vec<_>>>()
+    });
+    match written {
+        Ok(files) => {
+            for f in &files {
+                let _ = writeln!(out, "{}", f.display());
+            }
+            exit::SUCCESS
+        }
+        Err(e) => {
+            let _ = writeln!(err, "error: cannot write {}: {e}", dir.display());
+            exit::HARNESS_ERROR
+        }
     }
 }
 

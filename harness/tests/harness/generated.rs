@@ -61,3 +61,51 @@ async fn a_bridge_that_is_no_pallas_draws_none_and_its_report_says_why() {
         "{generated}"
     );
 }
+
+/// `scenarios generated` writes the cases a run draws from a seed: valid scenario files, the
+/// same ids on every call, fitted to the profile's claims; a target that is no Pallas gets the
+/// reason.
+#[tokio::test]
+async fn the_cases_of_a_seed_are_written_as_scenario_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = pallas_profile(dir.path());
+    let out_dir = dir.path().join("cases");
+    let out_arg = out_dir.display().to_string();
+    let args = [
+        "scenarios",
+        "generated",
+        &out_arg,
+        "--seed",
+        "7",
+        "--count",
+        "5",
+        "--target",
+        &profile,
+    ];
+    let (code, first, err) = cli(&args).await;
+    assert_eq!(code, exit::SUCCESS, "{err}");
+    assert_eq!(first.lines().count(), 5, "{first}");
+    let (_, again, _) = cli(&args).await;
+    assert_eq!(first, again, "one seed, the same cases");
+    let (code, out, err) = cli(&["validate", &out_arg]).await;
+    assert_eq!(code, exit::SUCCESS, "{out}\n{err}");
+    for f in std::fs::read_dir(&out_dir).unwrap() {
+        let text = std::fs::read_to_string(f.unwrap().path()).unwrap();
+        let body: String = text.lines().filter(|l| !l.starts_with('#')).collect();
+        // The profile claims no bearer, images or single-agent mode.
+        assert!(!body.contains("bearer:") && !body.contains("images:"), "{text}");
+    }
+    let not_pallas = scenarios_dir().join("targets/mock-agent.yaml");
+    let (code, _, err) = cli(&[
+        "scenarios",
+        "generated",
+        &out_arg,
+        "--seed",
+        "7",
+        "--target",
+        &not_pallas.display().to_string(),
+    ])
+    .await;
+    assert_eq!(code, exit::INVALID_INPUT, "{err}");
+    assert!(err.contains("pallas_config"), "{err}");
+}
