@@ -60,6 +60,9 @@ pub struct McpJournalEntry {
     /// HTTP status answered (absent when the mock hung).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
+    /// The `Mcp-Session-Id` the answer gave (an `initialize` that opened a session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened_session: Option<String>,
 }
 
 impl McpJournalEntry {

@@ -14,6 +14,7 @@ use crate::client::HealthReport;
 use crate::observation::{HealthAnswered, Observation};
 use crate::observation::{Observed, StepRecord};
 use crate::scenario::{ActionKind, CheckSpec};
+use pallas_mocks::McpJournalEntry;
 
 /// The checks of this family: evaluator and premise.
 pub(super) const CHECKS: &[Check] = &[
@@ -379,58 +380,66 @@ pub(super) fn health_fast(c: &CheckSpec, o: &Observed) -> Outcome {
 /// session the agent keeps for its own tool calls is not a probe).
 pub(super) fn sessions_closed(c: &CheckSpec, o: &Observed) -> Outcome {
     let steps = steps_of(o, c, &[ActionKind::Health]);
-    let Some(first) = steps.iter().map(|s| s.started_at.as_str()).min() else {
+    if steps.is_empty() {
         return na("health");
-    };
+    }
     let mut kept = Vec::new();
     for (name, entries) in &o.mcp_journals {
-        let inits = entries
+        // Each probe's own session, by the id its `initialize` answer gave; a DELETE the server
+        // refused as unauthenticated (401, 403) closed nothing.
+        let probes: Vec<&McpJournalEntry> = entries
             .iter()
             .filter(|e| {
                 e.jsonrpc_method.as_deref() == Some("initialize")
                     && e.status.is_some_and(|s| s < 300)
+                    && e.opened_session.is_some()
             })
             .filter(|e| steps.iter().any(|s| within(&e.time, s)))
-            .count();
-        // A DELETE the server refused as unauthenticated (401, 403) closed nothing.
-        let (deletes, refused) = entries
-            .iter()
-            .filter(|e| e.method == "DELETE" && e.time.as_str() >= first)
-            .fold((0, 0), |(ok, no), e| {
-                if matches!(e.status, Some(401 | 403)) {
-                    (ok, no + 1)
+            .collect();
+        if probes.is_empty() {
+            continue;
+        }
+        let deletes_of = |sid: &str| {
+            entries
+                .iter()
+                .filter(|e| e.method == "DELETE" && e.session_id.as_deref() == Some(sid))
+                .fold((0, 0), |(ok, refused), e| {
+                    if matches!(e.status, Some(401 | 403)) {
+                        (ok, refused + 1)
+                    } else {
+                        (ok + 1, refused)
+                    }
+                })
+        };
+        for p in &probes {
+            let sid = p.opened_session.as_deref().unwrap_or_default();
+            let (closed, refused) = deletes_of(sid);
+            if closed == 0 {
+                let how = if refused > 0 {
+                    format!("its {refused} DELETE(s) refused as unauthenticated (401/403)")
                 } else {
-                    (ok + 1, no)
-                }
-            });
-        if deletes < inits {
-            let st = o
-                .sessions
-                .get(name)
-                .map(|s| json!(s).to_string())
-                .unwrap_or_default();
-            let refused_note = if refused > 0 {
-                format!(" ({refused} more refused as unauthenticated: 401/403)")
-            } else {
-                String::new()
-            };
-            return fail(
-                format!(
-                    "`{name}` got {inits} probe initialize(s) during get_health but only {deletes} DELETE(s) it accepted{refused_note}"
-                ),
-                vec![Evidence::new(
-                    format!("journal of `{name}`"),
-                    format!(">= {inits} DELETE"),
-                    format!("{deletes} DELETE accepted, {refused} refused; sessions {st}"),
-                )],
-            );
+                    "no DELETE of it".to_owned()
+                };
+                return fail(
+                    format!(
+                        "`{name}`: the probe session opened during get_health at {} was not closed: {how}",
+                        p.time
+                    ),
+                    vec![Evidence::new(
+                        format!("journal of `{name}`"),
+                        "a DELETE of the probe's session the server accepted",
+                        format!("session {sid}: {how}"),
+                    )],
+                );
+            }
         }
-        if inits > 0 {
-            kept.push(Witness::new(
-                format!("journal of `{name}`"),
-                format!("{inits} probe initialize(s) during get_health, {deletes} DELETE(s)"),
-            ));
-        }
+        kept.push(Witness::new(
+            format!("journal of `{name}`"),
+            format!(
+                "{} probe session(s) opened during get_health, each closed by a DELETE of its own session id that the server accepted",
+                probes.len()
+            ),
+        ));
     }
     if kept.is_empty() {
         return Outcome::NotApplicable(

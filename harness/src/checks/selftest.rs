@@ -100,6 +100,7 @@ impl Perturbation {
                         arguments: None,
                         session_id: None,
                         status: Some(599),
+                        opened_session: None,
                     }));
                 }
             }
@@ -247,6 +248,7 @@ mod tests {
                 arguments: Some(json!({"q": "x"})),
                 session_id: None,
                 status: Some(200),
+                opened_session: None,
             }],
         );
         o

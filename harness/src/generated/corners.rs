@@ -116,12 +116,13 @@ pub fn corner_strategy(i: usize) -> BoxedStrategy<Case> {
                 // One corner configures its own bearer, spelt in lower case (HTTP header names
                 // are case-insensitive): it wins over the forwarded one.
                 // Each corner sets the header's variable another way: in `.env` quoted, in
-                // `.env`, in the environment over another `.env` value.
+                // `.env`, in the environment (the third's `authorization` wins over a forwarded
+                // bearer: one cause for its value), in the environment over another `.env` value.
                 let source = [
                     Source::DotenvQuoted,
                     Source::Dotenv,
+                    Source::Env,
                     Source::EnvOverDotenv,
-                    Source::DotenvQuoted,
                 ][i % CORNERS];
                 let headers = headers
                     .into_iter()

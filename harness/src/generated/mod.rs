@@ -172,6 +172,32 @@ impl Provider {
 }
 
 impl Header {
+    /// The check that judges the header's value, and what it says of it: the placeholder's
+    /// expansion from the environment (CFG-010, seed 001: "`${ENV_VAR}` placeholders are
+    /// expanded at runtime from environment variables"), or, when `.env` sets the variable, what
+    /// `.env` loading gives (CFG-001, seed 001: "Pallas loads `.env` from the working directory
+    /// into `os.environ` without overwriting existing variables").
+    fn value_check(&self) -> (&'static str, &'static str) {
+        match self.source {
+            Source::Env => (
+                "CFG-010",
+                "holds its `${VAR}` placeholder expanded from the environment",
+            ),
+            Source::Dotenv => (
+                "CFG-001",
+                "holds its `${VAR}` placeholder expanded from `.env`",
+            ),
+            Source::DotenvQuoted => (
+                "CFG-001",
+                "holds its `${VAR}` placeholder expanded from `.env`, where the value is double-quoted (the quotes are not part of it)",
+            ),
+            Source::EnvOverDotenv => (
+                "CFG-001",
+                "holds its `${VAR}` placeholder expanded from the environment, not from the `.env` line that disagrees",
+            ),
+        }
+    }
+
     /// `Authorization` is written `Bearer ${VAR}`; any other header is the bare `${VAR}`.
     fn prefix(&self) -> &'static str {
         if self.name.eq_ignore_ascii_case("authorization") {
@@ -310,6 +336,25 @@ fn resolve_depends_on(mut agents: Vec<Agent>) -> Vec<Agent> {
     agents
 }
 
+/// A configured `Authorization` on a server that forwards a call's bearer is judged by the rule
+/// that makes it win over the bearer (AUTH-003): its variable comes from the environment alone, so
+/// that a wrong value has that one cause.
+fn uncontested_sources(headers: Vec<Header>, contested: bool) -> Vec<Header> {
+    headers
+        .into_iter()
+        .map(|h| {
+            if contested && h.name.eq_ignore_ascii_case("authorization") {
+                Header {
+                    source: Source::Env,
+                    ..h
+                }
+            } else {
+                h
+            }
+        })
+        .collect()
+}
+
 fn image() -> impl Strategy<Value = Vec<u8>> {
     vec(any::<u8>(), 3)
 }
@@ -356,6 +401,7 @@ impl Case {
                 )| {
                     let (bearer, progress, numeric_tokens, turns, scheme) = flags;
                     let agents = resolve_depends_on(agents);
+                    let headers = uncontested_sources(headers, forward && bearer);
                     let progress = progress & if turns == 1 { 1 } else { 3 };
                     let images = if vision == Some(true) {
                         images

@@ -288,10 +288,11 @@ impl Case {
                 }));
             }
             if a.tools() {
+                let scheme = if turn == 2 { self.scheme } else { "Bearer" };
                 self.downstream_checks(
                     a.tool,
                     &name,
-                    self.bearer.then_some(bearer.as_str()),
+                    (self.bearer.then_some(bearer.as_str()), scheme),
                     checks,
                 );
             }
@@ -361,25 +362,30 @@ impl Case {
     }
 
     /// What the health probe of agent `k` sent the downstream: each configured auth header (a
-    /// credential's name: `Authorization`, `X-Api-Key`), its variable expanded (seed 000 §2:
-    /// "`POST` an MCP `initialize` request to the server URL (with auth headers and `Accept:
-    /// application/json, text/event-stream`)"). A header of another name is no auth header the
-    /// sentence names, so it is not judged here.
+    /// credential's name: `Authorization`, `X-Api-Key`) present (seed 000 §2: "`POST` an MCP
+    /// `initialize` request to the server URL (with auth headers and `Accept: application/json,
+    /// text/event-stream`)"), and its value as the variable's source gives it
+    /// ([`Header::value_check`]). A header of another name is no auth header the sentence names,
+    /// so it is not judged here.
     fn probe_header_checks(&self, k: &str, step: &str, checks: &mut Vec<Value>) {
-        let probed = json!({"journal": {"server": DOWNSTREAM, "method": "initialize", "during": [step], "count": {"min": 1}}});
         for h in self
             .headers
             .iter()
             .filter(|h| crate::redact::is_credential_name(&h.name))
         {
+            let present = json!({"journal": {"server": DOWNSTREAM, "method": "initialize", "during": [step],
+                "count": {"min": 1}, "header": h.name.to_ascii_lowercase()}});
             checks.push(json!({
                 "check": "HEALTH-010",
-                "title": format!(
-                    "the health probe of `{k}` carries the configured `{}` header, its `${{VAR}}` expanded ({})",
-                    h.name,
-                    fingerprint(&h.value)
-                ),
-                "given": probed,
+                "title": format!("the health probe of `{k}` carries the configured `{}` header", h.name),
+                "given": {"journal": {"server": DOWNSTREAM, "method": "initialize", "during": [step], "count": {"min": 1}}},
+                "assert": present,
+            }));
+            let (check, how) = h.value_check();
+            checks.push(json!({
+                "check": check,
+                "title": format!("on the health probe of `{k}`, the `{}` header {how} ({})", h.name, fingerprint(&h.value)),
+                "given": present,
                 "assert": {"journal": {"server": DOWNSTREAM, "method": "initialize", "during": [step],
                     "header": h.name.to_ascii_lowercase(), "header_equals": format!("{}{}", h.prefix(), h.value)}},
             }));
@@ -394,7 +400,7 @@ impl Case {
         &self,
         tool: Tool,
         step: &str,
-        bearer: Option<&str>,
+        (bearer, scheme): (Option<&str>, &str),
         checks: &mut Vec<Value>,
     ) {
         // Each entry states what it needs observed (`given`): a downstream that refused a
@@ -417,14 +423,13 @@ impl Case {
                     ),
                 )
             } else {
+                let (check, how) = h.value_check();
                 (
-                    "CFG-010",
+                    check,
                     format!(
-                        "the `{}` header, configured with a `${{VAR}}` placeholder{}, reaches the downstream with the variable expanded",
+                        "the `{}` header reaches the downstream: it {how}{}",
                         h.name,
-                        if is_auth {
-                            format!(" after the scheme ({fp})")
-                        } else if crate::redact::is_credential_name(&h.name) {
+                        if is_auth || crate::redact::is_credential_name(&h.name) {
                             format!(" ({fp})")
                         } else {
                             String::new()
@@ -454,8 +459,15 @@ impl Case {
                 "AUTH-021",
                 json!({"header_equals": format!("Bearer {b}")}),
                 format!(
-                    "the downstream opted in: its Authorization during `{step}` is this call's bearer ({})",
-                    fingerprint(b)
+                    "the downstream opted in: its Authorization during `{step}` is this call's bearer ({}){}",
+                    fingerprint(b),
+                    if scheme == "Bearer" {
+                        String::new()
+                    } else {
+                        format!(
+                            ", sent to the bridge as `{scheme} …` (an authentication scheme is case-insensitive, RFC 9110 §11.1)"
+                        )
+                    }
                 ),
             ),
             _ => (

@@ -93,7 +93,10 @@ async fn the_cases_of_a_seed_are_written_as_scenario_files() {
         let text = std::fs::read_to_string(f.unwrap().path()).unwrap();
         let body: String = text.lines().filter(|l| !l.starts_with('#')).collect();
         // The profile claims no bearer, images or single-agent mode.
-        assert!(!body.contains("bearer:") && !body.contains("images:"), "{text}");
+        assert!(
+            !body.contains("bearer:") && !body.contains("images:"),
+            "{text}"
+        );
     }
     let not_pallas = scenarios_dir().join("targets/mock-agent.yaml");
     let (code, _, err) = cli(&[

@@ -387,6 +387,7 @@ async fn observe(State(shared): State<Arc<McpShared>>, req: Request, next: Next)
         arguments,
         session_id,
         status: None,
+        opened_session: None,
     });
     if is_call {
         shared.calls.send_modify(|n| *n += 1);
@@ -458,7 +459,15 @@ async fn observe(State(shared): State<Arc<McpShared>>, req: Request, next: Next)
         resp
     };
     let status = resp.status().as_u16();
-    shared.journal.update(ticket, |e| e.status = Some(status));
+    let opened = resp
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    shared.journal.update(ticket, |e| {
+        e.status = Some(status);
+        e.opened_session = opened;
+    });
     resp
 }
 
