@@ -525,6 +525,7 @@ fn fast_start(
     if cold {
         return Ok(None);
     }
+    crate::fast_start::share_node_compile_cache(tgt);
     let warm = crate::fast_start::WarmServer::start(tgt)?;
     if let Some(w) = &warm {
         tgt.python = Some(w.launcher.display().to_string());

@@ -67,6 +67,33 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> FastStartError 
     move |source| FastStartError::Io { what, source }
 }
 
+/// The compile cache every launch of a Node bridge shares (`fast_start: {node: true}`): under
+/// the kit's cache, `node-compile-cache/<target>`, else the system's temporary directory. Node
+/// checks each cached entry against the module's source, so a changed bridge compiles afresh; the
+/// cache holds compiled code only, nothing a launch did.
+pub fn node_compile_cache(target: &Target) -> Option<PathBuf> {
+    if !target.spec.fast_start.as_ref().is_some_and(|f| f.node) {
+        return None;
+    }
+    let base = crate::runner::schedule::cache_dir()
+        .unwrap_or_else(|| std::env::temp_dir().join("pallas-conformance"));
+    Some(
+        base.join("node-compile-cache")
+            .join(crate::runner::schedule::file_name(&target.spec.name)),
+    )
+}
+
+/// Gives every launch of a Node bridge (`fast_start: {node: true}`) the shared compile cache as
+/// `NODE_COMPILE_CACHE`, unless the command line sets that variable itself.
+pub fn share_node_compile_cache(target: &mut Target) {
+    if let Some(dir) = node_compile_cache(target) {
+        target
+            .env_overrides
+            .entry("NODE_COMPILE_CACHE".into())
+            .or_insert_with(|| dir.display().to_string());
+    }
+}
+
 /// A single-quoted shell word.
 fn quoted(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
@@ -76,7 +103,12 @@ impl WarmServer {
     /// Starts the warm server of `target`'s `fast_start` (`None` when the profile has none), in
     /// the profile's environment, and waits until it listens.
     pub fn start(target: &Target) -> Result<Option<WarmServer>, FastStartError> {
-        let Some(fast) = &target.spec.fast_start else {
+        let Some((fast, python)) = target
+            .spec
+            .fast_start
+            .as_ref()
+            .and_then(|f| Some((f, f.python.as_deref()?)))
+        else {
             return Ok(None);
         };
         let dir = tempfile::Builder::new()
@@ -93,7 +125,7 @@ impl WarmServer {
         // The server's command prints the socket and lives until its standard input closes.
         let script = format!(
             "exec {} {} run{preload} -- sh -c 'printf \"%s\\n\" \"$PALLAS_WARM_SOCKET\"; exec cat >/dev/null'",
-            fast.python,
+            python,
             quoted(&warm.display().to_string()),
         );
         let log = dir.path().join("server.log");
@@ -119,7 +151,7 @@ impl WarmServer {
         let shim = format!(
             "#!/bin/sh\nPALLAS_WARM_SOCKET={} exec {} {} launch \"$@\"\n",
             quoted(&socket),
-            fast.python,
+            python,
             quoted(&warm.display().to_string())
         );
         std::fs::write(&launcher, shim).map_err(io(format!("write {}", launcher.display())))?;

@@ -175,12 +175,25 @@ pub fn declared_waits_ms(s: &Scenario) -> f64 {
 /// Where the durations of runs against `target` are remembered: under `$XDG_CACHE_HOME` (or
 /// `~/.cache`), `pallas-conformance/durations/<target>.json`; none without a home.
 pub fn durations_file(target: &str) -> Option<PathBuf> {
+    Some(
+        cache_dir()?
+            .join("durations")
+            .join(format!("{}.json", file_name(target))),
+    )
+}
+
+/// The kit's cache: `$XDG_CACHE_HOME/pallas-conformance` (or `~/.cache/…`); none without a home.
+pub fn cache_dir() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    let name: String = target
-        .chars()
+    Some(base.join("pallas-conformance"))
+}
+
+/// `name` as a file name: what is not alphanumeric, `-` or `.` becomes `_`.
+pub fn file_name(name: &str) -> String {
+    name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
                 c
@@ -188,12 +201,7 @@ pub fn durations_file(target: &str) -> Option<PathBuf> {
                 '_'
             }
         })
-        .collect();
-    Some(
-        base.join("pallas-conformance")
-            .join("durations")
-            .join(format!("{name}.json")),
-    )
+        .collect()
 }
 
 /// The gate every scenario passes before it starts.

@@ -250,13 +250,19 @@ pub struct ProbeSpec {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FastStart {
-    /// The bridge's Python interpreter: a path, or shell words (`${VENV}/bin/python`) expanded
-    /// in the profile's environment.
-    pub python: String,
+    /// A Python bridge's interpreter: a path, or shell words (`${VENV}/bin/python`) expanded
+    /// in the profile's environment. Launches through `{{python}}` fork from a warm server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<String>,
     /// Modules imported once before any launch: the bridge's libraries, never its own code (a
     /// module that reads its configuration when imported would read it once for every launch).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preload: Vec<String>,
+    /// A Node bridge (Node 22.1 or later): every launch gets `NODE_COMPILE_CACHE`, a directory
+    /// kept per target where Node stores the code it compiled from the bridge's modules, so a
+    /// launch loads what an earlier one compiled instead of compiling it again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub node: bool,
 }
 
 /// A loaded profile and where it lives (relative paths resolve against the workspace root:
@@ -617,6 +623,22 @@ pub fn parse_str(file: &str, text: &str) -> Result<TargetSpec, InvalidFiles> {
             "`message_arguments` sends no `{message}`: no string value holds it".into(),
             "e.g. `message_arguments: {message: \"{message}\"}`",
         ));
+    }
+    if let Some(fast) = &spec.fast_start {
+        if fast.python.is_none() && !fast.node {
+            errors.push(at_key(
+                "fast_start",
+                "`fast_start` names no runtime: neither `python` nor `node: true`".into(),
+                "a Python bridge: `fast_start: {python: PATH, preload: [...]}`; a Node bridge: `fast_start: {node: true}`",
+            ));
+        } else if fast.python.is_none() && !fast.preload.is_empty() {
+            errors.push(at_key(
+                "fast_start",
+                "`fast_start.preload` without `python`: only a Python warm server imports modules"
+                    .into(),
+                "add the bridge's interpreter as `python`, or remove `preload`",
+            ));
+        }
     }
     if let Some(path) = &spec.reply_path
         && let Err(e) = serde_json_path::JsonPath::parse(path)

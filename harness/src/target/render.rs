@@ -94,8 +94,13 @@ pub fn static_vars(target: &Target) -> Vars {
         target.workspace.join(target_dir)
     };
     vars.insert("cargo_target_dir".into(), target_dir.display().to_string());
-    if let Some(fast) = &target.spec.fast_start {
-        let python = target.python.clone().unwrap_or_else(|| fast.python.clone());
+    if let Some(python) = target.python.clone().or_else(|| {
+        target
+            .spec
+            .fast_start
+            .as_ref()
+            .and_then(|f| f.python.clone())
+    }) {
         vars.insert("python".into(), python);
     }
     vars

@@ -100,3 +100,50 @@ fn a_warm_server_that_cannot_start_says_why() {
     let e = WarmServer::start(&target).unwrap_err().to_string();
     assert!(e.contains("did not start") && e.contains("--cold"), "{e}");
 }
+
+/// `fast_start: {node: true}`: every launch gets one compile cache per target, kept under the
+/// kit's cache; a profile with neither runtime, or `preload` without `python`, is refused.
+#[test]
+fn a_node_bridge_shares_a_compile_cache_per_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, fast: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(
+            &path,
+            format!(
+                "name: node-bridge\ncommand: [node, server.mjs]\nagent_url: \"http://127.0.0.1:{{{{agent.port}}}}/mcp\"\n{fast}"
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let mut target =
+        pallas_conformance::target::load(&write("node.yaml", "fast_start: {node: true}\n"))
+            .unwrap();
+    assert!(
+        WarmServer::start(&target).unwrap().is_none(),
+        "no Python warm server"
+    );
+    pallas_conformance::fast_start::share_node_compile_cache(&mut target);
+    let cache = target
+        .env_overrides
+        .get("NODE_COMPILE_CACHE")
+        .cloned()
+        .unwrap();
+    assert!(cache.ends_with("node-compile-cache/node-bridge"), "{cache}");
+    let mut cold = pallas_conformance::target::load(&write("plain.yaml", "")).unwrap();
+    pallas_conformance::fast_start::share_node_compile_cache(&mut cold);
+    assert!(cold.env_overrides.is_empty(), "no fast_start, no cache");
+    for (name, fast, says) in [
+        ("none.yaml", "fast_start: {}\n", "names no runtime"),
+        (
+            "pre.yaml",
+            "fast_start: {node: true, preload: [x]}\n",
+            "preload` without `python`",
+        ),
+    ] {
+        let err = pallas_conformance::target::load(&write(name, fast)).unwrap_err();
+        let text = format!("{err:?}");
+        assert!(text.contains(says), "{name}: {text}");
+    }
+}
