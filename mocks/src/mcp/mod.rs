@@ -18,7 +18,7 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use http::{Method, StatusCode, header};
+use http::{Method, StatusCode};
 use rmcp::model::Tool;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -400,23 +400,7 @@ async fn observe(State(shared): State<Arc<McpShared>>, req: Request, next: Next)
             format!("mock `{}` answers every request with {status}", shared.name),
         )
             .into_response()
-    } else if let Some(token) = shared.spec.require_bearer.as_deref()
-        && (is_call || !shared.spec.bearer_on_calls_only)
-        && parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            != Some(token)
-    {
-        crate::common::unauthorized()
-    } else if shared.spec.require_headers.iter().any(|(name, want)| {
-        !parts
-            .headers
-            .get(name.to_ascii_lowercase().as_str())
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|seen| credential_eq(name, seen, want))
-    }) {
+    } else if lacks_credentials(&shared.spec, &parts.headers, is_call) {
         crate::common::unauthorized()
     } else if shared.spec.refuse_discover && jsonrpc_method.as_deref() == Some("server/discover") {
         (
@@ -469,6 +453,20 @@ async fn observe(State(shared): State<Arc<McpShared>>, req: Request, next: Next)
         e.opened_session = opened;
     });
     resp
+}
+
+/// Whether a request lacks what the server requires: its `require_bearer` (on calls only with
+/// `bearer_on_calls_only`) or one of its `require_headers`.
+fn lacks_credentials(spec: &McpMockSpec, headers: &axum::http::HeaderMap, is_call: bool) -> bool {
+    let value = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let bearer_missing = spec.require_bearer.as_deref().is_some_and(|token| {
+        (is_call || !spec.bearer_on_calls_only)
+            && value("authorization").and_then(|v| v.strip_prefix("Bearer ")) != Some(token)
+    });
+    bearer_missing
+        || spec.require_headers.iter().any(|(name, want)| {
+            !value(&name.to_ascii_lowercase()).is_some_and(|seen| credential_eq(name, seen, want))
+        })
 }
 
 /// Whether a received header value is the required one: exactly, but for an `Authorization`
