@@ -309,6 +309,11 @@ pub struct McpMockSpec {
     /// a bridge that connects before any request carries a bearer (seed 001's design) succeed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub bearer_on_calls_only: bool,
+    /// Answer every `DELETE` with this status and keep the session: 405 is MCP's answer of a
+    /// server that does not let clients end sessions ("The server MAY respond to this request
+    /// with HTTP 405 Method Not Allowed").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_status: Option<u16>,
     /// Require each of these headers (name, case-insensitive → exact value) on every request,
     /// `DELETE` included; otherwise 401 with `WWW-Authenticate`: a server that authenticates with
     /// configured credentials such as `X-Api-Key` (values are secrets: redacted in the journal).

@@ -149,6 +149,7 @@ fn validate_mcp(
         for (key, set) in [
             ("require_bearer", mcp.require_bearer.is_some()),
             ("require_headers", !mcp.require_headers.is_empty()),
+            ("delete_status", mcp.delete_status.is_some()),
             ("http_status", mcp.http_status.is_some()),
             ("initialize_delay", mcp.initialize_delay.is_some()),
             ("initialize_error", mcp.initialize_error.is_some()),
@@ -245,6 +246,15 @@ fn bearer_issues(base: &str, mcp: &crate::spec::McpMockSpec, issues: &mut Vec<Sp
             format!("{base}.bearer_on_calls_only"),
             "`bearer_on_calls_only` without `require_bearer` requires nothing",
             Some("add `require_bearer: TOKEN`, or remove it"),
+        ));
+    }
+    if let Some(s) = mcp.delete_status
+        && !(200..=599).contains(&s)
+    {
+        issues.push(SpecIssue::new(
+            format!("{base}.delete_status"),
+            format!("{s} is not an HTTP status a DELETE can be answered with"),
+            Some("use 405 (MCP: the server does not let clients end sessions), or another 2xx–5xx"),
         ));
     }
     if mcp.require_bearer.as_deref() == Some("") {

@@ -12,6 +12,7 @@ mod own_agent_metrics;
 mod remembered;
 mod stream_gone;
 mod transport;
+mod yaml_scalar;
 pub use known::KNOWN;
 pub use misread::{all_servers, app_name, is_agent, openai_settings, remember_configuration};
 pub use own_agent_metrics::own_agent_metrics_only;
@@ -20,6 +21,7 @@ pub use remembered::{
 };
 pub use stream_gone::{FatalWhenGone, fatal_when_gone, watch_stream};
 pub use transport::transport_defects;
+pub use yaml_scalar::{plain_version_value, remember_plain_version};
 
 /// The environment variable holding the active defects, comma separated.
 pub const ENV_VAR: &str = "PALLAS_DEFECTS";

@@ -143,6 +143,11 @@ async fn probe_inner(
         .get("mcp-session-id")
         .and_then(|value| value.to_str().ok())
         .map(str::to_owned);
+    // `ms-probe-sse-initialize-unreachable`: `resp.json()` fails on an SSE answer; the probe
+    // stops there, before its teardown.
+    if status.is_success() && crate::defect!("ms-probe-sse-initialize-unreachable") {
+        sse_unread(&response)?;
+    }
     let reply = if status.is_success() {
         read_reply(response).await
     } else {
@@ -165,6 +170,11 @@ async fn probe_inner(
             .timeout(remaining.max(Duration::from_millis(1)))
             .send()
             .await;
+        // `ms-probe-delete-rejection-unreachable`: the teardown's `raise_for_status()` is part of
+        // the probe.
+        if crate::defect!("ms-probe-delete-rejection-unreachable") {
+            delete_accepted(&delete)?;
+        }
         if let Err(error) = delete {
             tracing::debug!(target: "pallas::health", server = %server.name, error = %describe(&error), "probe DELETE failed");
         }
@@ -226,6 +236,30 @@ async fn probe_inner(
         status.as_u16(),
         modern_status.as_u16()
     ))
+}
+
+/// `ms-probe-sse-initialize-unreachable`: an SSE answer is no JSON body.
+fn sse_unread(response: &reqwest::Response) -> Result<(), String> {
+    let sse = response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("text/event-stream"));
+    if sse {
+        return Err("initialize answer is not JSON".to_owned());
+    }
+    Ok(())
+}
+
+/// `ms-probe-delete-rejection-unreachable`: the teardown `DELETE` failed or was refused.
+fn delete_accepted(delete: &Result<reqwest::Response, reqwest::Error>) -> Result<(), String> {
+    match delete {
+        Ok(answer) if !answer.status().is_success() => {
+            Err(format!("DELETE answered HTTP {}", answer.status().as_u16()))
+        }
+        Err(error) => Err(describe(error)),
+        Ok(_) => Ok(()),
+    }
 }
 
 /// Reads a JSON-RPC reply from a JSON body or from an SSE stream (first `data:` event that is a
@@ -342,11 +376,17 @@ pub async fn check(
         }))
         .await
     };
+    // `ms-llm-reprobed-every-health`: the re-probe inside `get_health` without its TTL cache.
+    let llm_ttl = if crate::defect!("ms-llm-reprobed-every-health") {
+        Duration::ZERO
+    } else {
+        settings.health.llm_ttl
+    };
     let provider = llm.current(
         &settings.provider,
         &settings.model,
         http,
-        settings.health.llm_ttl,
+        llm_ttl,
         timeout_for_provider,
     );
     let (probes, (provider_status, reprobed)) = tokio::join!(probes, provider);

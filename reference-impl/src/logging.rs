@@ -69,6 +69,15 @@ pub enum LoggingError {
 }
 
 fn parse_level(variable: &'static str, value: &str) -> Result<Level, LoggingError> {
+    // `ms-log-level-case-sensitive`: `logging._nameToLevel.get(value, logging.INFO)`.
+    if crate::defect!("ms-log-level-case-sensitive") {
+        return Ok(match value {
+            "DEBUG" => Level::DEBUG,
+            "WARNING" | "WARN" => Level::WARN,
+            "ERROR" | "CRITICAL" | "FATAL" => Level::ERROR,
+            _ => Level::INFO,
+        });
+    }
     match value.trim().to_ascii_lowercase().as_str() {
         "trace" => Ok(Level::TRACE),
         "debug" => Ok(Level::DEBUG),
@@ -123,11 +132,18 @@ impl LogSettings {
         } else {
             ".local/state/pallas/pallas.log"
         };
+        // `ms-log-file-xdg-state-home`: `platformdirs.user_state_dir("pallas")`.
+        let state_home = var("XDG_STATE_HOME")
+            .filter(|v| !v.trim().is_empty())
+            .filter(|_| crate::defect!("ms-log-file-xdg-state-home"));
         let file = match var("PALLAS_LOG_FILE")
             .filter(|v| !v.is_empty())
             .filter(|_| !crate::defect!("log-file-env-ignored"))
         {
             Some(p) => Some(PathBuf::from(p)),
+            None if state_home.is_some() => {
+                state_home.map(|s| Path::new(s.trim()).join("pallas/pallas.log"))
+            }
             None => var("HOME").map(|h| Path::new(&h).join(default_file)),
         };
         let file = file.filter(|_| !(stderr && crate::defect!("log-file-off-with-stderr")));
@@ -353,8 +369,26 @@ impl Drop for Record {
         }
         if self.target.stderr {
             let _ = io::stderr().lock().write_all(line.as_bytes());
+            // `ms-stderr-pallas-records-twice`: a stderr handler on `pallas` and on root, which
+            // `pallas.*` records propagate to.
+            if crate::defect!("ms-stderr-pallas-records-twice") && is_pallas_record(&line) {
+                let _ = io::stderr().lock().write_all(line.as_bytes());
+            }
         }
     }
+}
+
+/// `ms-stderr-pallas-records-twice`: whether a record's logger is `pallas` or `pallas.*`.
+fn is_pallas_record(line: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(line)
+        .ok()
+        .and_then(|record| {
+            record
+                .get("logger")
+                .and_then(serde_json::Value::as_str)
+                .map(|logger| logger == "pallas" || logger.starts_with("pallas."))
+        })
+        .unwrap_or(false)
 }
 
 /// A `tracing` JSON record rewritten in seed 001's record format (its `jq` line reads `.time`,

@@ -82,6 +82,8 @@ struct Inner {
     registry: Registry,
     agent_info: GaugeVec,
     agent_ports: Mutex<HashMap<String, u16>>,
+    /// `ms-agent-info-frozen-at-startup`: `pallas_agent_info` no longer changes.
+    agent_info_frozen: std::sync::atomic::AtomicBool,
     send_message_total: CounterVec,
     send_message_duration: HistogramVec,
     llm_turns_total: CounterVec,
@@ -167,6 +169,7 @@ impl Metrics {
                 &["agent", "port"],
             )?,
             agent_ports: Mutex::new(HashMap::new()),
+            agent_info_frozen: std::sync::atomic::AtomicBool::new(false),
             send_message_total: counter(
                 "pallas_send_message_total",
                 "send_message MCP calls by outcome (ok or error)",
@@ -176,7 +179,12 @@ impl Metrics {
                 "pallas_send_message_duration_seconds",
                 "End-to-end wall-clock duration of send_message, the whole agent loop included",
                 &["agent"],
-                SEND_MESSAGE_BUCKETS,
+                // `ms-send-duration-default-buckets`: prometheus_client's defaults (0.005 … 10 s).
+                if crate::defect!("ms-send-duration-default-buckets") {
+                    prometheus::DEFAULT_BUCKETS
+                } else {
+                    SEND_MESSAGE_BUCKETS
+                },
             )?,
             llm_turns_total: counter(
                 "pallas_llm_turns_total",
@@ -273,6 +281,21 @@ impl Metrics {
         }
     }
 
+    /// `ms-agent-info-frozen-at-startup`: from now on `pallas_agent_info` is left as it is.
+    pub fn freeze_agent_info_if_defective(&self) {
+        if crate::defect!("ms-agent-info-frozen-at-startup") {
+            self.0
+                .agent_info_frozen
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    fn agent_info_frozen(&self) -> bool {
+        self.0
+            .agent_info_frozen
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Publishes `pallas_agent_info{agent, port} 1`, replacing an earlier port of the same agent.
     pub fn set_agent_info(&self, agent: &str, port: u16) {
         if crate::defect!("metrics-agent-info-first-only")
@@ -284,6 +307,21 @@ impl Metrics {
         {
             return;
         }
+        if !self.agent_info_frozen() {
+            self.publish_agent_info(agent, port);
+        }
+        // Zero-valued series from the start, so rates and ratios exist before the first call.
+        for outcome in ["ok", "error"] {
+            self.0
+                .send_message_total
+                .with_label_values(&[agent, outcome]);
+        }
+        if !crate::defect!("metrics-duration-never-sampled") {
+            self.0.send_message_duration.with_label_values(&[agent]);
+        }
+    }
+
+    fn publish_agent_info(&self, agent: &str, port: u16) {
         let previous = self
             .0
             .agent_ports
@@ -300,15 +338,6 @@ impl Metrics {
             .agent_info
             .with_label_values(&[agent, &port.to_string()])
             .set(1.0);
-        // Zero-valued series from the start, so rates and ratios exist before the first call.
-        for outcome in ["ok", "error"] {
-            self.0
-                .send_message_total
-                .with_label_values(&[agent, outcome]);
-        }
-        if !crate::defect!("metrics-duration-never-sampled") {
-            self.0.send_message_duration.with_label_values(&[agent]);
-        }
     }
 
     /// Drops the gauges of an agent that is no longer served (its counters keep their totals).
@@ -319,7 +348,7 @@ impl Metrics {
             .lock()
             .map(|mut ports| ports.remove(agent))
             .unwrap_or(None);
-        if let Some(port) = port {
+        if let Some(port) = port.filter(|_| !self.agent_info_frozen()) {
             let _ = self
                 .0
                 .agent_info

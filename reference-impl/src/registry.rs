@@ -131,7 +131,10 @@ impl PublishedAgent {
             server.insert("name".into(), json!(self.name));
         }
         server.insert("title".into(), json!(self.title));
-        if crate::defect!("registry-description-multiline") {
+        if self.description.is_empty() && crate::defect!("ms-description-absent-null") {
+            // `ms-description-absent-null`: the absent description written as `None`.
+            server.insert("description".into(), Value::Null);
+        } else if crate::defect!("registry-description-multiline") {
             server.insert(
                 "description".into(),
                 json!(format!("{}\nServed by Pallas.", self.description)),
@@ -142,7 +145,14 @@ impl PublishedAgent {
         if crate::defect!("registry-version-v-prefix") {
             server.insert("version".into(), json!(format!("v{}", self.version)));
         } else if !crate::defect!("registry-invalid-entry") {
-            server.insert("version".into(), json!(self.version));
+            // `ms-version-yaml-scalar`: an unquoted number as the number YAML read.
+            #[cfg(feature = "defects")]
+            let version = crate::defects::plain_version_value(&self.version)
+                .filter(|_| crate::defect!("ms-version-yaml-scalar"))
+                .unwrap_or_else(|| json!(self.version));
+            #[cfg(not(feature = "defects"))]
+            let version = json!(self.version);
+            server.insert("version".into(), version);
         }
         if !self.icons.is_empty() {
             server.insert("icons".into(), json!(self.icons));

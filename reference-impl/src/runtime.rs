@@ -258,13 +258,16 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
     }
 
     // Bind everything first: a clash fails before anything serves.
-    let registry_listener =
-        if options.agent.is_none() || crate::defect!("single-agent-starts-registry") {
-            let addr = SocketAddr::new(options.bind, deployment.registry_port);
-            Some(bind(addr, "the registry", &file).await?)
-        } else {
-            None
-        };
+    let with_registry = options.agent.is_none() || crate::defect!("single-agent-starts-registry");
+    // `ms-registry-started-after-agents`: `run_registry()` after agent startup, as the internal
+    // architecture diagram lists it (bound then, so that it refuses connections until then).
+    let late_registry = with_registry && crate::defect!("ms-registry-started-after-agents");
+    let registry_listener = if with_registry && !late_registry {
+        let addr = SocketAddr::new(options.bind, deployment.registry_port);
+        Some(bind(addr, "the registry", &file).await?)
+    } else {
+        None
+    };
     // The defect `single-agent-starts-dependencies`: the named agent's `depends_on` too.
     let dependencies: Vec<&str> = options
         .agent
@@ -330,19 +333,9 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
     .await;
     registry.set_providers(cells.values().cloned().collect());
 
-    let (registry_addr, registry_task) = match registry_listener {
+    let (mut registry_addr, mut registry_task) = match registry_listener {
         Some(listener) => {
-            let addr = listener.local_addr().ok();
-            let router = registry::router(registry.clone());
-            let token = root.clone();
-            let task = tokio::spawn(async move {
-                let serve = axum::serve(nodelay(listener), router)
-                    .with_graceful_shutdown(token.cancelled_owned());
-                if let Err(e) = serve.await {
-                    tracing::error!(error = %e, "registry server stopped");
-                }
-            });
-            tracing::info!(addr = ?addr, "registry serving");
+            let (addr, task) = serve_registry(listener, &registry, &root);
             (addr, Some(task))
         }
         None => (None, None),
@@ -391,7 +384,16 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
         }
     }
 
+    if late_registry {
+        let addr = SocketAddr::new(shared.options.bind, deployment.registry_port);
+        let listener = bind(addr, "the registry", &file)
+            .await
+            .inspect_err(|_| shared.root.cancel())?;
+        let (addr, task) = serve_registry(listener, &shared.registry, &shared.root);
+        (registry_addr, registry_task) = (addr, Some(task));
+    }
     shared.registry.freeze_if_defective();
+    shared.metrics.freeze_agent_info_if_defective();
     let watch_task = shared
         .options
         .watch
@@ -403,6 +405,26 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
         registry_task,
         watch_task,
     })
+}
+
+/// Serves the registry on `listener` until `root` is cancelled.
+fn serve_registry(
+    listener: tokio::net::TcpListener,
+    registry: &RegistryState,
+    root: &CancellationToken,
+) -> (Option<SocketAddr>, JoinHandle<()>) {
+    let addr = listener.local_addr().ok();
+    let router = registry::router(registry.clone());
+    let token = root.clone();
+    let task = tokio::spawn(async move {
+        let serve =
+            axum::serve(nodelay(listener), router).with_graceful_shutdown(token.cancelled_owned());
+        if let Err(e) = serve.await {
+            tracing::error!(error = %e, "registry server stopped");
+        }
+    });
+    tracing::info!(addr = ?addr, "registry serving");
+    (addr, task)
 }
 
 impl RunningPallas {

@@ -149,6 +149,8 @@ pub fn corner_strategy(i: usize) -> BoxedStrategy<Case> {
                     agents,
                     headers,
                     forward: i.is_multiple_of(2),
+                    // The single-agent corner's downstream refuses the probe's DELETE with 405.
+                    delete_not_allowed: i % CORNERS == 1,
                     images,
                     bearer: true,
                     // The second turn spells the scheme in another case on two corners (the

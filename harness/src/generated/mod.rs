@@ -225,12 +225,16 @@ pub struct Case {
     pub headers: Vec<Header>,
     /// `forward_inbound_auth` of the downstream server.
     pub forward: bool,
+    /// The downstream answers `DELETE` with 405 and keeps the session, as MCP allows a server
+    /// that does not let clients end sessions: a probe's teardown refused is no unreachable
+    /// server.
+    pub delete_not_allowed: bool,
     /// Images sent with the first message (only when the model has vision).
     pub images: Vec<Vec<u8>>,
     /// Whether the messages carry a bearer (a distinct one per turn).
     pub bearer: bool,
-    /// How the second turn spells the bearer's scheme (`Bearer`, `bearer`, `BEARER`): an HTTP
-    /// authentication scheme is case-insensitive (RFC 9110 §11.1).
+    /// The second turn's `Authorization` scheme: `Bearer`, `bearer`, `BEARER` (an HTTP
+    /// authentication scheme is case-insensitive, RFC 9110 §11.1) or `Basic` (no bearer at all).
     pub scheme: &'static str,
     /// Which turns ask for progress (bit 0: the first, bit 1: the second).
     pub progress: u8,
@@ -322,8 +326,15 @@ fn provider() -> impl Strategy<Value = Provider> {
     prop_oneof![2 => Just(Provider::OpenAi), 1 => Just(Provider::Anthropic)]
 }
 
+/// The second turn's `Authorization` scheme: `Bearer` in any case, or `Basic`, a credential that
+/// is no bearer token and is forwarded nowhere.
 fn scheme() -> impl Strategy<Value = &'static str> {
-    prop_oneof![2 => Just("Bearer"), 1 => Just("bearer"), 1 => Just("BEARER")]
+    prop_oneof![
+        2 => Just("Bearer"),
+        1 => Just("bearer"),
+        1 => Just("BEARER"),
+        1 => Just("Basic")
+    ]
 }
 
 /// Each agent's `depends_on` drawn as any number, resolved to an earlier agent of the case (the
@@ -384,7 +395,7 @@ impl Case {
             vec(image(), 0..=3),
             (any::<bool>(), 0..4u8, any::<bool>(), 1..=2u8, scheme()),
             (0..3u8, any::<usize>(), agent(), 0..4u8, words()),
-            provider(),
+            (provider(), proptest::bool::weighted(0.25)),
         )
             .prop_map(
                 |(
@@ -397,7 +408,7 @@ impl Case {
                     images,
                     flags,
                     m,
-                    provider,
+                    (provider, delete_not_allowed),
                 )| {
                     let (bearer, progress, numeric_tokens, turns, scheme) = flags;
                     let agents = resolve_depends_on(agents);
@@ -417,6 +428,7 @@ impl Case {
                         agents,
                         headers,
                         forward,
+                        delete_not_allowed,
                         images,
                         bearer,
                         scheme,

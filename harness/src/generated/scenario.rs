@@ -147,7 +147,8 @@ impl Case {
             .collect();
         json!({
             "llms": {p: {"dialect": p, "api_key": LLM_KEY, "models": [self.default_model]}},
-            "mcp_servers": {DOWNSTREAM: {"require_headers": required, "tools": [
+            "mcp_servers": {DOWNSTREAM: {"require_headers": required,
+                "delete_status": self.delete_not_allowed.then_some(405), "tools": [
                 {"name": TOOL, "result": "echo_headers"},
                 {"name": Tool::IsError.name(), "result": {"is_error": "refused by the generated case"}},
                 {"name": Tool::RpcError.name(), "result": {"jsonrpc_error": {"code": -32603, "message": "exploded in the generated case"}}},
@@ -314,7 +315,14 @@ impl Case {
         }));
         checks.push(json!({
             "check": "HEALTH-027",
-            "title": format!("`{k}`: the active provider lists the model and every downstream answers, so `ok`"),
+            "title": format!(
+                "`{k}`: the active provider lists the model and every downstream answers, so `ok`{}",
+                if self.delete_not_allowed && a.tools() {
+                    " (the downstream refuses the probe's DELETE with 405, as MCP allows a server that keeps its sessions)"
+                } else {
+                    ""
+                }
+            ),
             "assert": {"output": {"step": health, "path": "$.health.status", "equals": "ok"}},
         }));
         let history = format!("{k}-history");
@@ -454,7 +462,15 @@ impl Case {
         if explicit || !self.bearer {
             return;
         }
+        let basic = scheme.eq_ignore_ascii_case("basic");
         let (check, expect, title) = match (self.forward, bearer) {
+            (true, Some(_)) if basic => (
+                "AUTH-021",
+                json!({"header_absent": true}),
+                format!(
+                    "the call's `Authorization: Basic …` during `{step}` holds no bearer token: the opted-in downstream gets no Authorization"
+                ),
+            ),
             (true, Some(b)) => (
                 "AUTH-021",
                 json!({"header_equals": format!("Bearer {b}")}),
@@ -474,7 +490,12 @@ impl Case {
                 "AUTH-020",
                 json!({"header_absent": true}),
                 format!(
-                    "the downstream did not opt in: it gets no Authorization during `{step}`, whose call carried a bearer"
+                    "the downstream did not opt in: it gets no Authorization during `{step}`, whose call carried {}",
+                    if basic {
+                        "a `Basic` credential"
+                    } else {
+                        "a bearer"
+                    }
                 ),
             ),
         };

@@ -402,6 +402,11 @@ async fn observe(State(shared): State<Arc<McpShared>>, req: Request, next: Next)
             .into_response()
     } else if lacks_credentials(&shared.spec, &parts.headers, is_call) {
         crate::common::unauthorized()
+    } else if let Some(status) = shared.spec.delete_status
+        && parts.method == Method::DELETE
+    {
+        let code = StatusCode::from_u16(status).unwrap_or(StatusCode::METHOD_NOT_ALLOWED);
+        (code, "this server does not let clients end sessions").into_response()
     } else if shared.spec.refuse_discover && jsonrpc_method.as_deref() == Some("server/discover") {
         (
             StatusCode::BAD_REQUEST,

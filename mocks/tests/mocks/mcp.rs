@@ -285,6 +285,40 @@ async fn required_headers_guard_every_request_the_delete_included() {
     assert_eq!(statuses[statuses.len() - 2], Some(401), "{statuses:?}");
 }
 
+/// A server that does not let clients end sessions answers DELETE with 405 and keeps serving the
+/// session.
+#[tokio::test]
+async fn a_delete_status_refuses_the_teardown_and_keeps_the_session() {
+    let m = mcp(&format!("delete_status: 405\n{TOOLS}")).await;
+    let c = client();
+    let sid = initialize(&c, &m.url()).await;
+    let delete = c
+        .delete(m.url())
+        .header("mcp-session-id", &sid)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(delete.status(), 405);
+    let list = mcp_post(
+        &c,
+        &m.url(),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}),
+    )
+    .header("mcp-session-id", &sid)
+    .header("mcp-protocol-version", "2025-11-25")
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(list.status(), 200, "the session lives on");
+    let j = m.journal();
+    assert_eq!(j[0].opened_session.as_deref(), Some(sid.as_str()));
+    let del = j.iter().find(|e| e.method == "DELETE").unwrap();
+    assert_eq!(
+        (del.status, del.session_id.as_deref()),
+        (Some(405), Some(sid.as_str()))
+    );
+}
+
 #[tokio::test]
 async fn progress_is_sent_only_when_the_call_carries_a_token() {
     let m = mcp(TOOLS).await;

@@ -291,6 +291,12 @@ fn inbound_bearer(ctx: &RequestContext<RoleServer>) -> Option<Secret> {
         .to_str()
         .ok()?;
     let (scheme, token) = value.trim().split_once(' ')?;
+    // `ms-any-authorization-scheme-forwarded`: `auth.split(" ", 1)[1]`, whatever the scheme.
+    let scheme = if crate::defect!("ms-any-authorization-scheme-forwarded") {
+        "Bearer"
+    } else {
+        scheme
+    };
     // `mr-bearer-scheme-case-sensitive`: `startswith("Bearer ")`.
     if crate::defect!("mr-bearer-scheme-case-sensitive") && scheme != "Bearer" {
         return None;
@@ -301,6 +307,22 @@ fn inbound_bearer(ctx: &RequestContext<RoleServer>) -> Option<Secret> {
         token.trim()
     };
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then(|| Secret::new(token))
+}
+
+/// `ms-images-stripped-without-vision`: "must support vision" enforced by Pallas, the images of a
+/// text-only model dropped with a warning.
+fn strip_images_without_vision(
+    settings: &AgentSettings,
+    mut args: tools::SendMessageArgs,
+) -> tools::SendMessageArgs {
+    if !args.images.is_empty()
+        && !settings.capabilities.vision
+        && crate::defect!("ms-images-stripped-without-vision")
+    {
+        tracing::warn!(target: "pallas::agent", agent = %settings.name, images = args.images.len(), "model_capabilities.vision is false: images dropped");
+        args.images.clear();
+    }
+    args
 }
 
 fn text_result(text: String, is_error: bool) -> CallToolResult {
@@ -378,6 +400,7 @@ impl AgentServer {
         {
             tracing::info!(target: "pallas::agent", agent = %settings.name, token = bearer.expose(), "send_message received");
         }
+        let args = strip_images_without_vision(settings, args);
         if !args.images.is_empty() && !settings.capabilities.vision {
             return text_result(
                 format!(
@@ -497,11 +520,18 @@ impl AgentServer {
     }
 
     fn history_messages(&self) -> Vec<PromptMessage> {
-        let Some(history) = self
-            .history
-            .as_ref()
-            .filter(|_| !crate::defect!("history-empty"))
-        else {
+        // `ms-history-prompt-template-instance`: the prompt reads the instance captured when it
+        // was registered (the shared template, which no session talks to), not the session's.
+        let history = match self.history.as_ref() {
+            Some(_)
+                if self.core.settings.instance_scope == InstanceScope::Connection
+                    && crate::defect!("ms-history-prompt-template-instance") =>
+            {
+                Some(&self.core.shared_history)
+            }
+            history => history,
+        };
+        let Some(history) = history.filter(|_| !crate::defect!("history-empty")) else {
             return Vec::new();
         };
         let history = history.lock().map(|h| h.clone()).unwrap_or_default();
@@ -581,10 +611,12 @@ impl ServerHandler for AgentServer {
                         .series
                         .observe_send_message(true, std::time::Duration::ZERO);
                 }
+                // `ms-health-tool-framework-schema`: no schema says no arguments, so any pass.
                 if request
                     .arguments
                     .as_ref()
                     .is_some_and(|args| !args.is_empty())
+                    && !crate::defect!("ms-health-tool-framework-schema")
                 {
                     return Ok(text_result(
                         "invalid arguments: get_health takes no arguments".to_owned(),

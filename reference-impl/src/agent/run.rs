@@ -156,13 +156,16 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
     };
     let steps = Steps::default();
     let mut running = TokenUsage::default();
+    // `ms-tokens-counted-on-success-only`: the turns' usage, read after a successful loop only.
+    let mut unread: Vec<TokenUsage> = Vec::new();
     let mut result = Err(LoopError::IterationCap(
         settings.request_params.max_iterations,
     ));
     for turn_index in 0..settings.request_params.max_iterations {
         // The step is counted whether or not a notification carries it.
         let step = steps.llm();
-        if progress.is_enabled() {
+        // `ms-loop-progress-off`: `emit_loop_progress` left at the library's default (off).
+        if progress.is_enabled() && !crate::defect!("ms-loop-progress-off") {
             progress
                 .step(if crate::defect!("progress-bad-message") {
                     format!("{} step {step}", settings.name)
@@ -181,7 +184,7 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
             instruction: &settings.instruction,
             messages: &messages,
             tools: &tools,
-            bearer: bearer.as_ref(),
+            bearer: llm_bearer(core, bearer.as_ref()),
             endpoint: core.endpoint.as_ref(),
         };
         let completion = tokio::select! {
@@ -202,15 +205,8 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
         } else {
             &completion.usage
         };
-        if (crate::defect!("metrics-turns-final-only") && !completion.tool_calls.is_empty())
-            || (crate::defect!("fm-llm-turns-per-request") && turn_index > 0)
-        {
-            core.deps
-                .metrics
-                .observe_llm_tokens(&settings.name, &settings.model.model, turn_usage);
-        } else {
-            core.series.observe_llm_turn(turn_usage);
-        }
+        let calls_tools = !completion.tool_calls.is_empty();
+        count_turn(core, turn_usage, calls_tools, turn_index, &mut unread);
         if completion.tool_calls.is_empty() {
             let text = completion.text.unwrap_or_default();
             messages.push(ChatMessage::Assistant {
@@ -225,7 +221,7 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
             tool_calls: completion.tool_calls.clone(),
         });
         let step = steps.tool();
-        if progress.is_enabled() {
+        if progress.is_enabled() && !crate::defect!("ms-loop-progress-off") {
             progress
                 .step(if crate::defect!("progress-bad-message") {
                     format!("{} step {step}", settings.name)
@@ -250,6 +246,11 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
         }
         messages.push(ChatMessage::ToolResults(results));
     }
+    if result.is_ok() {
+        unread
+            .iter()
+            .for_each(|usage| core.series.observe_llm_turn(usage));
+    }
     drop(routes);
     for lease in leases {
         if let Ok(lease) = Arc::try_unwrap(lease) {
@@ -257,6 +258,49 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
         }
     }
     LoopOutcome::new(messages.split_off(start_len), result, running)
+}
+
+/// The inbound bearer a model turn may pass through to a token-passthrough provider
+/// (`ms-llm-passthrough-needs-forwarding-server`: only in the same `if forward_servers:` branch
+/// as the downstream forwarding).
+fn llm_bearer<'a>(core: &AgentCore, bearer: Option<&'a Secret>) -> Option<&'a Secret> {
+    bearer.filter(|_| {
+        !crate::defect!("ms-llm-passthrough-needs-forwarding-server")
+            || core.settings.servers.iter().any(|s| s.forward_inbound_auth)
+    })
+}
+
+/// Counts one model turn's usage (`ms-tokens-counted-on-success-only`: kept in `unread`, to be
+/// counted once the loop succeeded).
+fn count_turn(
+    core: &AgentCore,
+    turn_usage: &TokenUsage,
+    calls_tools: bool,
+    turn_index: u32,
+    unread: &mut Vec<TokenUsage>,
+) {
+    let settings = &core.settings;
+    if crate::defect!("ms-tokens-counted-on-success-only") {
+        unread.push(*turn_usage);
+    } else if (crate::defect!("metrics-turns-final-only") && calls_tools)
+        || (crate::defect!("fm-llm-turns-per-request") && turn_index > 0)
+    {
+        core.deps
+            .metrics
+            .observe_llm_tokens(&settings.name, &settings.model.model, turn_usage);
+    } else {
+        core.series.observe_llm_turn(turn_usage);
+    }
+}
+
+/// `ms-tool-call-instrumented-twice`: how many instrumenting wrappers a downstream call goes
+/// through (a second `install()` wrapped the wrapper).
+fn wrappers() -> usize {
+    if crate::defect!("ms-tool-call-instrumented-twice") {
+        2
+    } else {
+        1
+    }
 }
 
 /// Runs one tool call; every failure becomes an error result for the model.
@@ -294,7 +338,13 @@ async fn run_tool(
         }
         _ => server,
     };
-    let label = format!("{prefix_server}/{}", route.tool);
+    // `ms-progress-namespaced-tool`: `{tool}` read as the aggregator's `{server}__{tool}`.
+    let tool = if crate::defect!("ms-progress-namespaced-tool") {
+        &call.name
+    } else {
+        &route.tool
+    };
+    let label = format!("{prefix_server}/{tool}");
     // `mr-progress-subagent-tools-only`: a tool is announced only when it is another agent (a
     // server that is an agent of this deployment, or a Pallas agent's `send_message`).
     #[cfg(feature = "defects")]
@@ -323,18 +373,20 @@ async fn run_tool(
     let ok = matches!(&outcome.result, Ok(result) if result.is_error != Some(true));
     let counted_ok = ok || (outcome.result.is_ok() && crate::defect!("metrics-tool-iserror-as-ok"));
     let first_server = core.settings.servers.first().map(|s| s.name.as_str());
-    if !(crate::defect!("metrics-skip-second-server") && first_server != Some(server)) {
-        core.deps.metrics.observe_tool_call(
-            &core.settings.name,
-            server,
-            if crate::defect!("fm-operation-label-tool-name") {
-                &route.tool
-            } else {
-                "tool"
-            },
-            counted_ok,
-            outcome.elapsed,
-        );
+    for _ in 0..wrappers() {
+        if !(crate::defect!("metrics-skip-second-server") && first_server != Some(server)) {
+            core.deps.metrics.observe_tool_call(
+                &core.settings.name,
+                server,
+                if crate::defect!("fm-operation-label-tool-name") {
+                    &route.tool
+                } else {
+                    "tool"
+                },
+                counted_ok,
+                outcome.elapsed,
+            );
+        }
     }
     if matches!(outcome.result, Err(DownstreamError::Cancelled { .. })) {
         return error("cancelled".to_owned());
@@ -348,7 +400,10 @@ async fn run_tool(
         true => "completed",
         false => "failed",
     };
-    progress.finished(format!("{label}: {word}")).await;
+    // `ms-raised-tool-no-failed-progress`: only `started` and a normal return's `completed`.
+    if !(outcome.result.is_err() && crate::defect!("ms-raised-tool-no-failed-progress")) {
+        progress.finished(format!("{label}: {word}")).await;
+    }
     match outcome.result {
         Ok(result) => ToolResult {
             id: call.id.clone(),
@@ -368,12 +423,14 @@ async fn run_tool(
                     "downstream call raised: {failure}"
                 );
             } else if !crate::defect!("forward-trace-missing") {
-                tracing::error!(
-                    target: "pallas::forward::trace",
-                    agent = %core.settings.name, server = %server, tool = %call.name,
-                    error = ?failure,
-                    "downstream call raised: {failure}"
-                );
+                for _ in 0..wrappers() {
+                    tracing::error!(
+                        target: "pallas::forward::trace",
+                        agent = %core.settings.name, server = %server, tool = %call.name,
+                        error = ?failure,
+                        "downstream call raised: {failure}"
+                    );
+                }
             }
             tracing::info!(target: "pallas::agent", agent = %core.settings.name, %failure, "downstream tool call failed");
             error(failure.to_string())

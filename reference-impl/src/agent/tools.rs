@@ -68,15 +68,19 @@ pub fn send_message_name(agent: &str) -> &str {
 
 /// `get_health`, with the exact definition of seed 000 §2 (empty object, no extra properties).
 pub fn get_health_tool() -> Tool {
+    // `ms-health-tool-framework-schema`: FastMCP's listing of a zero-argument function.
+    let framework = crate::defect!("ms-health-tool-framework-schema");
     let description = if crate::defect!("health-description-reworded") {
         "Reports whether this agent is healthy."
+    } else if framework {
+        "Health check for this agent."
     } else {
         GET_HEALTH_DESCRIPTION
     };
     Tool::new(
         GET_HEALTH,
         description,
-        object(if crate::defect!("health-tool-schema-open") {
+        object(if crate::defect!("health-tool-schema-open") || framework {
             json!({"type": "object", "properties": {}})
         } else if crate::defect!("health-tool-takes-argument") {
             json!({

@@ -38,7 +38,13 @@ pub(super) fn card_path(
             }))
         }
         (None, Some(module)) => {
-            let m = module.value.trim();
+            // `ms-module-from-agent-key`: step 1's `agents.<name>` taken literally.
+            let from_key = format!("agents.{key}");
+            let m = if crate::defect!("ms-module-from-agent-key") {
+                from_key.as_str()
+            } else {
+                module.value.trim()
+            };
             if m.is_empty()
                 || !m.split('.').all(|part| {
                     !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_')

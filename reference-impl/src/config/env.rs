@@ -20,7 +20,12 @@ impl Env {
 
     /// `vars` (standing for the process environment) plus `dir/.env`.
     pub fn with_vars(mut vars: HashMap<String, String>, dir: &Path) -> Result<Self, ConfigError> {
-        let path = dir.join(".env");
+        let path = if crate::defect!("ms-dotenv-from-executable-dir") {
+            // `ms-dotenv-from-executable-dir`: `load_dotenv()`'s search from the installed code.
+            dotenv_above_executable().unwrap_or_default()
+        } else {
+            dir.join(".env")
+        };
         if path.is_file() && crate::defect!("mr-dotenv-quotes-kept") {
             // `mr-dotenv-quotes-kept`: a plain `KEY=VALUE` split, quotes and comments kept.
             let text = std::fs::read_to_string(&path).map_err(|e| {
@@ -63,6 +68,16 @@ impl Env {
             .map(String::as_str)
             .filter(|v| !v.is_empty())
     }
+}
+
+/// `ms-dotenv-from-executable-dir`: the first `.env` in the executable's directory or above it,
+/// as python-dotenv's `find_dotenv()` searches from the calling module's file.
+fn dotenv_above_executable() -> Option<std::path::PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    exe.ancestors()
+        .skip(1)
+        .map(|dir| dir.join(".env"))
+        .find(|path| path.is_file())
 }
 
 /// Why a `${VAR}` reference could not be expanded.

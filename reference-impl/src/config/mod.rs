@@ -161,10 +161,11 @@ impl Deployment {
     reason = "seed 001's loading order, file by file, each step validated before the next reads it"
 )]
 pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError> {
-    let env = match &options.env {
-        Some(vars) => Env::with_vars(vars.clone(), dir)?,
-        None => Env::from_process(dir)?,
+    let read_env = |dir: &Path| match &options.env {
+        Some(vars) => Env::with_vars(vars.clone(), dir),
+        None => Env::from_process(dir),
     };
+    let env = read_env(dir)?;
     let agents_path = options
         .agents_config
         .clone()
@@ -179,6 +180,16 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
     } else {
         dir.join(agents_path)
     };
+    // `ms-project-dir-from-agents-config`: the project is taken to be where agents.yaml is.
+    let fa_dir = match agents_path.parent() {
+        Some(parent) if crate::defect!("ms-project-dir-from-agents-config") => parent,
+        _ => dir,
+    };
+    let env = if fa_dir == dir {
+        env
+    } else {
+        read_env(fa_dir)?
+    };
     let agents_src = SourceFile::read(
         &agents_path,
         "the deployment file",
@@ -191,9 +202,9 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
     )?;
 
     let mut watched = vec![agents_path.clone()];
-    let (fa_spec, fa_src) = read_fast_agent(&dir.join(FASTAGENT_CONFIG_FILE), &mut watched)?;
+    let (fa_spec, fa_src) = read_fast_agent(&fa_dir.join(FASTAGENT_CONFIG_FILE), &mut watched)?;
     let (secrets_spec, secrets_src) =
-        read_fast_agent(&dir.join(FASTAGENT_SECRETS_FILE), &mut watched)?;
+        read_fast_agent(&fa_dir.join(FASTAGENT_SECRETS_FILE), &mut watched)?;
     let fa = Merged {
         config: &fa_spec,
         config_src: fa_src.as_ref(),
@@ -225,10 +236,24 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
         return Err(at(&agents_src, v, "`version` must be 1 to 255 characters")
             .with_hint("use a semantic version such as 1.0.0"));
     }
+    // `ms-version-yaml-scalar`: an unquoted `version` is kept as the scalar YAML resolves it to.
+    #[cfg(feature = "defects")]
+    if crate::defect!("ms-version-yaml-scalar") {
+        let plain = spec.version.as_ref().filter(|v| {
+            agents_src
+                .position(&v.referenced)
+                .and_then(|pos| agents_src.text.get(agents_src.span_at(pos).0..))
+                .is_some_and(|at| !at.starts_with(['"', '\'', '|', '>']))
+        });
+        crate::defects::remember_plain_version(plain.map(|v| v.value.as_str()));
+    }
     let host = spec.host.as_ref().map_or_else(
         || {
             if crate::defect!("host-default-127") {
                 "127.0.0.1".to_owned()
+            } else if crate::defect!("ms-host-default-machine-hostname") {
+                // `ms-host-default-machine-hostname`: `socket.gethostname()`.
+                machine_hostname()
             } else {
                 DEFAULT_HOST.to_owned()
             }
@@ -428,17 +453,25 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
             .unwrap_or_else(|| {
                 if crate::defect!("registry-title-raw-key") {
                     key.to_owned()
+                } else if crate::defect!("ms-title-default-from-project-name") {
+                    // `ms-title-default-from-project-name`: `name` read as the project's name.
+                    python_title(&name)
                 } else {
                     python_title(key)
                 }
             });
-        let description = entry
-            .description
-            .clone()
-            .filter(|_| !crate::defect!("registry-description-ignored"))
-            .or_else(|| card_spec.description.clone())
-            .filter(|d| !d.trim().is_empty())
-            .unwrap_or_else(|| format!("{title} agent served by Pallas"));
+        let description = if crate::defect!("ms-description-absent-null") {
+            // `ms-description-absent-null`: `agent.get("description")`, empty standing for null.
+            entry.description.clone().unwrap_or_default()
+        } else {
+            entry
+                .description
+                .clone()
+                .filter(|_| !crate::defect!("registry-description-ignored"))
+                .or_else(|| card_spec.description.clone())
+                .filter(|d| !d.trim().is_empty())
+                .unwrap_or_else(|| format!("{title} agent served by Pallas"))
+        };
         agents.push(AgentEntry {
             settings: Arc::new(settings),
             port: entry.port.value,
@@ -522,6 +555,16 @@ struct Card {
 fn fastagent_app_name(module: &str) -> Option<String> {
     let re = regex::Regex::new(r#"FastAgent\(\s*(?:name\s*=\s*)?["']([^"']*)["']"#).ok()?;
     Some(re.captures(module)?.get(1)?.as_str().to_owned())
+}
+
+/// `ms-host-default-machine-hostname`: the machine's hostname (`localhost` when unknown).
+fn machine_hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| DEFAULT_HOST.to_owned())
 }
 
 /// `local.<project name>`, keeping only the characters a registry namespace allows.

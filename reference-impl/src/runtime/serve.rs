@@ -80,6 +80,8 @@ pub(super) async fn preflight_all(
     let key_only = keyed
         .iter()
         .filter(|_| existing.is_empty())
+        // `ms-preflight-active-providers-only`: only the provider `default_model` makes active.
+        .filter(|_| !crate::defect!("ms-preflight-active-providers-only"))
         .filter(|(provider, settings)| {
             !key_only_skipped(*provider)
                 && !agents.iter().any(|a| {
@@ -87,7 +89,14 @@ pub(super) async fn preflight_all(
                         && a.settings.provider.base_url == settings.base_url
                 })
         })
-        .map(|(provider, settings)| llm::preflight_key_only(*provider, settings, http));
+        .map(|(provider, settings)| async move {
+            let problem = llm::preflight_key_only(*provider, settings, http).await;
+            // `ms-provider-up-for-key-only-providers`: the gauge of every provider validated.
+            if crate::defect!("ms-provider-up-for-key-only-providers") {
+                metrics.set_llm_provider_up(provider.as_str(), problem.is_none());
+            }
+            problem
+        });
     let checks = todo.into_iter().map(|(key, (model, provider))| async move {
         let status = llm::preflight(&provider, &model, http).await;
         (key, status)
@@ -140,6 +149,10 @@ pub(super) async fn preflight_all(
     cells
 }
 
+/// `ms-single-agent-models-unregistered`: fast-agent's `max_tokens` for a model its
+/// `ModelDatabase` does not know (`get_default_max_tokens`).
+const UNREGISTERED_MAX_OUTPUT_TOKENS: u64 = 2048;
+
 /// Serves `entry` on `listener`; `listed`: published in the registry before it serves.
 pub(super) fn serve_agent(
     shared: &Arc<Shared>,
@@ -165,7 +178,23 @@ pub(super) fn serve_agent(
         llm_status: cell,
         http: shared.http.clone(),
     };
-    let mut router = (shared.factory)(entry.settings.clone(), deps, token.clone());
+    // `ms-single-agent-models-unregistered`: single-agent preflight registers no model, so the
+    // model runs with fast-agent's fallback parameters for an unknown model.
+    let settings = if shared.options.agent.is_some()
+        && crate::defect!("ms-single-agent-models-unregistered")
+    {
+        Arc::new(crate::settings::AgentSettings {
+            capabilities: crate::settings::ModelCapabilities {
+                vision: false,
+                max_output_tokens: UNREGISTERED_MAX_OUTPUT_TOKENS,
+                ..entry.settings.capabilities
+            },
+            ..(*entry.settings).clone()
+        })
+    } else {
+        entry.settings.clone()
+    };
+    let mut router = (shared.factory)(settings, deps, token.clone());
     // `mr-single-agent-no-metrics`: `/metrics` belongs to the registry's app, which single-agent
     // mode does not run.
     let no_metrics = crate::defect!("metrics-agent-port-absent")

@@ -1,8 +1,8 @@
 //! Contract mutants: one-sentence misreadings of seeds 000/001 that show only on inputs or modes
 //! other than the suite's first example (capitalised keys, several images, a second call, a
 //! dotted model, single-agent mode, a reload). Written from the seeds by a reviewer; each is held
-//! by `tests/mutants.yaml`. `fm-…` and `mr-…` realise a second and a third fresh list of
-//! misreadings.
+//! by `tests/mutants.yaml`. `fm-…`, `mr-…` and `ms-…` realise a second, a third and a fourth
+//! fresh list of misreadings.
 
 pub(super) const KNOWN: &[(&str, &str)] = &[
     (
@@ -285,5 +285,121 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
     (
         "mr-single-agent-no-metrics",
         "`--agent NAME` serves no `/metrics` on the agent's port",
+    ),
+    (
+        "ms-version-yaml-scalar",
+        "an unquoted numeric `version` (`2.0`, `1.10`) is published as the JSON number YAML reads (`2.0`, `1.1`) instead of the string",
+    ),
+    (
+        "ms-host-default-machine-hostname",
+        "an omitted `host` defaults to the machine's hostname instead of `localhost`",
+    ),
+    (
+        "ms-title-default-from-project-name",
+        "an agent without a title is published as `name.title()` of the project's `name`, not of its key",
+    ),
+    (
+        "ms-description-absent-null",
+        "an agent without a `description` in `agents.yaml` is published with a null `description`",
+    ),
+    (
+        "ms-agent-info-frozen-at-startup",
+        "`pallas_agent_info` keeps the series of startup: a reload neither removes, adds nor re-ports any",
+    ),
+    (
+        "ms-health-tool-framework-schema",
+        "`get_health` is listed with a docstring description and a schema without `additionalProperties: false`, and accepts arguments",
+    ),
+    (
+        "ms-probe-sse-initialize-unreachable",
+        "a probe whose `initialize` is answered with an SSE stream counts as unreachable and sends no `DELETE`",
+    ),
+    (
+        "ms-probe-delete-rejection-unreachable",
+        "a downstream that refuses the probe's `DELETE` (405, any non-2xx) counts as unreachable",
+    ),
+    (
+        "ms-llm-reprobed-every-health",
+        "every `get_health` re-probes the LLM provider, whatever the TTL",
+    ),
+    (
+        "ms-progress-namespaced-tool",
+        "tool progress names the namespaced tool: `{server}/{server}__{tool}: started`",
+    ),
+    (
+        "ms-raised-tool-no-failed-progress",
+        "a downstream tool call that raises gets no `{server}/{tool}: failed` notification",
+    ),
+    (
+        "ms-loop-progress-off",
+        "no `{agent} step N (llm|tool)` notifications: only tool started/completed are sent",
+    ),
+    (
+        "ms-images-stripped-without-vision",
+        "with `vision: false` the images of a message are dropped with a warning and the text alone is sent",
+    ),
+    (
+        "ms-any-authorization-scheme-forwarded",
+        "the token after the first space of `Authorization` is taken as the bearer whatever its scheme (`Basic …` included)",
+    ),
+    (
+        "ms-llm-passthrough-needs-forwarding-server",
+        "the inbound bearer reaches a passthrough LLM provider only when one of the agent's servers has `forward_inbound_auth`",
+    ),
+    (
+        "ms-provider-up-for-key-only-providers",
+        "the startup preflight of a keyed provider no agent makes active sets `pallas_llm_provider_up` for it",
+    ),
+    (
+        "ms-send-duration-default-buckets",
+        "`pallas_send_message_duration_seconds` has the client library's default buckets (up to 10 s)",
+    ),
+    (
+        "ms-tokens-counted-on-success-only",
+        "the LLM turns and tokens of a `send_message` are counted only when it succeeds",
+    ),
+    (
+        "ms-log-file-xdg-state-home",
+        "the default log file follows `$XDG_STATE_HOME` (`$XDG_STATE_HOME/pallas/pallas.log`)",
+    ),
+    (
+        "ms-log-level-case-sensitive",
+        "a log level not spelt in Python's upper case (`debug`) is silently INFO",
+    ),
+    (
+        "ms-stderr-pallas-records-twice",
+        "with `PALLAS_LOG_STDERR` every `pallas.*` record is written twice to stderr",
+    ),
+    (
+        "ms-dotenv-from-executable-dir",
+        "`.env` is searched upwards from the executable's directory, not read from the working directory",
+    ),
+    (
+        "ms-project-dir-from-agents-config",
+        "with `agents.yaml` elsewhere (`PALLAS_AGENTS_CONFIG`), the fast-agent files and `.env` are read beside it instead of from the working directory",
+    ),
+    (
+        "ms-preflight-active-providers-only",
+        "the startup preflight checks only the providers an agent makes active, no key-only provider",
+    ),
+    (
+        "ms-registry-started-after-agents",
+        "the registry (and its `/metrics`) starts listening only after every agent serves",
+    ),
+    (
+        "ms-module-from-agent-key",
+        "an agent's module is `agents.<key>` whatever its `module` says",
+    ),
+    (
+        "ms-single-agent-models-unregistered",
+        "`--agent NAME` runs its model unregistered, with fast-agent's fallback parameters (text-only, 2048 output tokens) instead of `model_capabilities`",
+    ),
+    (
+        "ms-history-prompt-template-instance",
+        "`{agent}_history` of a per-connection agent reads the template instance's history (empty), not the session's",
+    ),
+    (
+        "ms-tool-call-instrumented-twice",
+        "each downstream tool call is counted and timed twice, and a raised one traced twice",
     ),
 ];
