@@ -91,8 +91,11 @@ pub(super) async fn preflight_all(
         })
         .map(|(provider, settings)| async move {
             let problem = llm::preflight_key_only(*provider, settings, http).await;
-            // `ms-provider-up-for-key-only-providers`: the gauge of every provider validated.
-            if crate::defect!("ms-provider-up-for-key-only-providers") {
+            // `ms-provider-up-for-key-only-providers`, `llm-gauge-for-inactive-providers`: the
+            // gauge of every provider validated.
+            if crate::defect!("ms-provider-up-for-key-only-providers")
+                || crate::defect!("llm-gauge-for-inactive-providers")
+            {
                 metrics.set_llm_provider_up(provider.as_str(), problem.is_none());
             }
             problem

@@ -106,4 +106,8 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "llm-gauge-up-after-health",
         "a `get_health` that does not re-probe sets `pallas_llm_provider_up` to 1",
     ),
+    (
+        "llm-gauge-for-inactive-providers",
+        "`pallas_llm_provider_up` has a series for every keyed provider, 0 for one whose key-only preflight failed",
+    ),
 ];
