@@ -433,11 +433,23 @@ pub(super) fn sessions_closed(c: &CheckSpec, o: &Observed) -> Outcome {
                 );
             }
         }
+        let mut answers: Vec<String> = probes
+            .iter()
+            .flat_map(|p| {
+                let sid = p.opened_session.as_deref();
+                entries
+                    .iter()
+                    .filter(move |e| e.method == "DELETE" && e.session_id.as_deref() == sid)
+                    .map(|e| e.status.map_or("no answer".to_owned(), |s| s.to_string()))
+            })
+            .collect();
+        answers.sort();
         kept.push(Witness::new(
             format!("journal of `{name}`"),
             format!(
-                "{} probe session(s) opened during get_health, each closed by a DELETE of its own session id that the server accepted",
-                probes.len()
+                "{} probe session(s) opened during get_health, each ended by a DELETE of its own session id that the server did not refuse as unauthenticated (answers: {})",
+                probes.len(),
+                answers.join(", ")
             ),
         ));
     }

@@ -309,6 +309,7 @@ impl Case {
         checks.push(json!({
             "check": "MET-004",
             "title": format!("`pallas_agent_health_status{{agent=\"{k}\"}}` is 1 after its `ok`"),
+            "given": {"output": {"step": health, "path": "$.health.status", "equals": "ok"}},
             "assert": {"output": {"step": "metrics",
                 "path": format!("$.families[?@.name == 'pallas_agent_health_status'].samples[?@.labels.agent == '{k}'].value"),
                 "equals": 1.0}},
@@ -468,7 +469,7 @@ impl Case {
                 "AUTH-021",
                 json!({"header_absent": true}),
                 format!(
-                    "the call's `Authorization: Basic …` during `{step}` holds no bearer token: the opted-in downstream gets no Authorization"
+                    "the call's `Basic` credential during `{step}` holds no bearer token: the opted-in downstream gets no Authorization header"
                 ),
             ),
             (true, Some(b)) => (
