@@ -241,9 +241,10 @@ fn run_cli(args: &[String]) -> (u8, String) {
 /// run --target <the reference> --strict` with the kit's defaults (the embedded suite and the
 /// generated deployments it draws, their default count; the seed `PALLAS_GENERATED_SEED` plus the
 /// row's index, so each CI run tries other seeds), the reference started with the mutant's
-/// defect. A caught row must not pass; a survivor must pass. Each run selects the generated
-/// deployments and the row's scenarios (`--filter`): a scenario's verdicts do not depend on which
-/// others run, so what these runs catch a whole run catches.
+/// defect. A caught row must not pass; a survivor must pass. Each run selects the row's
+/// scenarios, or the generated deployments for a row caught by them or surviving (`--filter`): a
+/// scenario's verdicts do not depend on which others run, so what these runs catch a whole run
+/// catches.
 #[test]
 fn contract_mutants_are_caught_through_pallas_conformance_run() {
     use pallas_e2e::mutants;
@@ -285,13 +286,18 @@ fn contract_mutants_are_caught_through_pallas_conformance_run() {
                 &format!("{}={}", suite::DEFECTS_ENV, m.defect),
                 "--generated-seed",
                 &(base_seed + i as u64).to_string(),
-                "--filter",
-                "generated-*",
             ]
             .map(str::to_owned)
             .to_vec();
-            for s in &m.scenarios {
-                args.extend(["--filter".to_owned(), s.clone()]);
+            // A row caught by named scenarios runs those; the others run the generated
+            // deployments (a survivor must pass them).
+            if m.caught_by == Some(mutants::CaughtBy::Scenarios) {
+                args.extend(["--generated".to_owned(), "0".to_owned()]);
+                for s in &m.scenarios {
+                    args.extend(["--filter".to_owned(), s.clone()]);
+                }
+            } else {
+                args.extend(["--filter".to_owned(), "generated-*".to_owned()]);
             }
             (i, args)
         })
