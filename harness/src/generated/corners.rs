@@ -146,6 +146,14 @@ pub fn corner_strategy(i: usize) -> BoxedStrategy<Case> {
                     },
                     default_model,
                     vision: Some(true),
+                    // Half the corners give the limits and a version; the others leave the
+                    // registry's defaults.
+                    limits: if i % 2 == 0 {
+                        (Some(200_000), Some(32_000))
+                    } else {
+                        (None, None)
+                    },
+                    version: (i % 2 == 0).then(|| "2.4.1".to_owned()),
                     agents,
                     headers,
                     forward: i.is_multiple_of(2),

@@ -5,7 +5,8 @@
 //! deployment varies: agent keys in the registry name pattern (capitals, digits, underscores,
 //! hyphens) that flow into `server.name`, the title default, the `{agent}_history` prompt,
 //! progress prefixes and metrics labels; several agents; a `default_model` whose model part holds
-//! dots or a second prefix, behind the `openai` or the `anthropic` provider; agents that
+//! dots or a second prefix, behind the `openai` or the `anthropic` provider; `model_capabilities`
+//! with or without its limits and a `version` or none (the registry's defaults); agents that
 //! `depends_on` another; several images per message; downstream headers with `${VAR}`
 //! placeholders whose variables come from the environment, from `.env` (quoted or not) or from
 //! both (the environment wins), beside the forwarded bearer; a downstream that refuses any
@@ -219,6 +220,11 @@ pub struct Case {
     pub default_model: String,
     /// `model_capabilities.vision`, or absent (no `model_capabilities` at all).
     pub vision: Option<bool>,
+    /// `model_capabilities.context_window` and `.max_output_tokens`, each set or left to the
+    /// defaults (only with `model_capabilities`).
+    pub limits: (Option<u64>, Option<u64>),
+    /// `version` of `agents.yaml`, or absent (seed 001: "Default: `\"1.0.0\"`").
+    pub version: Option<String>,
     /// The agents, with distinct registry slugs.
     pub agents: Vec<Agent>,
     /// Headers of the downstream server, each with its own variable.
@@ -395,7 +401,13 @@ impl Case {
             vec(image(), 0..=3),
             (any::<bool>(), 0..4u8, any::<bool>(), 1..=2u8, scheme()),
             (0..3u8, any::<usize>(), agent(), 0..4u8, words()),
-            (provider(), proptest::bool::weighted(0.25)),
+            (
+                provider(),
+                proptest::bool::weighted(0.25),
+                proptest::option::of(1024..2_000_000u64),
+                proptest::option::of(256..200_000u64),
+                proptest::option::of("[0-9]\\.[0-9]{1,2}\\.[0-9]{1,2}"),
+            ),
         )
             .prop_map(
                 |(
@@ -408,7 +420,7 @@ impl Case {
                     images,
                     flags,
                     m,
-                    (provider, delete_not_allowed),
+                    (provider, delete_not_allowed, context_window, max_output_tokens, version),
                 )| {
                     let (bearer, progress, numeric_tokens, turns, scheme) = flags;
                     let agents = resolve_depends_on(agents);
@@ -420,11 +432,18 @@ impl Case {
                         Vec::new()
                     };
                     let mode = mode_of(&agents, m);
+                    let limits = if vision.is_some() {
+                        (context_window, max_output_tokens)
+                    } else {
+                        (None, None)
+                    };
                     Case {
                         namespace,
                         provider,
                         default_model,
                         vision,
+                        limits,
+                        version,
                         agents,
                         headers,
                         forward,

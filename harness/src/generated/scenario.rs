@@ -202,7 +202,17 @@ impl Case {
             "dotenv": dotenv,
         });
         if let Some(v) = self.vision {
-            d["model_capabilities"] = json!({"vision": v});
+            let mut caps = json!({"vision": v});
+            if let Some(n) = self.limits.0 {
+                caps["context_window"] = json!(n);
+            }
+            if let Some(n) = self.limits.1 {
+                caps["max_output_tokens"] = json!(n);
+            }
+            d["model_capabilities"] = caps;
+        }
+        if let Some(v) = &self.version {
+            d["version"] = json!(v);
         }
         d
     }
