@@ -148,12 +148,12 @@ pub fn corner_strategy(i: usize) -> BoxedStrategy<Case> {
                     vision: Some(true),
                     // Half the corners give the limits and a version; the others leave the
                     // registry's defaults.
-                    limits: if i % 2 == 0 {
+                    limits: if i.is_multiple_of(2) {
                         (Some(200_000), Some(32_000))
                     } else {
                         (None, None)
                     },
-                    version: (i % 2 == 0).then(|| "2.4.1".to_owned()),
+                    version: i.is_multiple_of(2).then(|| "2.4.1".to_owned()),
                     agents,
                     headers,
                     forward: i.is_multiple_of(2),
