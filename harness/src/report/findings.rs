@@ -22,7 +22,24 @@ pub struct Finding<'a> {
 impl Finding<'_> {
     /// The ids of the scenarios with this finding, in run order.
     pub fn scenario_ids(&self) -> Vec<&str> {
-        self.members.iter().map(|(s, _)| s.id.as_str()).collect()
+        let mut ids: Vec<&str> = Vec::new();
+        for (s, _) in &self.members {
+            if !ids.contains(&s.id.as_str()) {
+                ids.push(s.id.as_str());
+            }
+        }
+        ids
+    }
+
+    /// How far the finding reaches: `N scenarios`, or `M entries in N scenarios` when a scenario
+    /// holds several of its entries.
+    pub fn spread(&self) -> String {
+        let scenarios = self.scenario_ids().len();
+        if self.members.len() == scenarios {
+            format!("{scenarios} scenarios")
+        } else {
+            format!("{} entries in {scenarios} scenarios", self.members.len())
+        }
     }
 
     /// The finding's reason: its first result's, with the scenarios' own step names blanked
@@ -207,6 +224,31 @@ mod tests {
         assert!(html.contains("one cause, 2 scenarios"));
         let md = crate::report::markdown(&run);
         assert!(md.contains("one cause, 2 scenarios: `a`, `b`"), "{md}");
+    }
+
+    /// Two entries of one scenario and one of another: the finding names each scenario once and
+    /// says how many entries it holds.
+    #[test]
+    fn a_finding_counts_its_scenarios_once_and_says_when_entries_are_more() {
+        let run = run_of(vec![
+            scenario(
+                "a",
+                vec![
+                    result("MET-004", Verdict::Fail, "gauge is 0.5"),
+                    result("MET-004", Verdict::Fail, "gauge is 0.5"),
+                ],
+            ),
+            scenario("b", vec![result("MET-004", Verdict::Fail, "gauge is 0.5")]),
+        ]);
+        let all = findings(&run, FINDING_VERDICTS);
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].scenario_ids(), vec!["a", "b"]);
+        assert_eq!(all[0].spread(), "3 entries in 2 scenarios");
+        let md = crate::report::markdown(&run);
+        assert!(
+            md.contains("one cause, 3 entries in 2 scenarios: `a`, `b`"),
+            "{md}"
+        );
     }
 
     #[test]

@@ -163,12 +163,8 @@ fn findings_section(out: &mut String, all: &[Finding<'_>]) {
             title = esc(&k.title),
             reason = esc(&f.reason()),
         );
-        if ids.len() > 1 {
-            let _ = write!(
-                out,
-                "<p class=\"one-cause\">one cause, {} scenarios</p>",
-                ids.len()
-            );
+        if f.members.len() > 1 {
+            let _ = write!(out, "<p class=\"one-cause\">one cause, {}</p>", f.spread());
         }
         for (s, c) in &f.members {
             if ids.len() > 1 {
@@ -324,8 +320,8 @@ pub fn html(run: &RunResult) -> String {
         if let Some(f) = shared(&all, s, c) {
             let _ = write!(
                 out,
-                "<div class=\"muted one-cause\">one cause, {} scenarios: {}</div>",
-                f.members.len(),
+                "<div class=\"muted one-cause\">one cause, {}: {}</div>",
+                f.spread(),
                 esc(&f.scenario_ids().join(", "))
             );
         }

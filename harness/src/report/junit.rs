@@ -48,8 +48,8 @@ pub fn junit(run: &RunResult) -> String {
                 let ids = f.scenario_ids();
                 let others: Vec<&str> = ids.iter().copied().filter(|id| *id != s.id).collect();
                 format!(
-                    "one finding, one cause, in {} scenarios: {} (also in: {})",
-                    ids.len(),
+                    "one finding, one cause, in {}: {} (also in: {})",
+                    f.spread(),
                     ids.join(", "),
                     others.join(", ")
                 )

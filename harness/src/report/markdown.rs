@@ -89,20 +89,27 @@ pub fn markdown(run: &RunResult) -> String {
     let mut failures = String::new();
     // One cause, one finding: the same check failing for the same reason in several scenarios
     // is listed once, with every scenario (and each one's evidence).
+    // (first result, reason, members, scenario ids once each, how far it reaches)
     type Group<'a> = (
         &'a crate::checks::CheckResult,
         String,
         Vec<(&'a str, &'a crate::checks::CheckResult)>,
+        Vec<String>,
+        String,
     );
     let groups: Vec<Group<'_>> = super::findings(run, super::FINDING_VERDICTS)
         .into_iter()
         .map(|f| {
             let members = f.members.iter().map(|(s, c)| (s.id.as_str(), *c)).collect();
-            (f.first, f.reason(), members)
+            let ids: Vec<String> = f
+                .scenario_ids()
+                .iter()
+                .map(|id| format!("`{id}`"))
+                .collect();
+            (f.first, f.reason(), members, ids, f.spread())
         })
         .collect();
-    for (k, reason, members) in &groups {
-        let scenarios: Vec<String> = members.iter().map(|(id, _)| format!("`{id}`")).collect();
+    for (k, reason, members, scenarios, spread) in &groups {
         let _ = writeln!(
             failures,
             "\n### {} {} in {} ({})\n\n{} — {}\n",
@@ -114,12 +121,7 @@ pub fn markdown(run: &RunResult) -> String {
             reason,
         );
         if members.len() > 1 {
-            let _ = writeln!(
-                failures,
-                "- one cause, {} scenarios: {}",
-                members.len(),
-                scenarios.join(", ")
-            );
+            let _ = writeln!(failures, "- one cause, {spread}: {}", scenarios.join(", "));
         }
         for (id, m) in members.iter().filter(|(_, m)| !m.location.is_empty()) {
             let prefix = if members.len() > 1 {
