@@ -513,8 +513,12 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
     for provider in [Provider::OpenAi, Provider::Anthropic] {
         if fa.configures(provider) {
             let mut settings = fa.provider(provider)?;
-            // `mr-raw-placeholder-key-counts`: the raw `api_key` of the files, unexpanded.
-            if settings.api_key.is_none() && crate::defect!("mr-raw-placeholder-key-counts") {
+            // `mr-raw-placeholder-key-counts`, `preflight-unset-key-counted`: the raw `api_key`
+            // of the files, unexpanded.
+            if settings.api_key.is_none()
+                && (crate::defect!("mr-raw-placeholder-key-counts")
+                    || crate::defect!("preflight-unset-key-counted"))
+            {
                 settings.api_key = fa.raw_api_key(provider).map(crate::settings::Secret::new);
             }
             if settings.api_key.is_some() {

@@ -70,6 +70,10 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "an Anthropic provider with a key that no agent makes active is never preflighted",
     ),
     (
+        "preflight-unset-key-counted",
+        "a provider whose `api_key` names an unset variable counts as keyed: its key-only preflight sends the literal `${VAR}`",
+    ),
+    (
         "preflight-per-agent",
         "the provider preflight runs once per agent instead of once",
     ),
