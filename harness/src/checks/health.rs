@@ -420,15 +420,16 @@ pub(super) fn sessions_closed(c: &CheckSpec, o: &Observed) -> Outcome {
                 } else {
                     "no DELETE of it".to_owned()
                 };
+                // The reason names no time or id (one cause, one finding across scenarios); the
+                // evidence does.
                 return fail(
                     format!(
-                        "`{name}`: the probe session opened during get_health at {} was not closed: {how}",
-                        p.time
+                        "`{name}`: a probe session opened during get_health was not closed: {how}"
                     ),
                     vec![Evidence::new(
                         format!("journal of `{name}`"),
-                        "a DELETE of the probe's session the server accepted",
-                        format!("session {sid}: {how}"),
+                        "a DELETE of the probe's session the server did not refuse",
+                        format!("session {sid}, opened at {}: {how}", p.time),
                     )],
                 );
             }
