@@ -22,6 +22,18 @@ pub fn is_credential_header(name: &str) -> bool {
     )
 }
 
+/// Whether header `name`'s value `seen` is `want`: exactly, except that the scheme of an
+/// `Authorization` credential is compared without regard to case ("It uses a case-insensitive
+/// token to identify the authentication scheme", RFC 9110 §11.1).
+pub fn same_header_value(name: &str, seen: &str, want: &str) -> bool {
+    match (seen.split_once(' '), want.split_once(' ')) {
+        (Some((s, s_rest)), Some((w, w_rest))) if name.eq_ignore_ascii_case("authorization") => {
+            s.eq_ignore_ascii_case(w) && s_rest == w_rest
+        }
+        _ => seen == want,
+    }
+}
+
 /// `[redacted:` and the first 8 hex digits of the SHA-256 of the token (a `Bearer ` scheme
 /// aside), `]`: one value always gives one fingerprint, and 32 bits of a digest give nothing
 /// back of the secret.

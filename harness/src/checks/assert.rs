@@ -495,7 +495,7 @@ fn assert_journal(j: &JournalAssert, o: &Observed) -> Outcome {
             let bad = if j.header_absent {
                 seen.is_some()
             } else if let Some(want) = &j.header_equals {
-                !seen.is_some_and(|v| header_value_eq(h, v, want))
+                !seen.is_some_and(|v| pallas_mocks::redact::same_header_value(h, v, want))
             } else {
                 seen.is_none()
             };
@@ -537,21 +537,6 @@ fn assert_journal(j: &JournalAssert, o: &Observed) -> Outcome {
         }
     }
     Outcome::Kept(kept)
-}
-
-/// Whether header `name`'s value `seen` is `want`: exactly, except that the scheme of an
-/// `Authorization` credential is compared without regard to case ("It uses a case-insensitive
-/// token to identify the authentication scheme", RFC 9110 §11.1).
-fn header_value_eq(name: &str, seen: &str, want: &str) -> bool {
-    if !name.eq_ignore_ascii_case("authorization") {
-        return seen == want;
-    }
-    match (seen.split_once(' '), want.split_once(' ')) {
-        (Some((s_scheme, s_rest)), Some((w_scheme, w_rest))) => {
-            s_scheme.eq_ignore_ascii_case(w_scheme) && s_rest == w_rest
-        }
-        _ => seen == want,
-    }
 }
 
 /// `llm_journal:` what a mock LLM's journal saw.
@@ -782,15 +767,31 @@ mod tests {
 
     #[test]
     fn an_authorization_scheme_compares_without_case_and_nothing_else_does() {
-        assert!(header_value_eq("authorization", "bearer tok", "Bearer tok"));
-        assert!(header_value_eq("Authorization", "BEARER tok", "Bearer tok"));
-        assert!(!header_value_eq(
+        assert!(pallas_mocks::redact::same_header_value(
+            "authorization",
+            "bearer tok",
+            "Bearer tok"
+        ));
+        assert!(pallas_mocks::redact::same_header_value(
+            "Authorization",
+            "BEARER tok",
+            "Bearer tok"
+        ));
+        assert!(!pallas_mocks::redact::same_header_value(
             "authorization",
             "Bearer TOK",
             "Bearer tok"
         ));
-        assert!(!header_value_eq("authorization", "Bearer", "Bearer tok"));
-        assert!(!header_value_eq("x-api-key", "bearer tok", "Bearer tok"));
+        assert!(!pallas_mocks::redact::same_header_value(
+            "authorization",
+            "Bearer",
+            "Bearer tok"
+        ));
+        assert!(!pallas_mocks::redact::same_header_value(
+            "x-api-key",
+            "bearer tok",
+            "Bearer tok"
+        ));
     }
 
     /// A missing text read as the string "null" passed "the error text is not empty": a text

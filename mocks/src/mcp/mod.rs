@@ -470,17 +470,7 @@ fn lacks_credentials(spec: &McpMockSpec, headers: &axum::http::HeaderMap, is_cal
     });
     bearer_missing
         || spec.require_headers.iter().any(|(name, want)| {
-            !value(&name.to_ascii_lowercase()).is_some_and(|seen| credential_eq(name, seen, want))
+            !value(&name.to_ascii_lowercase())
+                .is_some_and(|seen| crate::redact::same_header_value(name, seen, want))
         })
-}
-
-/// Whether a received header value is the required one: exactly, but for an `Authorization`
-/// scheme, which is case-insensitive (RFC 9110 §11.1).
-fn credential_eq(name: &str, seen: &str, want: &str) -> bool {
-    match (seen.split_once(' '), want.split_once(' ')) {
-        (Some((s, s_rest)), Some((w, w_rest))) if name.eq_ignore_ascii_case("authorization") => {
-            s.eq_ignore_ascii_case(w) && s_rest == w_rest
-        }
-        _ => seen == want,
-    }
 }
