@@ -25,6 +25,7 @@ pub mod checks;
 pub mod cli;
 pub mod client;
 pub mod compact;
+pub mod daedalus;
 pub mod deploy;
 pub mod diag;
 pub mod escapees;

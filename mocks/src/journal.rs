@@ -112,6 +112,14 @@ pub struct PallasJournalEntry {
     /// `drop_stream`, `unauthorized`, `registry_status`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<String>,
+    /// `Mcp-Session-Id` of the answer (an `initialize` that opened a session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_session_id: Option<String>,
+    /// When the answer ended (RFC 3339, UTC, microseconds): a `tools/call`'s SSE stream at its
+    /// last byte, any other answer when it was sent; absent while a stream is still open or when
+    /// the client left before its end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished: Option<String>,
 }
 
 /// Session accounting of a mock MCP server (2025-11-25 era).

@@ -29,7 +29,7 @@ pub use error::MockError;
 pub use journal::{LlmJournalEntry, McpJournalEntry, PallasJournalEntry, SessionStats};
 pub use llm::LlmMock;
 pub use mcp::McpMock;
-pub use pallas::MockPallas;
+pub use pallas::{MockPallas, validate_spec as validate_pallas_spec};
 pub use spec::*;
 pub use tls::MockTls;
 pub use validate::{SpecIssue, parse_ecosystem, validate_ecosystem};

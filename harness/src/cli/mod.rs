@@ -89,6 +89,15 @@ pub enum Command {
     /// The scripted Daedalus client, for people.
     #[command(subcommand)]
     Client(ClientCommand),
+    /// Certify a Daedalus-side client (an MCP client of a Pallas) against a mock Pallas.
+    ///
+    /// Each client scenario starts a mock Pallas (registry and agents, scripted health, progress
+    /// and faults), runs the client from its profile with the registry URL as the last argument
+    /// and `PALLAS_CONFORMANCE_SCENARIO` set, waits for it to exit, and judges what it sent (the
+    /// mock's journal) with the client checks (`--list-checks`). Reports are the formats of
+    /// `run`. Exit codes: 0 all passed, 1 a check failed, 2 invalid input, 3 a client that did
+    /// not start, never connected or did not exit in time.
+    Daedalus(Box<crate::daedalus::DaedalusArgs>),
     /// Load an MCP bridge with N sessions calling its message tool; throughput, latency, errors,
     /// server CPU and RSS.
     ///
@@ -425,6 +434,7 @@ pub async fn run_cli(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8
         Command::Scenarios(cmd) => scenarios_command(&cmd, out, err),
         Command::Init(args) => crate::init::run(&args, out, err),
         Command::Client(cmd) => crate::client::run_client(cmd, out).await,
+        Command::Daedalus(args) => crate::daedalus::run_command(&args, out, err).await,
         Command::Run(args) => run_command(*args, out, err).await,
         Command::Report(args) => report_command(&args, out, err),
         Command::Load(args) => crate::load::args::run_command(&args, out, err).await,
@@ -704,7 +714,11 @@ fn create(p: &std::path::Path) -> std::io::Result<std::fs::File> {
 }
 
 /// Writes the requested report files; on failure, the exit code.
-fn write_reports(run: &RunResult, files: &ReportFiles, err: &mut impl Write) -> Result<(), u8> {
+pub(crate) fn write_reports(
+    run: &RunResult,
+    files: &ReportFiles,
+    err: &mut impl Write,
+) -> Result<(), u8> {
     type Render = fn(&RunResult) -> String;
     let writes: [(&Option<PathBuf>, Render); 4] = [
         (&files.report_json, report::json_text),

@@ -43,6 +43,12 @@ use crate::tls::MockTls;
 use script::{Phases, Until};
 use spec::{HealthPhaseSpec, MockPallasSpec, PallasAgentSpec, RegistryPhaseSpec};
 
+/// What is wrong with a mock Pallas spec (each issue at its path under `pallas`), before
+/// anything starts: the checks `pallas-mocks validate` makes of a `pallas:` section.
+pub fn validate_spec(spec: &MockPallasSpec) -> Vec<crate::SpecIssue> {
+    validate_pallas(spec, "pallas")
+}
+
 /// The host names an agent always answers to (`Host` and `Origin` checks).
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 

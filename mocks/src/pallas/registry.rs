@@ -73,6 +73,8 @@ async fn journal(State(shared): State<Arc<PallasShared>>, req: Request, next: Ne
         session_id: None,
         status: None,
         fault: None,
+        answered_session_id: None,
+        finished: None,
     });
     let resp = next.run(req).await;
     let status = resp.status().as_u16();

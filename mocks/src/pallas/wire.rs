@@ -109,6 +109,8 @@ pub(crate) async fn observe(
         session_id: session_id.clone(),
         status: None,
         fault: None,
+        answered_session_id: None,
+        finished: None,
     });
 
     let (resp, fault) = if let Some(r) = unauthorized(&agent, &parts.headers) {
@@ -177,11 +179,40 @@ pub(crate) async fn observe(
         }
     };
     let status = resp.status().as_u16();
+    let answered_session_id = resp
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let streamed = is_sse(&resp);
     agent.journal.update(ticket, |e| {
         e.status = Some(status);
         e.fault = fault.map(|f| f.as_str().to_owned());
+        e.answered_session_id = answered_session_id;
+        if !streamed {
+            e.finished = Some(now_rfc3339());
+        }
     });
+    if streamed && rpc.method.as_deref() == Some("tools/call") {
+        return finished_when_done(resp, agent.journal.clone(), ticket);
+    }
     resp
+}
+
+/// The SSE answer of a call, its journal entry's `finished` set when its last byte has gone.
+fn finished_when_done(
+    resp: Response,
+    journal: Arc<crate::common::Journal<PallasJournalEntry>>,
+    ticket: crate::common::Ticket,
+) -> Response {
+    use futures::StreamExt;
+    let (parts, body) = resp.into_parts();
+    let end = futures::stream::once(async move {
+        journal.update(ticket, |e| e.finished = Some(now_rfc3339()));
+        Ok::<_, axum::Error>(bytes::Bytes::new())
+    });
+    let stream = body.into_data_stream().chain(end);
+    Response::from_parts(parts, Body::from_stream(stream))
 }
 
 fn is_sse(resp: &Response) -> bool {

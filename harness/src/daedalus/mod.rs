@@ -1,0 +1,475 @@
+//! Certifying the other half of seed 000: a Daedalus-side client. `pallas-conformance daedalus
+//! --client PROFILE` starts a mock Pallas per scenario (`pallas_mocks::MockPallas`), runs the
+//! client with the registry URL as its last argument, and judges what the client sent, from the
+//! mock's journal, with the client checks (`harness/rules/daedalus.yaml`). The run is a
+//! [`RunResult`], so its reports are the server reports' formats.
+
+mod checks;
+pub mod profile;
+pub mod scenario;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use pallas_mocks::MockPallas;
+
+pub use checks::Seen;
+pub use profile::{ClientClaim, ClientProfile};
+pub use scenario::{ClientScenario, Task};
+
+use crate::checks::{CheckResult, Grading, Outcome, Subject, Verdict};
+use crate::diag::SpecError;
+use crate::process::{ImplProcess, LaunchSpec};
+use crate::redact::Redactor;
+use crate::rules::RuleBook;
+use crate::runner::{RunResult, ScenarioResult};
+
+/// The client rule file.
+pub const RULES: (&str, &str) = (
+    "harness/rules/daedalus.yaml",
+    include_str!("../../rules/daedalus.yaml"),
+);
+
+static BOOK: OnceLock<Result<RuleBook, Box<SpecError>>> = OnceLock::new();
+
+/// The client rule book (loaded once).
+pub fn book() -> Result<&'static RuleBook, &'static SpecError> {
+    BOOK.get_or_init(|| RuleBook::load(&[RULES]).map_err(Box::new))
+        .as_ref()
+        .map_err(|e| &**e)
+}
+
+/// `daedalus` arguments.
+#[derive(Debug, clap::Args)]
+pub struct DaedalusArgs {
+    /// The client profile: how to start the client (`certify/clients/*/profile.yaml`).
+    #[arg(long, required_unless_present = "list_checks")]
+    pub client: Option<PathBuf>,
+    /// Client scenario files (default: the embedded ones).
+    pub scenarios: Vec<PathBuf>,
+    /// Only scenarios whose ID contains one of these.
+    #[arg(long)]
+    pub filter: Vec<String>,
+    /// A broken SHOULD fails instead of warning.
+    #[arg(long)]
+    pub strict: bool,
+    /// List the client checks and their rules, then exit.
+    #[arg(long)]
+    pub list_checks: bool,
+    /// Report files to write.
+    #[command(flatten)]
+    pub files: crate::cli::ReportFiles,
+}
+
+/// Runs `daedalus`; the exit code.
+pub async fn run_command(args: &DaedalusArgs, out: &mut impl Write, err: &mut impl Write) -> u8 {
+    let book = match book() {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = write!(err, "{}", e.render_plain());
+            return crate::exit::HARNESS_ERROR;
+        }
+    };
+    if args.list_checks {
+        for c in &book.checks {
+            let _ = writeln!(
+                out,
+                "{:<8} {:<6} {}\n         {}: \"{}\"",
+                c.id,
+                c.level.as_str(),
+                c.title,
+                c.refs[0],
+                c.quote
+            );
+        }
+        return crate::exit::SUCCESS;
+    }
+    let Some(path) = &args.client else {
+        let _ = writeln!(err, "error: give the client profile with --client");
+        return crate::exit::INVALID_INPUT;
+    };
+    let profile = match ClientProfile::load(path) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = write!(err, "{}", e.render_plain());
+            return crate::exit::INVALID_INPUT;
+        }
+    };
+    let scenarios = match load_scenarios(&args.scenarios) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = write!(err, "{}", e.render_plain());
+            return crate::exit::INVALID_INPUT;
+        }
+    };
+    let chosen: Vec<ClientScenario> = scenarios
+        .into_iter()
+        .filter(|s| args.filter.is_empty() || args.filter.iter().any(|f| s.id.contains(f.as_str())))
+        .collect();
+    let grading = Grading {
+        strict: args.strict,
+        ..Grading::default()
+    };
+    let run = run(&profile, &chosen, grading, |s| {
+        let _ = writeln!(out, "{:<6} {}  {}", s.verdict.as_str(), s.id, s.title);
+        for c in s.checks.iter().filter(|c| c.verdict != Verdict::Pass) {
+            let _ = writeln!(
+                out,
+                "       {:<6} {} {}",
+                c.verdict.as_str(),
+                c.id,
+                c.reason
+            );
+        }
+        if let Some(e) = &s.error {
+            let _ = writeln!(out, "       error: {e}");
+        }
+    })
+    .await;
+    let _ = write!(out, "{}", crate::report::summary(&run));
+    if let Err(code) = crate::cli::write_reports(&run, &args.files, err) {
+        return code;
+    }
+    run.exit_code()
+}
+
+/// The scenario files given, or the embedded ones.
+#[allow(clippy::result_large_err)]
+fn load_scenarios(paths: &[PathBuf]) -> Result<Vec<ClientScenario>, SpecError> {
+    if paths.is_empty() {
+        return scenario::embedded();
+    }
+    paths.iter().map(|p| ClientScenario::load(p)).collect()
+}
+
+/// Runs every scenario against the client, one at a time, calling `each` as each ends.
+pub async fn run(
+    profile: &ClientProfile,
+    scenarios: &[ClientScenario],
+    grading: Grading,
+    mut each: impl FnMut(&ScenarioResult),
+) -> RunResult {
+    let started = Instant::now();
+    let mut results = Vec::new();
+    for s in scenarios {
+        let r = run_one(profile, s, grading).await;
+        each(&r);
+        results.push(r);
+    }
+    RunResult {
+        target: profile.name.clone(),
+        kit_version: env!("CARGO_PKG_VERSION").to_owned(),
+        suite: None,
+        claims: profile
+            .claims
+            .iter()
+            .map(|c| c.as_str().to_owned())
+            .collect(),
+        scenarios: results,
+        stale: Vec::new(),
+        duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        error: None,
+    }
+}
+
+fn result(profile: &ClientProfile, s: &ClientScenario, started: Instant) -> ScenarioResult {
+    ScenarioResult {
+        id: s.id.clone(),
+        title: s.title.clone(),
+        file: s.file.clone(),
+        verdict: Verdict::Skip,
+        checks: Vec::new(),
+        duration_ms: 0.0,
+        error: None,
+        skipped: None,
+        output_tail: None,
+        steps: Vec::new(),
+        reproduce: format!(
+            "pallas-conformance daedalus --client {} --filter {}",
+            profile.path.display(),
+            s.id
+        ),
+        phases: None,
+        declared: crate::runner::Declared::default(),
+    }
+    .timed(started)
+}
+
+trait Timed {
+    fn timed(self, started: Instant) -> Self;
+}
+
+impl Timed for ScenarioResult {
+    fn timed(mut self, started: Instant) -> Self {
+        self.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+        self
+    }
+}
+
+/// One scenario: the mock, the client, the verdicts.
+pub async fn run_one(
+    profile: &ClientProfile,
+    s: &ClientScenario,
+    grading: Grading,
+) -> ScenarioResult {
+    let started = Instant::now();
+    if let Some(missing) = s.requires.iter().find(|c| !profile.claims(**c)) {
+        let mut r = result(profile, s, started);
+        r.skipped = Some(format!("the client does not claim `{}`", missing.as_str()));
+        return r;
+    }
+    if !s.task.messages.is_empty() && profile.message_args.is_empty() {
+        return errored(
+            profile,
+            s,
+            started,
+            "the task sends messages and the profile has no `message_args`".into(),
+            None,
+        );
+    }
+    let pallas = match MockPallas::start(&s.pallas).await {
+        Ok(p) => p,
+        Err(e) => {
+            return errored(
+                profile,
+                s,
+                started,
+                format!("the mock Pallas did not start: {e}"),
+                None,
+            );
+        }
+    };
+    let logs = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => {
+            return errored(
+                profile,
+                s,
+                started,
+                format!("no temporary folder for the client's output: {e}"),
+                None,
+            );
+        }
+    };
+    let spec = launch_spec(profile, s, &pallas.registry_url(), logs.path());
+    let mut redactor = Redactor::new();
+    if let Some(b) = &s.task.bearer {
+        redactor.add(b.clone());
+    }
+    let mut child = match ImplProcess::spawn(&spec).await {
+        Ok(c) => c,
+        Err(e) => {
+            return errored(
+                profile,
+                s,
+                started,
+                redactor.text(&format!("the client did not start: {e}")),
+                None,
+            );
+        }
+    };
+    let timeout = s.timeout(profile);
+    let exited = child.wait_exit(timeout).await;
+    let output = child.stop(Duration::from_secs(2)).await;
+    let ended = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+    let tail = redactor.text(&format!("{}{}", output.stdout, output.stderr));
+    let journal = pallas.journal();
+    let agent_urls: BTreeMap<String, String> = s
+        .pallas
+        .agents
+        .keys()
+        .filter_map(|k| Some((k.clone(), pallas.agent_url(k)?.to_owned())))
+        .collect();
+    pallas.shutdown().await;
+    if exited.is_none() {
+        return errored(
+            profile,
+            s,
+            started,
+            format!(
+                "the client did not exit within {} s; it was stopped ({} request(s) reached the mock Pallas)",
+                timeout.as_secs(),
+                journal.len()
+            ),
+            Some(tail),
+        );
+    }
+    if journal.is_empty() {
+        return errored(
+            profile,
+            s,
+            started,
+            format!(
+                "the client never reached the mock Pallas (it exited with {})",
+                output.exit.as_deref().unwrap_or("an unknown status")
+            ),
+            Some(tail),
+        );
+    }
+    let seen = Seen {
+        journal: &journal,
+        spec: &s.pallas,
+        agent_urls: &agent_urls,
+        ended,
+    };
+    let checks = judge(s, &seen, grading, &redactor);
+    let mut r = result(profile, s, started);
+    r.verdict = overall(&checks);
+    if r.verdict != Verdict::Pass {
+        r.output_tail = Some(tail);
+    }
+    r.checks = checks;
+    r
+}
+
+/// How the client is started for scenario `s`: the profile's command, the task's arguments, the
+/// registry URL last, and the `PALLAS_CONFORMANCE_*` variables.
+fn launch_spec(
+    profile: &ClientProfile,
+    s: &ClientScenario,
+    registry_url: &str,
+    log_dir: &std::path::Path,
+) -> LaunchSpec {
+    let mut env: Vec<(String, String)> = profile
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    env.push(("PALLAS_CONFORMANCE_SCENARIO".into(), s.id.clone()));
+    env.push((
+        "PALLAS_CONFORMANCE_REGISTRY".into(),
+        registry_url.to_owned(),
+    ));
+    if let Some(a) = &s.task.agent {
+        env.push(("PALLAS_CONFORMANCE_AGENT".into(), a.clone()));
+    }
+    env.push((
+        "PALLAS_CONFORMANCE_MESSAGES".into(),
+        serde_json::to_string(&s.task.messages).unwrap_or_default(),
+    ));
+    LaunchSpec {
+        program: profile.program(),
+        args: profile.args(&s.task, registry_url),
+        cwd: profile.cwd(),
+        env,
+        env_remove: Vec::new(),
+        log_dir: log_dir.to_path_buf(),
+    }
+}
+
+fn errored(
+    profile: &ClientProfile,
+    s: &ClientScenario,
+    started: Instant,
+    why: String,
+    tail: Option<String>,
+) -> ScenarioResult {
+    let mut r = result(profile, s, started);
+    r.verdict = Verdict::Error;
+    r.error = Some(why);
+    r.output_tail = tail.map(|t| read_tail_of(&t));
+    r
+}
+
+/// The last part of a client's output, as a scenario keeps it.
+fn read_tail_of(text: &str) -> String {
+    let keep = crate::process::OUTPUT_TAIL_BYTES;
+    if text.len() <= keep {
+        return text.to_owned();
+    }
+    let mut cut = text.len() - keep;
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    text[cut..].to_owned()
+}
+
+fn judge(
+    s: &ClientScenario,
+    seen: &Seen<'_>,
+    grading: Grading,
+    redactor: &Redactor,
+) -> Vec<CheckResult> {
+    let Ok(book) = book() else {
+        return Vec::new();
+    };
+    s.checks
+        .iter()
+        .filter_map(|c| {
+            let def = book.check(&c.check)?;
+            let outcome = checks::evaluator(&c.check).map_or_else(
+                || Outcome::Error(format!("no evaluator for {}", c.check)),
+                |f| f(seen),
+            );
+            let location = s
+                .locations
+                .get(&c.check)
+                .cloned()
+                .unwrap_or_else(|| s.file.clone());
+            Some(CheckResult::judged(
+                Subject::check(def, None, location),
+                outcome,
+                &|_| true,
+                grading,
+                redactor,
+            ))
+        })
+        .collect()
+}
+
+/// The scenario's verdict: the worst of its checks (error > fail > warn > inconclusive > pass);
+/// `skip` when every check was not applicable.
+fn overall(checks: &[CheckResult]) -> Verdict {
+    let rank = |v: Verdict| match v {
+        Verdict::Error => 6,
+        Verdict::Fail => 5,
+        Verdict::Warn => 4,
+        Verdict::Inconclusive => 3,
+        Verdict::Pass => 2,
+        Verdict::Info => 1,
+        Verdict::Skip => 0,
+    };
+    match checks.iter().map(|c| c.verdict).max_by_key(|v| rank(*v)) {
+        Some(v) if rank(v) >= rank(Verdict::Pass) => v,
+        _ => Verdict::Skip,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_client_book_loads_and_every_quote_is_verbatim_in_its_source() {
+        let book = book().unwrap_or_else(|e| panic!("{}", e.render_plain()));
+        let problems = crate::rules::sources::verify_quotes(book);
+        assert!(problems.is_empty(), "{problems:#?}");
+    }
+
+    #[test]
+    fn every_client_check_has_its_evaluator() {
+        let book = book().unwrap_or_else(|e| panic!("{}", e.render_plain()));
+        for c in &book.checks {
+            assert!(
+                checks::evaluator(&c.id).is_some(),
+                "{} has no evaluator",
+                c.id
+            );
+        }
+    }
+
+    #[test]
+    fn no_client_check_id_is_a_server_check_id() {
+        let book = book().unwrap_or_else(|e| panic!("{}", e.render_plain()));
+        for c in &book.checks {
+            assert!(
+                crate::catalog::get(&c.id).is_none(),
+                "{} is also a server check",
+                c.id
+            );
+        }
+    }
+}
