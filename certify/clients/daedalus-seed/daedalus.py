@@ -39,10 +39,13 @@ class Agent:
 async def discover(registry_url: str) -> list[Agent]:
     """Fetch the Pallas registry (plain HTTP, no auth) and list its agents."""
     url = registry_url.rstrip("/") + "/.well-known/mcp/server.json"
-    async with httpx2.AsyncClient(timeout=TIMEOUT) as http:
-        response = await http.get(url, headers={"Accept": "application/json"})
-        response.raise_for_status()
-        entries = response.json()["servers"]
+    try:
+        async with httpx2.AsyncClient(timeout=TIMEOUT) as http:
+            response = await http.get(url, headers={"Accept": "application/json"})
+            response.raise_for_status()
+            entries = response.json()["servers"]
+    except Exception as exc:
+        raise RuntimeError(f"cannot read the Pallas registry at {url}: {describe(exc)}") from exc
     agents = []
     for entry in entries:
         server = entry["server"]
@@ -162,7 +165,8 @@ async def run(args: argparse.Namespace) -> int:
             if target is None:
                 raise RuntimeError(f"unknown agent {args.agent!r}; known: {', '.join(a.server_id for a in agents)}")
         if target.status == "error" or target.session is None:
-            print(f"daedalus: chat disabled: agent {target.server_id} is in error ({target.reason or 'status error'})", file=sys.stderr)
+            why = target.reason or "status error"
+            print(f"daedalus: chat disabled: agent {target.server_id} is in error ({why})", file=sys.stderr)
             return EXIT_CHAT_BLOCKED
         if target.status == "degraded":
             print(f"daedalus: warning: agent {target.server_id} is degraded: {target.reason}", file=sys.stderr)

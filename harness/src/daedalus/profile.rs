@@ -147,7 +147,11 @@ impl ClientProfile {
     pub fn program(&self) -> String {
         let p = &self.command[0];
         if p.contains('/') && Path::new(p).is_relative() {
-            self.dir.join(p).display().to_string()
+            let joined = self.dir.join(p);
+            std::path::absolute(&joined)
+                .unwrap_or(joined)
+                .display()
+                .to_string()
         } else {
             p.clone()
         }
