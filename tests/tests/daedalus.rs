@@ -86,7 +86,10 @@ fn the_right_client_passes_every_client_scenario() {
 fn a_client_without_progress_tokens_fails_dae_001() {
     assert_eq!(
         failures("no-token"),
-        set(&[("send-message", "DAE-001"), ("two-messages", "DAE-001")])
+        set(&[
+            ("send-message", "DAE-001"),
+            ("health-degraded-allows-chat", "DAE-001")
+        ])
     );
 }
 
@@ -109,7 +112,18 @@ fn a_client_guessing_the_agent_url_fails_dae_005() {
 fn a_client_ignoring_an_error_health_fails_dae_007() {
     assert_eq!(
         failures("ignore-health"),
-        set(&[("health-error-blocks-chat", "DAE-007")])
+        set(&[
+            ("health-error-blocks-chat", "DAE-007"),
+            ("health-check-fails-blocks-chat", "DAE-007")
+        ])
+    );
+}
+
+#[test]
+fn a_client_refusing_a_degraded_agent_fails_dae_014() {
+    assert_eq!(
+        failures("block-degraded"),
+        set(&[("health-degraded-allows-chat", "DAE-014")])
     );
 }
 

@@ -384,6 +384,7 @@ fn timeout_trial(shared: &Arc<Shared>) -> Trial {
             };
             let text =
                 pallas_conformance::report::summary(&pallas_conformance::runner::RunResult {
+                    side: pallas_conformance::runner::Side::Server,
                     target: "reference".into(),
                     kit_version: pallas_conformance::runner::KIT_VERSION.into(),
                     suite: None,

@@ -33,7 +33,13 @@ status_of() { node -e 'let t="";process.stdin.on("data",d=>t+=d).on("end",()=>{t
 target="" target_status=""
 while IFS=$'\t' read -r id url; do
   [ -n "$id" ] || continue
-  status=$(call "$url" tools/call --tool-name get_health | status_of || echo error)
+  # A health check that fails (the call exits non-zero, or its answer is not seed 000's JSON) is
+  # `error` (seed 000 §3).
+  if answer=$(call "$url" tools/call --tool-name get_health); then
+    status=$(printf '%s' "$answer" | status_of)
+  else
+    status=error
+  fi
   echo "$id: $status"
   if [ -z "$target" ] && { [ -z "$agent" ] || [ "$agent" = "$id" ]; }; then
     target=$url target_status=$status

@@ -21,6 +21,8 @@ pub struct Seen<'a> {
     pub agent_urls: &'a BTreeMap<String, String>,
     /// When the client's process ended (RFC 3339): the end of a call still streaming then.
     pub ended: String,
+    /// The agent the task named, and how many messages it asked for.
+    pub task: (Option<&'a str>, usize),
 }
 
 /// One journal entry with its position, for evidence.
@@ -416,74 +418,158 @@ pub fn health_call_shape(seen: &Seen<'_>) -> Outcome {
     )
 }
 
-/// DAE-007: no message to an agent whose last health answer was `error`.
-pub fn chat_blocked_on_error(seen: &Seen<'_>) -> Outcome {
-    // Agents scripted `error` from the first answer on, for good.
-    let erroring: BTreeSet<&str> = seen
-        .spec
-        .agents
-        .iter()
-        .filter(|(_, a)| {
-            !a.health.is_empty()
-                && a.health
-                    .iter()
-                    .all(|p| p.status == HealthStatus::Error && p.raw.is_none())
-        })
-        .map(|(k, _)| k.as_str())
-        .collect();
-    let mut learned = Vec::new();
-    let mut bad = Vec::new();
-    for agent in &erroring {
-        let Some(h) = seen
-            .journal
-            .iter()
-            .position(|e| is_health(e) && ok(e) && e.agent.as_deref() == Some(agent))
-        else {
-            continue;
-        };
-        learned.push((agent, h));
-        for (i, e) in seen.journal.iter().enumerate().skip(h + 1) {
-            if is_call(e) && !is_health(e) && e.agent.as_deref() == Some(agent) {
-                bad.push(Evidence::new(
-                    label(i, e),
-                    format!(
-                        "no message: `get_health` of `{agent}` answered `error` (request #{})",
-                        h + 1
-                    ),
-                    "a message was sent",
-                ));
-            }
+/// What a `get_health` call answered, as the mock's script and the journal tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HealthAnswer {
+    Ok,
+    Degraded,
+    Error,
+    /// No health answer: an HTTP error, a scripted fault (seed 000: "fails entirely").
+    Failed,
+}
+
+impl HealthAnswer {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "`ok`",
+            Self::Degraded => "`degraded`",
+            Self::Error => "`error`",
+            Self::Failed => "no answer (the check failed)",
         }
     }
-    if learned.is_empty() {
-        return Outcome::Inconclusive(
-            "no `get_health` answered `error` to the client (it never asked an erroring agent)"
-                .into(),
-        );
+}
+
+/// The answer of the `get_health` at `i`: `None` when the agent's scripted health changes over
+/// time or is a raw text (the answer is then not known from the script).
+fn health_answer(seen: &Seen<'_>, e: &PallasJournalEntry) -> Option<HealthAnswer> {
+    if !ok(e) || e.fault.is_some() {
+        return Some(HealthAnswer::Failed);
     }
-    if !bad.is_empty() {
-        return Outcome::Fail(
+    let agent = seen.spec.agents.get(e.agent.as_deref()?)?;
+    let first = agent.health.first().map_or(HealthStatus::Ok, |p| p.status);
+    if agent
+        .health
+        .iter()
+        .any(|p| p.status != first || p.raw.is_some())
+    {
+        return None;
+    }
+    Some(match first {
+        HealthStatus::Ok => HealthAnswer::Ok,
+        HealthStatus::Degraded => HealthAnswer::Degraded,
+        HealthStatus::Error => HealthAnswer::Error,
+    })
+}
+
+/// DAE-007: no message to an agent whose last health check answered `error` or failed.
+pub fn chat_blocked_on_error(seen: &Seen<'_>) -> Outcome {
+    let mut blocking = Vec::new();
+    let mut bad = Vec::new();
+    for (i, e) in seen.journal.iter().enumerate().filter(|(_, e)| is_call(e)) {
+        if is_health(e) {
+            continue;
+        }
+        // The last health check of this agent before the message.
+        let last = seen.journal[..i]
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, h)| is_health(h) && h.agent == e.agent);
+        if let Some((h, he)) = last
+            && let Some(answer @ (HealthAnswer::Error | HealthAnswer::Failed)) =
+                health_answer(seen, he)
+        {
+            let rule = if answer == HealthAnswer::Error {
+                "s000.daedalus-chat-blocked"
+            } else {
+                "s000.daedalus-health-failure-is-error"
+            };
+            bad.push((
+                rule,
+                Evidence::new(
+                    label(i, e),
+                    format!(
+                        "no message: the last health check of the agent (request #{}) gave {}",
+                        h + 1,
+                        answer.as_str()
+                    ),
+                    "a message was sent",
+                ),
+            ));
+        }
+    }
+    for (h, he) in seen
+        .journal
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| is_health(e))
+    {
+        if let Some(answer @ (HealthAnswer::Error | HealthAnswer::Failed)) = health_answer(seen, he)
+        {
+            blocking.push(Witness::new(
+                label(h, he),
+                format!(
+                    "gave {}; no message to agent `{}` followed it",
+                    answer.as_str(),
+                    he.agent.as_deref().unwrap_or_default()
+                ),
+            ));
+        }
+    }
+    if let Some((rule, _)) = bad.first() {
+        let rule = *rule;
+        return Outcome::breaks(
+            rule,
             format!(
-                "{} message(s) sent to an agent whose health was `error`",
+                "{} message(s) sent to an agent whose last health check gave `error` or failed",
                 bad.len()
             ),
-            bad,
+            bad.into_iter().map(|(_, e)| e).collect(),
         );
     }
-    Outcome::Kept(
-        learned
-            .iter()
-            .map(|(a, h)| {
-                Witness::new(
-                    format!("agent `{a}`"),
-                    format!(
-                        "`get_health` answered `error` (request #{}); no message followed",
-                        h + 1
-                    ),
-                )
-            })
-            .collect(),
-    )
+    if blocking.is_empty() {
+        return Outcome::Inconclusive(
+            "no health check of the client answered `error` or failed".into(),
+        );
+    }
+    Outcome::Kept(blocking)
+}
+
+/// DAE-014: the message asked for is sent to a `degraded` agent.
+pub fn degraded_allows_chat(seen: &Seen<'_>) -> Outcome {
+    let (Some(agent), n) = seen.task else {
+        return Outcome::Inconclusive("the task names no agent".into());
+    };
+    if n == 0 {
+        return Outcome::Inconclusive("the task asks for no message".into());
+    }
+    let Some((h, he)) = seen.journal.iter().enumerate().find(|(_, e)| {
+        is_health(e)
+            && e.agent.as_deref() == Some(agent)
+            && health_answer(seen, e) == Some(HealthAnswer::Degraded)
+    }) else {
+        return Outcome::Inconclusive(format!("no health check of `{agent}` answered `degraded`"));
+    };
+    match seen
+        .journal
+        .iter()
+        .enumerate()
+        .skip(h + 1)
+        .find(|(_, e)| is_call(e) && !is_health(e) && e.agent.as_deref() == Some(agent))
+    {
+        Some((m, me)) => Outcome::kept(
+            label(h, he),
+            format!("gave `degraded`; the message followed ({})", label(m, me)),
+        ),
+        None => Outcome::Fail(
+            format!("no message was sent to `{agent}`, whose health was `degraded`"),
+            vec![Evidence::new(
+                label(h, he),
+                "the message the task asked for, after a `degraded` health answer",
+                "no message call to the agent",
+            )],
+        ),
+    }
 }
 
 /// The media types an `Accept` value lists.
@@ -496,52 +582,83 @@ fn accepted(value: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// DAE-008: `Accept` lists both types on every POST.
+/// DAE-008: `Accept` lists both types on every POST, `text/event-stream` on every GET.
 pub fn accept_header(seen: &Seen<'_>) -> Outcome {
-    let posts: Vec<(usize, &PallasJournalEntry)> = seen
+    let sent: Vec<(usize, &PallasJournalEntry)> = seen
         .journal
         .iter()
         .enumerate()
-        .filter(|(_, e)| e.agent.is_some() && e.method == "POST")
+        .filter(|(_, e)| e.agent.is_some() && (e.method == "POST" || e.method == "GET"))
         .collect();
-    if posts.is_empty() {
-        return Outcome::Inconclusive("the client sent no POST to an agent".into());
+    if sent.is_empty() {
+        return Outcome::Inconclusive("the client sent no POST or GET to an agent".into());
     }
-    let bad: Vec<Evidence> = posts
+    let lists = |e: &PallasJournalEntry, t: &str| {
+        header(e, "accept")
+            .map(accepted)
+            .unwrap_or_default()
+            .contains(t)
+    };
+    let seen_value = |e: &PallasJournalEntry| {
+        header(e, "accept").map_or_else(
+            || "no `Accept` header".to_owned(),
+            |v| format!("Accept: {v}"),
+        )
+    };
+    let bad_posts: Vec<Evidence> = sent
         .iter()
         .filter(|(_, e)| {
-            let types = header(e, "accept").map(accepted).unwrap_or_default();
-            !(types.contains("application/json") && types.contains("text/event-stream"))
+            e.method == "POST" && !(lists(e, "application/json") && lists(e, "text/event-stream"))
         })
         .map(|(i, e)| {
             Evidence::new(
                 label(*i, e),
                 "`Accept` listing `application/json` and `text/event-stream`",
-                header(e, "accept").map_or_else(
-                    || "no `Accept` header".to_owned(),
-                    |v| format!("Accept: {v}"),
-                ),
+                seen_value(e),
             )
         })
         .collect();
-    if !bad.is_empty() {
-        return Outcome::Fail(
+    if !bad_posts.is_empty() {
+        return Outcome::breaks(
+            "mcp.client-accept",
             format!(
-                "{} of {} POST(s) did not list both types in `Accept`",
-                bad.len(),
-                posts.len()
+                "{} POST(s) did not list both types in `Accept`",
+                bad_posts.len()
             ),
-            bad,
+            bad_posts,
         );
     }
-    let values: BTreeSet<&str> = posts
+    let bad_gets: Vec<Evidence> = sent
         .iter()
-        .filter_map(|(_, e)| header(e, "accept"))
+        .filter(|(_, e)| e.method == "GET" && !lists(e, "text/event-stream"))
+        .map(|(i, e)| {
+            Evidence::new(
+                label(*i, e),
+                "`Accept` listing `text/event-stream`",
+                seen_value(e),
+            )
+        })
         .collect();
+    if !bad_gets.is_empty() {
+        return Outcome::breaks(
+            "mcp.client-get-accept",
+            format!(
+                "{} GET(s) did not list `text/event-stream` in `Accept`",
+                bad_gets.len()
+            ),
+            bad_gets,
+        );
+    }
+    let mut values: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for (_, e) in &sent {
+        *values
+            .entry((e.method.as_str(), header(e, "accept").unwrap_or_default()))
+            .or_default() += 1;
+    }
     Outcome::Kept(
         values
             .into_iter()
-            .map(|v| Witness::new(format!("`Accept` of {} POST(s)", posts.len()), v.to_owned()))
+            .map(|((m, v), n)| Witness::new(format!("`Accept` of {n} {m}(s)"), v.to_owned()))
             .collect(),
     )
 }
@@ -670,7 +787,33 @@ pub fn session_id_echoed(seen: &Seen<'_>) -> Outcome {
     )
 }
 
-/// DAE-012: a new `initialize` without a session id after a 404 on the session.
+/// What the client sent to `agent` after request `i`: up to three requests, in order.
+fn sent_after(seen: &Seen<'_>, i: usize, agent: Option<&str>) -> String {
+    let next: Vec<String> = seen
+        .journal
+        .iter()
+        .enumerate()
+        .skip(i + 1)
+        .filter(|(_, e)| e.agent.as_deref() == agent)
+        .take(3)
+        .map(|(j, e)| {
+            let what = e.jsonrpc_method.as_deref().unwrap_or(e.method.as_str());
+            let sid = if e.session_id.is_some() {
+                " with the session id"
+            } else {
+                ""
+            };
+            format!("#{} {} {what}{sid}", j + 1, e.method)
+        })
+        .collect();
+    if next.is_empty() {
+        "nothing more to this agent".to_owned()
+    } else {
+        format!("then {}", next.join(", "))
+    }
+}
+
+/// DAE-012: after each 404 on its session, a later `initialize` without a session id.
 pub fn new_session_after_404(seen: &Seen<'_>) -> Outcome {
     let expired: Vec<(usize, &PallasJournalEntry)> = seen
         .journal
@@ -683,45 +826,43 @@ pub fn new_session_after_404(seen: &Seen<'_>) -> Outcome {
                 && e.session_id.is_some()
         })
         .collect();
-    let Some((i, e)) = expired.first() else {
+    if expired.is_empty() {
         return Outcome::Inconclusive(
             "no request of the client was answered 404 on its session".into(),
         );
-    };
-    let next = seen
-        .journal
-        .iter()
-        .enumerate()
-        .skip(i + 1)
-        .find(|(_, x)| x.agent == e.agent && is_initialize(x));
-    match next {
-        None => Outcome::Fail(
-            "no new session was started after the 404".into(),
-            vec![Evidence::new(
-                label(*i, e),
-                "a new `initialize` without `MCP-Session-Id` to this agent",
-                "no later `initialize` to it",
-            )],
-        ),
-        Some((j, x)) if x.session_id.is_some() => Outcome::Fail(
-            "the new `initialize` carried a session id".into(),
-            vec![Evidence::new(
-                label(j, x),
-                "no `MCP-Session-Id` on the new `initialize`",
-                format!(
-                    "MCP-Session-Id: {}",
-                    x.session_id.as_deref().unwrap_or_default()
-                ),
-            )],
-        ),
-        Some((j, x)) => Outcome::kept(
-            label(*i, e),
-            format!(
-                "answered 404; {} followed without a session id",
-                label(j, x)
-            ),
-        ),
     }
+    let mut bad = Vec::new();
+    let mut good = Vec::new();
+    for (i, e) in &expired {
+        let fresh = seen
+            .journal
+            .iter()
+            .enumerate()
+            .skip(i + 1)
+            .find(|(_, x)| x.agent == e.agent && is_initialize(x) && x.session_id.is_none());
+        match fresh {
+            Some((j, _)) => good.push(Witness::new(
+                label(*i, e),
+                format!("answered 404; a new `initialize` without a session id followed (request #{}; {})", j + 1, sent_after(seen, *i, e.agent.as_deref())),
+            )),
+            None => bad.push(Evidence::new(
+                label(*i, e),
+                "answered 404: a later `initialize` without `MCP-Session-Id` to this agent",
+                sent_after(seen, *i, e.agent.as_deref()),
+            )),
+        }
+    }
+    if !bad.is_empty() {
+        return Outcome::Fail(
+            format!(
+                "no new session was started after {} of {} 404(s) on the client's session",
+                bad.len(),
+                expired.len()
+            ),
+            bad,
+        );
+    }
+    Outcome::Kept(good)
 }
 
 /// DAE-013: every session the client opened is ended with `DELETE`.
@@ -788,6 +929,7 @@ pub fn evaluator(id: &str) -> Option<fn(&Seen<'_>) -> Outcome> {
         "DAE-011" => session_id_echoed,
         "DAE-012" => new_session_after_404,
         "DAE-013" => sessions_deleted,
+        "DAE-014" => degraded_allows_chat,
         _ => return None,
     })
 }
@@ -846,6 +988,7 @@ mod tests {
             spec: &spec,
             agent_urls: &urls,
             ended: "2026-11-29T10:00:01.000000Z".into(),
+            task: (Some("research"), 1),
         })
     }
 
@@ -903,6 +1046,50 @@ mod tests {
     }
 
     #[test]
+    fn dae_008_fails_a_get_without_event_stream_in_accept() {
+        let mut j = good();
+        j[3].headers.insert(
+            "accept".into(),
+            "application/json, text/event-stream".into(),
+        );
+        j[2].headers.insert(
+            "accept".into(),
+            "application/json, text/event-stream".into(),
+        );
+        j[1].headers.insert(
+            "accept".into(),
+            "application/json, text/event-stream".into(),
+        );
+        let mut get = entry(Some("research"), "GET", None);
+        get.session_id = Some("s1".into());
+        get.headers
+            .insert("accept".into(), "text/event-stream".into());
+        j.push(get);
+        assert!(judge(accept_header, &j).is_kept());
+        j[4].headers
+            .insert("accept".into(), "application/json".into());
+        let o = judge(accept_header, &j);
+        assert!(
+            matches!(&o, Outcome::Breaks { rule, .. } if rule == "mcp.client-get-accept"),
+            "{o:?}"
+        );
+    }
+
+    #[test]
+    fn dae_012_judges_every_404() {
+        let mut j = good();
+        let mut gone = entry(Some("research"), "POST", Some("tools/call"));
+        gone.session_id = Some("s1".into());
+        gone.status = Some(404);
+        j.push(gone.clone());
+        j.push(entry(Some("research"), "POST", Some("initialize")));
+        assert!(judge(new_session_after_404, &j).is_kept());
+        // A second session dies and nothing follows it.
+        j.push(gone);
+        assert!(failed(&judge(new_session_after_404, &j)));
+    }
+
+    #[test]
     fn nothing_observed_is_never_a_pass() {
         let j = vec![entry(None, "GET", None)];
         for f in [
@@ -911,6 +1098,7 @@ mod tests {
             health_call_shape,
             chat_blocked_on_error,
             accept_header,
+            degraded_allows_chat,
             initialized_sent,
             protocol_version_header,
             session_id_echoed,

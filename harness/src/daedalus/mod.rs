@@ -74,17 +74,7 @@ pub async fn run_command(args: &DaedalusArgs, out: &mut impl Write, err: &mut im
         }
     };
     if args.list_checks {
-        for c in &book.checks {
-            let _ = writeln!(
-                out,
-                "{:<8} {:<6} {}\n         {}: \"{}\"",
-                c.id,
-                c.level.as_str(),
-                c.title,
-                c.refs[0],
-                c.quote
-            );
-        }
+        let _ = write!(out, "{}", checks_table(book));
         return crate::exit::SUCCESS;
     }
     let Some(path) = &args.client else {
@@ -145,6 +135,44 @@ fn load_scenarios(paths: &[PathBuf]) -> Result<Vec<ClientScenario>, SpecError> {
     paths.iter().map(|p| ClientScenario::load(p)).collect()
 }
 
+/// The client checks as a Markdown table: ID, level, what is checked, and every rule it
+/// enforces (the first gives the level) with its source and verbatim quote.
+pub fn checks_table(book: &RuleBook) -> String {
+    let mut out = String::from(
+        "| check | level | what | rules (the first gives the level) |\n|---|---|---|---|\n",
+    );
+    for c in &book.checks {
+        let rules: Vec<String> = c
+            .rule_defs
+            .iter()
+            .map(|r| {
+                let basis = book
+                    .rule(&r.id)
+                    .and_then(|full| full.basis.as_deref())
+                    .map(|b| format!(" (no keyword; basis: {b})"))
+                    .unwrap_or_default();
+                format!(
+                    "{} ({}), {}: \"{}\"{}",
+                    r.id,
+                    r.level.as_str(),
+                    r.source,
+                    r.quote,
+                    basis
+                )
+                .replace('|', "\\|")
+            })
+            .collect();
+        out.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            c.id,
+            c.level.as_str(),
+            c.title.replace('|', "\\|"),
+            rules.join("<br>")
+        ));
+    }
+    out
+}
+
 /// Runs every scenario against the client, one at a time, calling `each` as each ends.
 pub async fn run(
     profile: &ClientProfile,
@@ -160,6 +188,7 @@ pub async fn run(
         results.push(r);
     }
     RunResult {
+        side: crate::runner::Side::Client,
         target: profile.name.clone(),
         kit_version: env!("CARGO_PKG_VERSION").to_owned(),
         suite: None,
@@ -217,9 +246,7 @@ pub async fn run_one(
 ) -> ScenarioResult {
     let started = Instant::now();
     if let Some(missing) = s.requires.iter().find(|c| !profile.claims(**c)) {
-        let mut r = result(profile, s, started);
-        r.skipped = Some(format!("the client does not claim `{}`", missing.as_str()));
-        return r;
+        return unclaimed(profile, s, *missing, started);
     }
     if !s.task.messages.is_empty() && profile.message_args.is_empty() {
         return errored(
@@ -314,9 +341,11 @@ pub async fn run_one(
         spec: &s.pallas,
         agent_urls: &agent_urls,
         ended,
+        task: (s.task.agent.as_deref(), s.task.messages.len()),
     };
     let checks = judge(s, &seen, grading, &redactor);
     let mut r = result(profile, s, started);
+    r.steps = vec![client_step(&output, &journal, started)];
     r.verdict = overall(&checks);
     if r.verdict != Verdict::Pass {
         r.output_tail = Some(tail);
@@ -387,6 +416,60 @@ fn read_tail_of(text: &str) -> String {
     text[cut..].to_owned()
 }
 
+/// A scenario the client's claims do not reach: each check entry skipped, with the reason.
+fn unclaimed(
+    profile: &ClientProfile,
+    s: &ClientScenario,
+    missing: ClientClaim,
+    started: Instant,
+) -> ScenarioResult {
+    let why = format!("the client does not claim `{}`", missing.as_str());
+    let mut r = result(profile, s, started);
+    r.checks = s
+        .checks
+        .iter()
+        .filter_map(|c| {
+            let def = book().ok()?.check(&c.check)?;
+            Some(CheckResult::judged(
+                Subject::check(def, None, location(s, &c.check)),
+                Outcome::NotApplicable(why.clone()),
+                &|_| true,
+                Grading::default(),
+                &Redactor::new(),
+            ))
+        })
+        .collect();
+    r.skipped = Some(why);
+    r
+}
+
+/// The client's run as the report's one step: how it ended and how much reached the mock.
+fn client_step(
+    output: &crate::observation::ProcessOutput,
+    journal: &[pallas_mocks::PallasJournalEntry],
+    started: Instant,
+) -> crate::runner::StepSummary {
+    crate::runner::StepSummary {
+        name: "client".into(),
+        action: "run".into(),
+        elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+        observed: Some(format!(
+            "exited with {}; {} request(s) reached the mock Pallas",
+            output.exit.as_deref().unwrap_or("an unknown status"),
+            journal.len()
+        )),
+        ..crate::runner::StepSummary::default()
+    }
+}
+
+/// `file:line` of a scenario's check entry.
+fn location(s: &ClientScenario, check: &str) -> String {
+    s.locations
+        .get(check)
+        .cloned()
+        .unwrap_or_else(|| s.file.clone())
+}
+
 fn judge(
     s: &ClientScenario,
     seen: &Seen<'_>,
@@ -404,13 +487,8 @@ fn judge(
                 || Outcome::Error(format!("no evaluator for {}", c.check)),
                 |f| f(seen),
             );
-            let location = s
-                .locations
-                .get(&c.check)
-                .cloned()
-                .unwrap_or_else(|| s.file.clone());
             Some(CheckResult::judged(
-                Subject::check(def, None, location),
+                Subject::check(def, None, location(s, &c.check)),
                 outcome,
                 &|_| true,
                 grading,

@@ -25,6 +25,14 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../clients/scenarios/health-error-blocks-chat.yaml"),
     ),
     (
+        "harness/clients/scenarios/health-check-fails-blocks-chat.yaml",
+        include_str!("../../clients/scenarios/health-check-fails-blocks-chat.yaml"),
+    ),
+    (
+        "harness/clients/scenarios/health-degraded-allows-chat.yaml",
+        include_str!("../../clients/scenarios/health-degraded-allows-chat.yaml"),
+    ),
+    (
         "harness/clients/scenarios/session-expired.yaml",
         include_str!("../../clients/scenarios/session-expired.yaml"),
     ),

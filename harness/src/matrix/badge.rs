@@ -10,6 +10,9 @@ use crate::page::esc;
 /// The left-hand text of the badge of the generic contract's level.
 pub const BRIDGE_LABEL: &str = "MCP agent bridge";
 
+/// The label of a Daedalus-side client's badge.
+pub const CLIENT_LABEL: &str = "Daedalus client";
+
 /// The left-hand text of the badge of the Pallas level.
 pub const PALLAS_LABEL: &str = "Pallas";
 

@@ -96,6 +96,9 @@ struct ReportFile {
     /// What the implementation declared on the wire (likewise).
     #[serde(default)]
     declared: Option<crate::runner::Declared>,
+    /// Which party the report judged (a bridge when absent).
+    #[serde(default)]
+    side: crate::runner::Side,
     scenarios: Vec<ReportScenario>,
 }
 
@@ -127,6 +130,10 @@ pub struct Matrix {
     pub implementations: Vec<Implementation>,
     /// The rows, by family.
     pub families: Vec<Family>,
+    /// The Daedalus-side clients (`daedalus` reports), a matrix of their own: the client checks
+    /// × the clients, each client's level over its entries.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clients: Option<Box<Matrix>>,
 }
 
 /// One implementation: a report's header, its counts and its level.
@@ -327,6 +334,23 @@ pub fn build(paths: &[PathBuf]) -> Result<Matrix, MatrixError> {
         }
         reports.push((path.clone(), r));
     }
+    let (clients, bridges): (Vec<_>, Vec<_>) = reports
+        .into_iter()
+        .partition(|(_, r)| r.side == crate::runner::Side::Client);
+    let mut matrix = table(&bridges);
+    if !clients.is_empty() {
+        let mut c = table(&clients);
+        for i in &mut c.implementations {
+            i.badge = format!("badges/client-{}.svg", slug(&i.name));
+            i.pallas_badge = String::new();
+        }
+        matrix.clients = Some(Box::new(c));
+    }
+    Ok(matrix)
+}
+
+/// The matrix of one party's reports.
+fn table(reports: &[(PathBuf, ReportFile)]) -> Matrix {
     // Every check ID, in row order, with each implementation's entries.
     let catalogue = levels::catalogue_order();
     let row_key = |id: &str| -> RowKey {
@@ -336,7 +360,7 @@ pub fn build(paths: &[PathBuf]) -> Result<Matrix, MatrixError> {
         )
     };
     let mut rows: BTreeMap<RowKey, ByImplementation<'_>> = BTreeMap::new();
-    for (_, r) in &reports {
+    for (_, r) in reports {
         for s in &r.scenarios {
             for c in &s.checks {
                 rows.entry(row_key(&c.id))
@@ -348,7 +372,7 @@ pub fn build(paths: &[PathBuf]) -> Result<Matrix, MatrixError> {
         }
     }
     let mut implementations = Vec::with_capacity(reports.len());
-    for (path, r) in &reports {
+    for (path, r) in reports {
         let in_row_order: Vec<&CheckResult> = rows
             .values()
             .filter_map(|cells| cells.get(&r.target))
@@ -414,13 +438,14 @@ pub fn build(paths: &[PathBuf]) -> Result<Matrix, MatrixError> {
             }),
         }
     }
-    Ok(Matrix {
+    Matrix {
         format: FORMAT,
         kit_version: env!("CARGO_PKG_VERSION").to_owned(),
         levels: LEVELS.to_vec(),
         implementations,
         families,
-    })
+        clients: None,
+    }
 }
 
 fn entry(s: &ReportScenario, c: &CheckResult) -> Entry {
@@ -486,6 +511,12 @@ impl Matrix {
                 badge::svg(badge::PALLAS_LABEL, i.pallas.level),
             ));
         }
+        for i in self.clients.iter().flat_map(|c| &c.implementations) {
+            files.push((
+                dir.join(&i.badge),
+                badge::svg(badge::CLIENT_LABEL, i.score.level),
+            ));
+        }
         let mut written = Vec::with_capacity(files.len());
         for (path, text) in files {
             let io = |source| MatrixError::Write {
@@ -505,8 +536,9 @@ impl Matrix {
 /// `matrix` arguments.
 #[derive(Debug, clap::Args)]
 pub struct MatrixArgs {
-    /// JSON reports (`run --report-json`), one per implementation (default: every
-    /// `docs/certification/*.json`).
+    /// JSON reports (`run --report-json`, `daedalus --report-json`), one per implementation
+    /// (default: every `docs/certification/*.json` and `docs/certification/clients/*.json`).
+    /// Reports of Daedalus-side clients make the matrix's client side.
     pub reports: Vec<PathBuf>,
     /// The folder to write `index.html`, `matrix.json` and `badges/` into (created if needed).
     #[arg(long)]
@@ -522,7 +554,13 @@ pub fn run_command(
 ) -> u8 {
     let paths = if args.reports.is_empty() {
         match reports_in(Path::new(DEFAULT_REPORTS)) {
-            Ok(p) if !p.is_empty() => p,
+            Ok(mut p) if !p.is_empty() => {
+                // The Daedalus-side clients' reports, when there are any.
+                p.extend(
+                    reports_in(&Path::new(DEFAULT_REPORTS).join("clients")).unwrap_or_default(),
+                );
+                p
+            }
             Ok(_) => {
                 let _ = writeln!(
                     err,
@@ -567,6 +605,15 @@ pub fn run_command(
             "",
             i.pallas.level.as_str(),
             i.pallas.reason
+        );
+    }
+    for i in matrix.clients.iter().flat_map(|c| &c.implementations) {
+        let _ = writeln!(
+            out,
+            "  {:<24} Daedalus client {:<11} {}",
+            i.name,
+            i.score.level.as_str(),
+            i.score.reason
         );
     }
     crate::exit::SUCCESS

@@ -325,6 +325,77 @@ fn details(out: &mut String, m: &Matrix) {
     let _ = writeln!(out, "</section>");
 }
 
+/// The Daedalus-side clients: each client's level, counts and report, and the client checks ×
+/// the clients (each cell's tooltip the rule and the entries' verdicts; the entries are in the
+/// clients' reports).
+fn clients(out: &mut String, c: &Matrix) {
+    let _ = write!(
+        out,
+        "<section id=\"clients\">\n<h2>Daedalus-side clients</h2>\n<p class=\"muted\">MCP clients of a Pallas, certified by <code>pallas-conformance daedalus</code> against the mock Pallas: what each sent, judged by the client checks (seed 000's Daedalus requirements, MCP's client rules). The level is computed as above over the client checks' entries.</p>\n<table>\n<thead><tr><th>client</th><th>level</th><th>why</th><th>kit (commit)</th>"
+    );
+    for v in COLUMNS {
+        let _ = write!(out, "<th class=\"n\">{}</th>", v.as_str());
+    }
+    let _ = writeln!(out, "<th>report</th><th>badge</th></tr></thead>\n<tbody>");
+    for i in &c.implementations {
+        let _ = write!(
+            out,
+            "<tr data-client=\"{n}\" data-client-level=\"{l}\"><td><strong>{n}</strong></td><td><span class=\"{lc}\">{l}</span></td><td class=\"reason\">{why}</td><td>{kit} <code>{commit}</code></td>",
+            n = esc(&i.name),
+            l = i.score.level.as_str(),
+            lc = level_class(i.score.level),
+            why = esc(&i.score.reason),
+            kit = esc(&i.kit_version),
+            commit = esc(i.kit_commit.as_deref().unwrap_or("—")),
+        );
+        for v in COLUMNS {
+            let _ = write!(out, "<td class=\"n\">{}</td>", count_of(&i.counts, v));
+        }
+        let _ = writeln!(
+            out,
+            "<td><code>clients/{}</code></td><td><code>{}</code></td></tr>",
+            esc(&i.report),
+            esc(&i.badge)
+        );
+    }
+    let _ = write!(
+        out,
+        "</tbody>\n</table>\n<table id=\"client-matrix-table\">\n<thead><tr><th>check</th><th>level</th>"
+    );
+    for i in &c.implementations {
+        let _ = write!(out, "<th>{}</th>", esc(&i.name));
+    }
+    let _ = writeln!(out, "</tr></thead>\n<tbody>");
+    for row in c.families.iter().flat_map(|f| &f.rows) {
+        let _ = write!(
+            out,
+            "<tr data-client-check=\"{id}\"><td><code>{id}</code> {t}</td><td>{l}</td>",
+            id = esc(&row.check),
+            t = esc(&row.title),
+            l = row.level.as_str()
+        );
+        for i in &c.implementations {
+            match row.cells.get(&i.name) {
+                Some(cell) => {
+                    let _ = write!(
+                        out,
+                        "<td class=\"cell v-{v}\" data-client=\"{n}\" data-verdict=\"{v}\" title=\"{tip}\"><span class=\"tag\">{label}</span></td>",
+                        v = cell.verdict.as_str(),
+                        n = esc(&i.name),
+                        tip = esc(&tooltip(row, cell)),
+                        label = esc(&cell.label)
+                    );
+                }
+                None => {
+                    let _ = write!(out, "<td class=\"absent\">—</td>");
+                }
+            }
+        }
+        let _ = writeln!(out, "</tr>");
+    }
+    let _ = writeln!(out, "</tbody>\n</table>\n</section>");
+}
+
 /// The page.
 pub fn html(m: &Matrix) -> String {
     let rows: usize = m.families.iter().map(|f| f.rows.len()).sum();
@@ -339,6 +410,9 @@ pub fn html(m: &Matrix) -> String {
     capabilities(&mut out, m);
     levels(&mut out, m);
     table(&mut out, m);
+    if let Some(c) = &m.clients {
+        clients(&mut out, c);
+    }
     details(&mut out, m);
     let _ = writeln!(out, "</body>\n</html>");
     out

@@ -169,6 +169,7 @@ mod tests {
 
     fn run_of(scenarios: Vec<ScenarioResult>) -> RunResult {
         RunResult {
+            side: crate::runner::Side::Server,
             scenarios,
             target: "t".into(),
             kit_version: String::new(),

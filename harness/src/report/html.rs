@@ -198,11 +198,12 @@ pub fn html(run: &RunResult) -> String {
     let (verdict, class) = run_verdict(run);
     let _ = write!(
         out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>Pallas conformance report: {t}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<header>\n<h1>Pallas conformance report: <code>{t}</code></h1>\n<p class=\"run-verdict {class}\" data-testid=\"run-verdict\">Verdict: <strong>{verdict}</strong></p>\n<p data-testid=\"level\">{level}</p>\n<p class=\"muted\">{} scenario(s), {} check(s); {:.2}s</p>\n<p class=\"muted\" data-testid=\"kit\">judged by {kit}</p>\n</header>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{title}: {t}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<header>\n<h1>{title}: <code>{t}</code></h1>\n<p class=\"run-verdict {class}\" data-testid=\"run-verdict\">Verdict: <strong>{verdict}</strong></p>\n<p data-testid=\"level\">{level}</p>\n<p class=\"muted\">{} scenario(s), {} check(s); {:.2}s</p>\n<p class=\"muted\" data-testid=\"kit\">judged by {kit}</p>\n</header>\n",
         run.scenarios.len(),
         checks.len(),
         run.duration_ms / 1000.0,
         t = esc(&run.target),
+        title = run.side.report_title(),
         kit = esc(&super::run_kit_line(run)),
         level = esc(&super::level_line(run)),
     );

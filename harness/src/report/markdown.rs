@@ -39,7 +39,7 @@ pub fn markdown(run: &RunResult) -> String {
         1 => "NOT CONFORMANT",
         _ => "INCOMPLETE (harness or setup errors)",
     };
-    let _ = writeln!(out, "# Pallas conformance report: `{}`\n", run.target);
+    let _ = writeln!(out, "# {}: `{}`\n", run.side.report_title(), run.target);
     let _ = writeln!(out, "**Verdict: {verdict}**; {}\n", super::level_line(run));
     let _ = writeln!(out, "Judged by {}.\n", super::run_kit_line(run));
     let _ = writeln!(

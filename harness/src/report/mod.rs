@@ -37,7 +37,7 @@ fn run_kit_line(run: &RunResult) -> String {
 /// and `findings`, the fail/warn/error results grouped by cause (one entry listing every scenario
 /// where the same check failed the same way).
 pub fn json(run: &RunResult) -> serde_json::Value {
-    serde_json::json!({
+    let mut doc = serde_json::json!({
         "format": "pallas-conformance/report/v1",
         "target": run.target,
         "kit_version": run.kit_version,
@@ -53,7 +53,11 @@ pub fn json(run: &RunResult) -> serde_json::Value {
         "stale": run.stale,
         "scenarios": run.scenarios,
         "findings": findings::json(run),
-    })
+    });
+    if let (false, Some(map)) = (run.side.is_server(), doc.as_object_mut()) {
+        map.insert("side".into(), serde_json::json!(run.side));
+    }
+    doc
 }
 
 /// The report's levels, as the matrix awards them (one source: [`levels::report_levels`]),
@@ -61,6 +65,13 @@ pub fn json(run: &RunResult) -> serde_json::Value {
 fn level_json(run: &RunResult) -> serde_json::Value {
     let entries = || run.scenarios.iter().flat_map(|s| &s.checks);
     let (generic, pallas) = levels::report_levels(entries(), &not_seen(run));
+    if !run.side.is_server() {
+        // A client has one level, over the client checks.
+        return serde_json::json!({
+            "generic": generic,
+            "scope": levels::scope(entries()),
+        });
+    }
     serde_json::json!({
         "generic": generic,
         "pallas": pallas,
@@ -79,6 +90,14 @@ pub fn level_line(run: &RunResult) -> String {
     let entries = || run.scenarios.iter().flat_map(|s| &s.checks);
     let (generic, pallas) = levels::report_levels(entries(), &not_seen(run));
     let scope = levels::scope(entries());
+    if !run.side.is_server() {
+        return format!(
+            "client level: {}; {} of {} entries judged on an observation",
+            generic.level.as_str(),
+            scope.judged,
+            scope.reached
+        );
+    }
     format!(
         "generic level: {}; Pallas level: {}; {} of {} entries the claims reach judged on an observation",
         generic.level.as_str(),

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Counts, RunResult, ScenarioResult, StaleEntry, StepSummary, overall};
+use super::{Counts, RunResult, ScenarioResult, Side, StaleEntry, StepSummary, overall};
 use crate::checks::{CheckResult, Verdict};
 
 /// The version of the event stream. A reader refuses a stream of another major version; within
@@ -448,6 +448,7 @@ impl RunResult {
             .collect();
         Ok(match end {
             Some(f) => RunResult {
+                side: Side::Server,
                 target: start.target.clone(),
                 kit_version: start.kit_version.clone(),
                 suite: start.suite.clone(),
@@ -458,6 +459,7 @@ impl RunResult {
                 error: f.error.clone(),
             },
             None => RunResult {
+                side: Side::Server,
                 target: start.target.clone(),
                 kit_version: start.kit_version.clone(),
                 suite: start.suite.clone(),

@@ -278,6 +278,7 @@ mod tests {
 
     fn full() -> RunResult {
         RunResult {
+            side: crate::runner::Side::Server,
             target: "t".into(),
             kit_version: crate::runner::events::KIT_VERSION.into(),
             suite: None,

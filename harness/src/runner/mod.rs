@@ -268,9 +268,39 @@ pub struct StaleEntry {
     pub check: String,
 }
 
+/// Which party of seed 000 a run judged.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// A bridge (a Pallas or another MCP agent bridge), judged by `run`.
+    #[default]
+    Server,
+    /// A Daedalus-side client, judged by `daedalus` against the mock Pallas.
+    Client,
+}
+
+impl Side {
+    /// Whether this is a bridge's run (the JSON report leaves `side` out then).
+    pub fn is_server(&self) -> bool {
+        *self == Self::Server
+    }
+
+    /// The reports' title: `Pallas conformance report` or `Daedalus-side client conformance
+    /// report`.
+    pub fn report_title(self) -> &'static str {
+        match self {
+            Self::Server => "Pallas conformance report",
+            Self::Client => "Daedalus-side client conformance report",
+        }
+    }
+}
+
 /// A whole run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunResult {
+    /// Which party was judged.
+    #[serde(default, skip_serializing_if = "Side::is_server")]
+    pub side: Side,
     /// Target name.
     pub target: String,
     /// The kit's version.
@@ -695,6 +725,7 @@ impl RunResult {
     /// A run of `target` with `opts` that judged nothing yet: no scenario, no error.
     fn empty(target: &Target, opts: &RunOptions) -> Self {
         Self {
+            side: Side::Server,
             target: target.spec.name.clone(),
             kit_version: KIT_VERSION.into(),
             suite: suite_info(opts),

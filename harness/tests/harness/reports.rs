@@ -59,6 +59,7 @@ fn sample_result() -> RunResult {
     );
     baselined.baselined = true;
     RunResult {
+        side: pallas_conformance::runner::Side::Server,
         target: "reference".into(),
         kit_version: pallas_conformance::runner::KIT_VERSION.into(),
         suite: Some(pallas_conformance::suite::SuiteInfo::current(

@@ -148,3 +148,34 @@ test('each badge renders as an image whose text is the level', async () => {
     await badgePage.close();
   }
 });
+
+test("the client side shows each client's level, cells and badge as matrix.json gives them", async () => {
+  const clients = matrix.clients;
+  assert.ok(clients && clients.implementations.length > 0, 'matrix.json has no client side');
+  for (const imp of clients.implementations) {
+    const row = page.locator(`tr[data-client="${imp.name}"]`);
+    assert.equal(await row.count(), 1, `${imp.name}: one row`);
+    assert.equal(await row.getAttribute('data-client-level'), imp.score.level, imp.name);
+  }
+  let cells = 0;
+  for (const family of clients.families) {
+    for (const r of family.rows) {
+      for (const [name, cell] of Object.entries(r.cells)) {
+        const td = page.locator(`tr[data-client-check="${r.check}"] td[data-client="${name}"]`);
+        assert.equal(await td.getAttribute('data-verdict'), cell.verdict, `${name} ${r.check}`);
+        cells += 1;
+      }
+    }
+  }
+  assert.ok(cells > 0, 'the client side has no cell');
+  const badgePage = await browser.newPage();
+  try {
+    for (const imp of clients.implementations) {
+      await badgePage.goto(pathToFileURL(join(dir, imp.badge)).href);
+      const label = await badgePage.locator('svg').getAttribute('aria-label');
+      assert.equal(label, `Daedalus client: ${imp.score.level}`, imp.name);
+    }
+  } finally {
+    await badgePage.close();
+  }
+});

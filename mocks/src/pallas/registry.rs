@@ -159,10 +159,15 @@ fn entry(shared: &PallasShared, key: &str, spec: &PallasAgentSpec, url: &str) ->
         if !spec.icons.is_empty() {
             obj.insert("icons".to_owned(), json!(spec.icons));
         }
-        obj.insert(
-            "remotes".to_owned(),
-            json!([{"type": "streamable-http", "url": url}]),
-        );
+        let mut remotes = Vec::new();
+        if spec.sse_remote_first {
+            let sse = url
+                .strip_suffix("/mcp")
+                .map_or_else(|| format!("{url}/sse"), |base| format!("{base}/sse"));
+            remotes.push(json!({"type": "sse", "url": sse}));
+        }
+        remotes.push(json!({"type": "streamable-http", "url": url}));
+        obj.insert("remotes".to_owned(), Value::Array(remotes));
         if let Some(c) = &spec.capabilities {
             obj.insert("capabilities".to_owned(), json!(c));
         }

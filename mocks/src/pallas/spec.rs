@@ -85,6 +85,12 @@ pub struct PallasAgentSpec {
     /// `WWW-Authenticate`. Any bearer, or none, is accepted when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub require_bearer: Option<String>,
+    /// The registry entry lists a `type: "sse"` remote (the agent's port, path `/sse`, which
+    /// serves no MCP) before its `streamable-http` one, as the registry schema allows: a client
+    /// must choose the remote by its type (seed 000: "Daedalus looks for `type:
+    /// \"streamable-http\"` and uses its `url`").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sse_remote_first: bool,
 }
 
 /// An icon of a registry entry (the registry schema's `Icon`).

@@ -30,6 +30,8 @@ enum Wrong {
     GuessUrl,
     /// Messages go to an agent whose health is `error`.
     IgnoreHealth,
+    /// No message goes to an agent whose health is `degraded`.
+    BlockDegraded,
     /// `get_health` gets an argument.
     HealthArgs,
     /// After a 404 on its session, the call is retried on the same session.
@@ -172,6 +174,10 @@ async fn send(
     };
     if agent.health == "error" && args.wrong != Wrong::IgnoreHealth {
         eprintln!("{}: health is error; chat disabled", agent.id);
+        return Ok(3);
+    }
+    if agent.health == "degraded" && args.wrong == Wrong::BlockDegraded {
+        eprintln!("{}: health is degraded; chat disabled", agent.id);
         return Ok(3);
     }
     let calls = args.message.iter().enumerate().map(|(n, m)| {
