@@ -2,7 +2,8 @@
 JSON reports (docs/certification/clients/*.json), between its `certified:begin` and
 `certified:end` markers (every figure comes from a report, none is typed by hand), and the client
 checks with their rules (`pallas-conformance daedalus --list-checks`, the file given) between
-`checks:begin` and `checks:end`."""
+`checks:begin` and `checks:end`; the same certified table in README.md between `clients:begin`
+and `clients:end`."""
 import json
 import pathlib
 import sys
@@ -37,3 +38,8 @@ def between(text, name, body):
 text = between(readme.read_text(), "certified", "\n".join(rows))
 text = between(text, "checks", pathlib.Path(sys.argv[1]).read_text())
 readme.write_text(text)
+
+# The same table in the repository's README, its links from there.
+top = root / "README.md"
+linked = [r.replace("](", "](docs/certification/clients/") if "[" in r else r for r in rows]
+top.write_text(between(top.read_text(), "clients", "\n".join(linked)))

@@ -12,8 +12,10 @@ const BIN: &str = env!("CARGO_BIN_EXE_pallas-e2e-daedalus");
 
 fn profile(dir: &Path, wrong: &str) -> ClientProfile {
     let path = dir.join(format!("{wrong}.yaml"));
+    let cache = dir.join("registry-cache.json");
     let text = format!(
-        "name: e2e-daedalus-{wrong}\ncommand: [{BIN}, --wrong, {wrong}]\nmessage_args: [--message, \"{{message}}\"]\nagent_args: [--agent, \"{{agent}}\"]\nclaims: [close_session]\ntimeout: 30s\n"
+        "name: e2e-daedalus-{wrong}\ncommand: [{BIN}, --wrong, {wrong}]\nmessage_args: [--message, \"{{message}}\"]\nagent_args: [--agent, \"{{agent}}\"]\nclaims: [close_session]\ntimeout: 30s\nenv: {{DAEDALUS_REGISTRY_CACHE: \"{}\"}}\n",
+        cache.display()
     );
     std::fs::write(&path, text).expect("profile written");
     ClientProfile::load(&path).unwrap_or_else(|e| panic!("{}", e.render_plain()))
@@ -124,6 +126,14 @@ fn a_client_refusing_a_degraded_agent_fails_dae_014() {
     assert_eq!(
         failures("block-degraded"),
         set(&[("health-degraded-allows-chat", "DAE-014")])
+    );
+}
+
+#[test]
+fn a_client_keeping_a_stale_registry_fails_dae_015() {
+    assert_eq!(
+        failures("stale-registry"),
+        set(&[("registry-removes-agent", "DAE-015")])
     );
 }
 

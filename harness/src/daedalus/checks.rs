@@ -23,6 +23,9 @@ pub struct Seen<'a> {
     pub ended: String,
     /// The agent the task named, and how many messages it asked for.
     pub task: (Option<&'a str>, usize),
+    /// Each change of the registry's listing: the journal's length when it was made, and the
+    /// agents listed from then on.
+    pub changes: &'a [(usize, BTreeSet<String>)],
 }
 
 /// One journal entry with its position, for evidence.
@@ -215,8 +218,9 @@ pub fn progress_token_unique(seen: &Seen<'_>) -> Outcome {
     }
     if overlapping.is_empty() {
         return Outcome::NotApplicable(format!(
-            "no two calls with a progress token were active at once on one agent ({} call(s) with a token, each answered before the next began)",
-            calls.len()
+            "no two calls with a progress token were active at once on one agent ({} call(s) with a token for the task's {} message(s), each answered before the next began)",
+            calls.len(),
+            seen.task.1
         ));
     }
     let reused: Vec<Evidence> = overlapping
@@ -341,7 +345,21 @@ pub fn endpoint_from_registry(seen: &Seen<'_>) -> Outcome {
                         "the agent was reached before any registry document was fetched",
                     ));
                 } else if let Some(u) = seen.agent_urls.get(a) {
-                    good.insert(a.clone(), u.clone());
+                    let decoy = seen
+                        .spec
+                        .agents
+                        .get(a)
+                        .filter(|s| s.sse_remote_first)
+                        .map(|_| {
+                            format!("; its `sse` remote {} listed first, not used", sse_url(u))
+                        })
+                        .unwrap_or_default();
+                    good.insert(
+                        a.clone(),
+                        format!(
+                            "reached at {u}, its registry entry's `streamable-http` remote{decoy}"
+                        ),
+                    );
                 }
             }
         }
@@ -357,14 +375,15 @@ pub fn endpoint_from_registry(seen: &Seen<'_>) -> Outcome {
     }
     Outcome::Kept(
         good.into_iter()
-            .map(|(a, u)| {
-                Witness::new(
-                    format!("agent `{a}`"),
-                    format!("reached at {u}, its registry entry's remote"),
-                )
-            })
+            .map(|(a, text)| Witness::new(format!("agent `{a}`"), text))
             .collect(),
     )
+}
+
+/// The `sse` remote the mock lists for an agent at `url` (`…/mcp` → `…/sse`).
+fn sse_url(url: &str) -> String {
+    url.strip_suffix("/mcp")
+        .map_or_else(|| format!("{url}/sse"), |base| format!("{base}/sse"))
 }
 
 /// DAE-006: `get_health` is a `tools/call` with no arguments.
@@ -570,6 +589,62 @@ pub fn degraded_allows_chat(seen: &Seen<'_>) -> Outcome {
             )],
         ),
     }
+}
+
+/// DAE-015: an agent the registry no longer lists is not called.
+pub fn removed_agent_not_called(seen: &Seen<'_>) -> Outcome {
+    let all: BTreeSet<String> = seen.spec.agents.keys().cloned().collect();
+    let mut bad = Vec::new();
+    let mut good = Vec::new();
+    for (at, listed) in seen.changes {
+        let removed: Vec<&String> = all.difference(listed).collect();
+        if removed.is_empty() {
+            continue;
+        }
+        let after: Vec<(usize, &PallasJournalEntry)> =
+            seen.journal.iter().enumerate().skip(*at).collect();
+        if after.is_empty() {
+            continue;
+        }
+        let names = removed
+            .iter()
+            .map(|r| format!("`{r}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let called: Vec<Evidence> = after
+            .iter()
+            .filter(|(_, e)| e.agent.as_ref().is_some_and(|a| removed.contains(&a)))
+            .map(|(i, e)| {
+                Evidence::new(
+                    label(*i, e),
+                    format!("no request to {names}, which the registry no longer lists"),
+                    "a request to it",
+                )
+            })
+            .collect();
+        if called.is_empty() {
+            good.push(Witness::new(
+                format!("after {names} left the registry (from request #{})", at + 1),
+                format!("{} request(s), none to {names}", after.len()),
+            ));
+        }
+        bad.extend(called);
+    }
+    if !bad.is_empty() {
+        return Outcome::Fail(
+            format!(
+                "{} request(s) went to an agent the registry no longer lists",
+                bad.len()
+            ),
+            bad,
+        );
+    }
+    if good.is_empty() {
+        return Outcome::Inconclusive(
+            "no agent left the registry while the client still sent requests".into(),
+        );
+    }
+    Outcome::Kept(good)
 }
 
 /// The media types an `Accept` value lists.
@@ -797,13 +872,15 @@ fn sent_after(seen: &Seen<'_>, i: usize, agent: Option<&str>) -> String {
         .filter(|(_, e)| e.agent.as_deref() == agent)
         .take(3)
         .map(|(j, e)| {
-            let what = e.jsonrpc_method.as_deref().unwrap_or(e.method.as_str());
             let sid = if e.session_id.is_some() {
                 " with the session id"
             } else {
                 ""
             };
-            format!("#{} {} {what}{sid}", j + 1, e.method)
+            match e.jsonrpc_method.as_deref() {
+                Some(m) => format!("#{} {} {m}{sid}", j + 1, e.method),
+                None => format!("#{} {}{sid}", j + 1, e.method),
+            }
         })
         .collect();
     if next.is_empty() {
@@ -828,7 +905,7 @@ pub fn new_session_after_404(seen: &Seen<'_>) -> Outcome {
         .collect();
     if expired.is_empty() {
         return Outcome::Inconclusive(
-            "no request of the client was answered 404 on its session".into(),
+            "no POST of the client was answered 404 on its session (a DELETE answered 404 ends a session the client no longer needs: not counted)".into(),
         );
     }
     let mut bad = Vec::new();
@@ -855,7 +932,7 @@ pub fn new_session_after_404(seen: &Seen<'_>) -> Outcome {
     if !bad.is_empty() {
         return Outcome::Fail(
             format!(
-                "no new session was started after {} of {} 404(s) on the client's session",
+                "no new session was started after {} of {} 404(s) answered to the client's POSTs on its session",
                 bad.len(),
                 expired.len()
             ),
@@ -930,6 +1007,7 @@ pub fn evaluator(id: &str) -> Option<fn(&Seen<'_>) -> Outcome> {
         "DAE-012" => new_session_after_404,
         "DAE-013" => sessions_deleted,
         "DAE-014" => degraded_allows_chat,
+        "DAE-015" => removed_agent_not_called,
         _ => return None,
     })
 }
@@ -989,6 +1067,7 @@ mod tests {
             agent_urls: &urls,
             ended: "2026-11-29T10:00:01.000000Z".into(),
             task: (Some("research"), 1),
+            changes: &[],
         })
     }
 
@@ -1104,6 +1183,7 @@ mod tests {
             session_id_echoed,
             new_session_after_404,
             sessions_deleted,
+            removed_agent_not_called,
         ] {
             assert!(matches!(judge(f, &j), Outcome::Inconclusive(_)));
         }

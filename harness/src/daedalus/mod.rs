@@ -286,23 +286,34 @@ pub async fn run_one(
     if let Some(b) = &s.task.bearer {
         redactor.add(b.clone());
     }
-    let mut child = match ImplProcess::spawn(&spec).await {
-        Ok(c) => c,
-        Err(e) => {
-            return errored(
-                profile,
-                s,
-                started,
-                redactor.text(&format!("the client did not start: {e}")),
-                None,
-            );
-        }
-    };
     let timeout = s.timeout(profile);
-    let exited = child.wait_exit(timeout).await;
-    let output = child.stop(Duration::from_secs(2)).await;
+    let mut changes = Vec::new();
+    let mut outputs = Vec::new();
+    for run in 0..if s.again.is_some() { 2 } else { 1 } {
+        if let (1, Some(again)) = (run, &s.again) {
+            changes.push((
+                pallas.journal().len(),
+                again.registry_agents.iter().cloned().collect(),
+            ));
+            pallas.list_agents(Some(again.registry_agents.clone()));
+        }
+        match run_client(&spec, timeout).await {
+            Ok(output) => outputs.push(output),
+            Err(why) => {
+                let journal = pallas.journal().len();
+                pallas.shutdown().await;
+                let why = format!("{why} ({journal} request(s) reached the mock Pallas)");
+                return errored(profile, s, started, redactor.text(&why), None);
+            }
+        }
+    }
     let ended = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
-    let tail = redactor.text(&format!("{}{}", output.stdout, output.stderr));
+    let tail = redactor.text(
+        &outputs
+            .iter()
+            .map(|o| format!("{}{}", o.stdout, o.stderr))
+            .collect::<String>(),
+    );
     let journal = pallas.journal();
     let agent_urls: BTreeMap<String, String> = s
         .pallas
@@ -311,27 +322,18 @@ pub async fn run_one(
         .filter_map(|k| Some((k.clone(), pallas.agent_url(k)?.to_owned())))
         .collect();
     pallas.shutdown().await;
-    if exited.is_none() {
-        return errored(
-            profile,
-            s,
-            started,
-            format!(
-                "the client did not exit within {} s; it was stopped ({} request(s) reached the mock Pallas)",
-                timeout.as_secs(),
-                journal.len()
-            ),
-            Some(tail),
-        );
-    }
     if journal.is_empty() {
+        let exits: Vec<&str> = outputs
+            .iter()
+            .map(|o| o.exit.as_deref().unwrap_or("an unknown status"))
+            .collect();
         return errored(
             profile,
             s,
             started,
             format!(
                 "the client never reached the mock Pallas (it exited with {})",
-                output.exit.as_deref().unwrap_or("an unknown status")
+                exits.join(", then ")
             ),
             Some(tail),
         );
@@ -342,10 +344,15 @@ pub async fn run_one(
         agent_urls: &agent_urls,
         ended,
         task: (s.task.agent.as_deref(), s.task.messages.len()),
+        changes: &changes,
     };
     let checks = judge(s, &seen, grading, &redactor);
     let mut r = result(profile, s, started);
-    r.steps = vec![client_step(&output, &journal, started)];
+    r.steps = outputs
+        .iter()
+        .enumerate()
+        .map(|(n, o)| client_step(n, o, &journal, started))
+        .collect();
     r.verdict = overall(&checks);
     if r.verdict != Verdict::Pass {
         r.output_tail = Some(tail);
@@ -443,18 +450,43 @@ fn unclaimed(
     r
 }
 
-/// The client's run as the report's one step: how it ended and how much reached the mock.
+/// One run of the client: started, given `timeout` to exit, then stopped with its whole
+/// process group. The reason when it did not start or did not exit in time.
+async fn run_client(
+    spec: &LaunchSpec,
+    timeout: Duration,
+) -> Result<crate::observation::ProcessOutput, String> {
+    let mut child = ImplProcess::spawn(spec)
+        .await
+        .map_err(|e| format!("the client did not start: {e}"))?;
+    let exited = child.wait_exit(timeout).await;
+    let output = child.stop(Duration::from_secs(2)).await;
+    match exited {
+        Some(_) => Ok(output),
+        None => Err(format!(
+            "the client did not exit within {} s; it was stopped",
+            timeout.as_secs()
+        )),
+    }
+}
+
+/// One run of the client as a step of the report: how it ended and how much reached the mock.
 fn client_step(
+    run: usize,
     output: &crate::observation::ProcessOutput,
     journal: &[pallas_mocks::PallasJournalEntry],
     started: Instant,
 ) -> crate::runner::StepSummary {
     crate::runner::StepSummary {
-        name: "client".into(),
+        name: if run == 0 {
+            "client".into()
+        } else {
+            format!("client#{}", run + 1)
+        },
         action: "run".into(),
         elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
         observed: Some(format!(
-            "exited with {}; {} request(s) reached the mock Pallas",
+            "exited with {}; {} request(s) reached the mock Pallas by the end",
             output.exit.as_deref().unwrap_or("an unknown status"),
             journal.len()
         )),

@@ -33,6 +33,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../clients/scenarios/health-degraded-allows-chat.yaml"),
     ),
     (
+        "harness/clients/scenarios/registry-removes-agent.yaml",
+        include_str!("../../clients/scenarios/registry-removes-agent.yaml"),
+    ),
+    (
         "harness/clients/scenarios/session-expired.yaml",
         include_str!("../../clients/scenarios/session-expired.yaml"),
     ),
@@ -56,6 +60,14 @@ pub struct Task {
     /// The user's bearer token.
     #[serde(default)]
     pub bearer: Option<String>,
+}
+
+/// The second run of a scenario: what the operator changed first.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Again {
+    /// The agents the registry lists from then on (keys, in order); the others keep serving.
+    pub registry_agents: Vec<String>,
 }
 
 /// One check judged by a scenario.
@@ -84,6 +96,9 @@ pub struct ClientScenario {
     pub requires: Vec<ClientClaim>,
     /// The checks judged.
     pub checks: Vec<ClientCheck>,
+    /// After the client's first run, the registry changes and the client runs again.
+    #[serde(default)]
+    pub again: Option<Again>,
     /// The client's time for this scenario, when it needs more than the profile's.
     #[serde(default, with = "humantime_serde")]
     pub timeout: Option<Duration>,
@@ -142,6 +157,24 @@ impl ClientScenario {
                 line,
                 column,
                 format!("{}: {}", issue.path, issue.message),
+                None,
+            ));
+        }
+        if let Some(unknown) = s
+            .again
+            .iter()
+            .flat_map(|a| &a.registry_agents)
+            .find(|k| !s.pallas.agents.contains_key(*k))
+        {
+            let (line, column) = locate(text, "registry_agents");
+            return Err(SpecError::at(
+                name,
+                text,
+                line,
+                column,
+                format!(
+                    "`again.registry_agents` names `{unknown}`, not an agent of the mock Pallas"
+                ),
                 None,
             ));
         }

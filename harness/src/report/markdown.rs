@@ -160,6 +160,9 @@ pub fn markdown(run: &RunResult) -> String {
     if !failures.is_empty() {
         let _ = writeln!(out, "\n## Findings\n{failures}");
     }
+    if !run.side.is_server() {
+        not_judged(&mut out, run);
+    }
     observed(&mut out, run);
     if !run.stale.is_empty() {
         let _ = writeln!(out, "\n## Stale baseline entries\n");
@@ -172,6 +175,35 @@ pub fn markdown(run: &RunResult) -> String {
         }
     }
     out
+}
+
+/// A client report's entries that judged nothing, each with why: not applicable to what was
+/// seen, or a promise the client does not claim. (A bridge's report has hundreds, one reason
+/// each per capability: its scenarios table and JSON carry them.)
+fn not_judged(out: &mut String, run: &RunResult) {
+    let skipped: Vec<(&str, &crate::checks::CheckResult)> = run
+        .scenarios
+        .iter()
+        .flat_map(|s| s.checks.iter().map(move |k| (s.id.as_str(), k)))
+        .filter(|(_, k)| k.verdict == Verdict::Skip)
+        .collect();
+    if skipped.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "
+## Not judged
+"
+    );
+    for (id, k) in skipped {
+        let _ = writeln!(
+            out,
+            "- {} in `{id}`: {}",
+            k.id,
+            k.reason.replace('|', "\\|")
+        );
+    }
 }
 
 /// What each pass observed: per scenario, folded, every pass with its witnesses (the observed

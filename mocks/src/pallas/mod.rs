@@ -80,6 +80,9 @@ pub(crate) struct PallasShared {
     spec: MockPallasSpec,
     journal: Arc<Journal<PallasJournalEntry>>,
     registry: Phases<RegistryPhaseSpec>,
+    /// The agents listed from now on, set by [`MockPallas::list_agents`] (an operator's change);
+    /// the schedule's when `None`.
+    listed: Mutex<Option<Vec<String>>>,
     /// Agent key → the URL its registry entry gives.
     agent_urls: BTreeMap<String, String>,
     agents: Vec<Arc<AgentShared>>,
@@ -93,6 +96,7 @@ impl PallasShared {
     fn reset(&self) {
         self.journal.clear();
         self.registry.restart();
+        *lock(&self.listed) = None;
         for a in &self.agents {
             a.reset();
         }
@@ -220,6 +224,7 @@ impl MockPallas {
             spec: spec.clone(),
             journal,
             registry: Phases::new(registry),
+            listed: Mutex::new(None),
             agent_urls,
             agents: agents.clone(),
             updated_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
@@ -280,6 +285,13 @@ impl MockPallas {
                     .map(|(k, u)| (format!("pallas.{k}"), u.clone())),
             )
             .collect()
+    }
+
+    /// From now on the registry lists these agents (keys, in this order), whatever its
+    /// schedule says: an operator adding or removing agents while a client runs. The agents not
+    /// listed keep serving. `None` gives the listing back to the schedule.
+    pub fn list_agents(&self, agents: Option<Vec<String>>) {
+        *lock(&self.shared.listed) = agents;
     }
 
     /// Every request received (registry and agents) since start or the last reset.

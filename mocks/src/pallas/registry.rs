@@ -107,7 +107,8 @@ async fn server_json(State(shared): State<Arc<PallasShared>>) -> Response {
         r.extensions_mut().insert(Fault::RegistryStatus);
         return r;
     }
-    let keys: Vec<&String> = match &phase.agents {
+    let listed = crate::common::lock(&shared.listed).clone();
+    let keys: Vec<&String> = match listed.as_ref().or(phase.agents.as_ref()) {
         Some(listed) => listed.iter().collect(),
         None => shared.spec.agents.keys().collect(),
     };

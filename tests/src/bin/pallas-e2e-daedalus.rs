@@ -38,6 +38,8 @@ enum Wrong {
     NoReinit,
     /// Sessions are left open.
     NoDelete,
+    /// The registry read on the first run is kept (in the file `--cache` names) and used again.
+    StaleRegistry,
     /// `Accept: application/json` only.
     BadAccept,
 }
@@ -50,6 +52,9 @@ struct Args {
     agent: Option<String>,
     #[arg(long)]
     message: Vec<String>,
+    /// Where `stale-registry` keeps the registry it read first.
+    #[arg(long, env = "DAEDALUS_REGISTRY_CACHE")]
+    cache: Option<std::path::PathBuf>,
     registry: String,
 }
 
@@ -91,9 +96,9 @@ fn opts(wrong: Wrong) -> CallOptions {
 
 async fn run(args: &Args) -> Result<u8, Box<dyn std::error::Error>> {
     let client = WireClient::new(Recorder::new(), Duration::from_secs(20))?;
-    let fetched = fetch_registry(&client, &args.registry).await?;
+    let servers = registry_servers(&client, args).await?;
     let mut agents = Vec::new();
-    for server in fetched.servers() {
+    for server in &servers {
         let name = server
             .get("name")
             .and_then(Value::as_str)
@@ -132,6 +137,33 @@ async fn run(args: &Args) -> Result<u8, Box<dyn std::error::Error>> {
         }
     }
     Ok(code)
+}
+
+/// The registry's `servers[].server` objects: fetched, or (`stale-registry`) the ones read on
+/// an earlier run.
+async fn registry_servers(
+    client: &WireClient,
+    args: &Args,
+) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
+    // One cache per scenario (`PALLAS_CONFORMANCE_SCENARIO`): each has its own mock Pallas.
+    let scenario = std::env::var("PALLAS_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let cache = args
+        .cache
+        .as_ref()
+        .filter(|_| args.wrong == Wrong::StaleRegistry)
+        .map(|c| c.with_extension(format!("{scenario}.json")));
+    let cache = cache.as_ref();
+    if let Some(path) = cache
+        && let Ok(text) = std::fs::read_to_string(path)
+    {
+        return Ok(serde_json::from_str(&text)?);
+    }
+    let fetched = fetch_registry(client, &args.registry).await?;
+    let servers: Vec<Value> = fetched.servers().into_iter().cloned().collect();
+    if let Some(path) = cache {
+        std::fs::write(path, serde_json::to_string(&servers)?)?;
+    }
+    Ok(servers)
 }
 
 async fn health(
