@@ -167,6 +167,31 @@ fn a_client_with_a_wrong_accept_header_fails_dae_008() {
 }
 
 #[test]
+fn a_client_that_never_reads_health_is_not_judged_on_it_and_gets_no_pass_there() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = profile(dir.path(), "no-health");
+    let scenarios =
+        daedalus::scenario::embedded().unwrap_or_else(|e| panic!("{}", e.render_plain()));
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let run = rt.block_on(daedalus::run(&p, &scenarios, Grading::default(), |_| {}));
+    for id in ["health-error-blocks-chat", "health-check-fails-blocks-chat"] {
+        let s = run.scenarios.iter().find(|s| s.id == id).expect("scenario");
+        assert_eq!(s.verdict, Verdict::Inconclusive, "{id}");
+        let dae_007 = s
+            .checks
+            .iter()
+            .find(|c| c.id == "DAE-007")
+            .expect("DAE-007");
+        assert_eq!(
+            dae_007.verdict,
+            Verdict::Inconclusive,
+            "{id}: {}",
+            dae_007.reason
+        );
+    }
+}
+
+#[test]
 fn a_client_that_never_connects_or_hangs_gets_an_error_verdict() {
     let dir = tempfile::tempdir().expect("temp dir");
     let rt = tokio::runtime::Runtime::new().expect("runtime");

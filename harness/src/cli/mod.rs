@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
+mod daedalus;
 mod generated;
 
 use crate::checks::Grading;
@@ -97,7 +98,7 @@ pub enum Command {
     /// mock's journal) with the client checks (`--list-checks`). Reports are the formats of
     /// `run`. Exit codes: 0 all passed, 1 a check failed, 2 invalid input, 3 a client that did
     /// not start, never connected or did not exit in time.
-    Daedalus(Box<crate::daedalus::DaedalusArgs>),
+    Daedalus(Box<daedalus::DaedalusArgs>),
     /// Load an MCP bridge with N sessions calling its message tool; throughput, latency, errors,
     /// server CPU and RSS.
     ///
@@ -434,7 +435,7 @@ pub async fn run_cli(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8
         Command::Scenarios(cmd) => scenarios_command(&cmd, out, err),
         Command::Init(args) => crate::init::run(&args, out, err),
         Command::Client(cmd) => crate::client::run_client(cmd, out).await,
-        Command::Daedalus(args) => crate::daedalus::run_command(&args, out, err).await,
+        Command::Daedalus(args) => daedalus::run_command(&args, out, err).await,
         Command::Run(args) => run_command(*args, out, err).await,
         Command::Report(args) => report_command(&args, out, err),
         Command::Load(args) => crate::load::args::run_command(&args, out, err).await,

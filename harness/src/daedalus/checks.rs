@@ -1,5 +1,8 @@
 //! The client checks: each reads the mock Pallas's journal of what the client sent (and the
 //! scenario's script, for what the mock answered) and concludes an [`Outcome`].
+//!
+//! One idea: the client checks, one evaluator per check over the same journal and its few
+//! shared readings (sessions opened, health answers, what followed a request), with their tests.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -591,41 +594,49 @@ pub fn degraded_allows_chat(seen: &Seen<'_>) -> Outcome {
     }
 }
 
-/// DAE-015: an agent the registry no longer lists is not called.
+/// DAE-015: a client started after an agent left the registry does not call it.
 pub fn removed_agent_not_called(seen: &Seen<'_>) -> Outcome {
     let all: BTreeSet<String> = seen.spec.agents.keys().cloned().collect();
     let mut bad = Vec::new();
     let mut good = Vec::new();
     for (at, listed) in seen.changes {
-        let removed: Vec<&String> = all.difference(listed).collect();
-        if removed.is_empty() {
+        let (before, after) = seen.journal.split_at((*at).min(seen.journal.len()));
+        // The agents that left and that the client had called: the premise.
+        let left: Vec<&String> = all
+            .difference(listed)
+            .filter(|k| before.iter().any(|e| e.agent.as_ref() == Some(*k)))
+            .collect();
+        if left.is_empty() || after.is_empty() {
             continue;
         }
-        let after: Vec<(usize, &PallasJournalEntry)> =
-            seen.journal.iter().enumerate().skip(*at).collect();
-        if after.is_empty() {
-            continue;
-        }
-        let names = removed
+        let names = left
             .iter()
             .map(|r| format!("`{r}`"))
             .collect::<Vec<_>>()
             .join(", ");
         let called: Vec<Evidence> = after
             .iter()
-            .filter(|(_, e)| e.agent.as_ref().is_some_and(|a| removed.contains(&a)))
-            .map(|(i, e)| {
+            .enumerate()
+            .filter(|(_, e)| e.agent.as_ref().is_some_and(|a| left.contains(&a)))
+            .map(|(n, e)| {
                 Evidence::new(
-                    label(*i, e),
+                    label(at + n, e),
                     format!("no request to {names}, which the registry no longer lists"),
                     "a request to it",
                 )
             })
             .collect();
         if called.is_empty() {
+            let reread = after.iter().position(is_registry_fetch).map_or_else(
+                || "without reading the registry again".to_owned(),
+                |n| format!("reading the registry again (request #{})", at + n + 1),
+            );
             good.push(Witness::new(
-                format!("after {names} left the registry (from request #{})", at + 1),
-                format!("{} request(s), none to {names}", after.len()),
+                format!("{names}, called before it left the registry (requests #1–#{at})"),
+                format!(
+                    "started again, the client sent {} request(s), {reread}, none to {names}",
+                    after.len()
+                ),
             ));
         }
         bad.extend(called);
@@ -641,7 +652,8 @@ pub fn removed_agent_not_called(seen: &Seen<'_>) -> Outcome {
     }
     if good.is_empty() {
         return Outcome::Inconclusive(
-            "no agent left the registry while the client still sent requests".into(),
+            "no agent the client had called left the registry before the client sent more requests"
+                .into(),
         );
     }
     Outcome::Kept(good)
@@ -738,32 +750,51 @@ pub fn accept_header(seen: &Seen<'_>) -> Outcome {
     )
 }
 
+/// For each session opened `(agent, initialize index, id)`: the first later request on that
+/// session that `wanted` accepts. A witness (`words.0`, with its request number) where there is
+/// one, else evidence (`words.1` expected, `words.2` seen).
+fn each_session_followed(
+    seen: &Seen<'_>,
+    opened: &[(String, usize, String)],
+    wanted: impl Fn(&PallasJournalEntry) -> bool,
+    words: (&str, &str, &str),
+) -> (Vec<Witness>, Vec<Evidence>) {
+    let mut good = Vec::new();
+    let mut bad = Vec::new();
+    for (agent, i, sid) in opened {
+        let found = seen.journal.iter().enumerate().skip(i + 1).find(|(_, e)| {
+            e.agent.as_deref() == Some(agent.as_str())
+                && e.session_id.as_deref() == Some(sid.as_str())
+                && wanted(e)
+        });
+        let at = label(*i, &seen.journal[*i]);
+        match found {
+            Some((j, _)) => good.push(Witness::new(
+                at,
+                format!("{} (request #{})", words.0, j + 1),
+            )),
+            None => bad.push(Evidence::new(at, words.1, words.2)),
+        }
+    }
+    (good, bad)
+}
+
 /// DAE-009: `notifications/initialized` follows each successful `initialize`.
 pub fn initialized_sent(seen: &Seen<'_>) -> Outcome {
     let opened = sessions(seen);
     if opened.is_empty() {
         return Outcome::Inconclusive("no `initialize` was answered with a session".into());
     }
-    let mut bad = Vec::new();
-    let mut good = Vec::new();
-    for (agent, i, sid) in &opened {
-        let ack = seen.journal.iter().enumerate().skip(i + 1).find(|(_, e)| {
-            e.agent.as_deref() == Some(agent)
-                && e.session_id.as_deref() == Some(sid)
-                && e.jsonrpc_method.as_deref() == Some("notifications/initialized")
-        });
-        match ack {
-            Some((j, _)) => good.push(Witness::new(
-                label(*i, &seen.journal[*i]),
-                format!("`notifications/initialized` followed (request #{})", j + 1),
-            )),
-            None => bad.push(Evidence::new(
-                label(*i, &seen.journal[*i]),
-                "`notifications/initialized` on the session",
-                "none was sent on it",
-            )),
-        }
-    }
+    let (good, bad) = each_session_followed(
+        seen,
+        &opened,
+        |e| e.jsonrpc_method.as_deref() == Some("notifications/initialized"),
+        (
+            "`notifications/initialized` followed",
+            "`notifications/initialized` on the session",
+            "none was sent on it",
+        ),
+    );
     if !bad.is_empty() {
         return Outcome::Fail(
             format!(
@@ -957,26 +988,16 @@ pub fn sessions_deleted(seen: &Seen<'_>) -> Outcome {
     if opened.is_empty() {
         return Outcome::Inconclusive("the client opened no session that stayed alive".into());
     }
-    let mut bad = Vec::new();
-    let mut good = Vec::new();
-    for (agent, i, sid) in &opened {
-        let del = seen.journal.iter().enumerate().find(|(_, e)| {
-            e.method == "DELETE"
-                && e.agent.as_deref() == Some(agent)
-                && e.session_id.as_deref() == Some(sid)
-        });
-        match del {
-            Some((j, _)) => good.push(Witness::new(
-                label(*i, &seen.journal[*i]),
-                format!("its session ended with DELETE (request #{})", j + 1),
-            )),
-            None => bad.push(Evidence::new(
-                label(*i, &seen.journal[*i]),
-                "`DELETE` with the session's `MCP-Session-Id` before the client exits",
-                "the session was left open",
-            )),
-        }
-    }
+    let (good, bad) = each_session_followed(
+        seen,
+        &opened,
+        |e| e.method == "DELETE",
+        (
+            "its session ended with DELETE",
+            "`DELETE` with the session's `MCP-Session-Id` before the client exits",
+            "the session was left open",
+        ),
+    );
     if !bad.is_empty() {
         return Outcome::Fail(
             format!(

@@ -9,8 +9,6 @@ pub mod profile;
 pub mod scenario;
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -42,97 +40,21 @@ pub fn book() -> Result<&'static RuleBook, &'static SpecError> {
         .map_err(|e| &**e)
 }
 
-/// `daedalus` arguments.
-#[derive(Debug, clap::Args)]
-pub struct DaedalusArgs {
-    /// The client profile: how to start the client (`certify/clients/*/profile.yaml`).
-    #[arg(long, required_unless_present = "list_checks")]
-    pub client: Option<PathBuf>,
-    /// Client scenario files (default: the embedded ones).
-    pub scenarios: Vec<PathBuf>,
-    /// Only scenarios whose ID contains one of these.
-    #[arg(long)]
-    pub filter: Vec<String>,
-    /// A broken SHOULD fails instead of warning.
-    #[arg(long)]
-    pub strict: bool,
-    /// List the client checks and their rules, then exit.
-    #[arg(long)]
-    pub list_checks: bool,
-    /// Report files to write.
-    #[command(flatten)]
-    pub files: crate::cli::ReportFiles,
-}
-
-/// Runs `daedalus`; the exit code.
-pub async fn run_command(args: &DaedalusArgs, out: &mut impl Write, err: &mut impl Write) -> u8 {
-    let book = match book() {
-        Ok(b) => b,
-        Err(e) => {
-            let _ = write!(err, "{}", e.render_plain());
-            return crate::exit::HARNESS_ERROR;
-        }
-    };
-    if args.list_checks {
-        let _ = write!(out, "{}", checks_table(book));
-        return crate::exit::SUCCESS;
-    }
-    let Some(path) = &args.client else {
-        let _ = writeln!(err, "error: give the client profile with --client");
-        return crate::exit::INVALID_INPUT;
-    };
-    let profile = match ClientProfile::load(path) {
-        Ok(p) => p,
-        Err(e) => {
-            let _ = write!(err, "{}", e.render_plain());
-            return crate::exit::INVALID_INPUT;
-        }
-    };
-    let scenarios = match load_scenarios(&args.scenarios) {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = write!(err, "{}", e.render_plain());
-            return crate::exit::INVALID_INPUT;
-        }
-    };
-    let chosen: Vec<ClientScenario> = scenarios
-        .into_iter()
-        .filter(|s| args.filter.is_empty() || args.filter.iter().any(|f| s.id.contains(f.as_str())))
-        .collect();
-    let grading = Grading {
-        strict: args.strict,
-        ..Grading::default()
-    };
-    let run = run(&profile, &chosen, grading, |s| {
-        let _ = writeln!(out, "{:<6} {}  {}", s.verdict.as_str(), s.id, s.title);
-        for c in s.checks.iter().filter(|c| c.verdict != Verdict::Pass) {
-            let _ = writeln!(
-                out,
-                "       {:<6} {} {}",
-                c.verdict.as_str(),
-                c.id,
-                c.reason
-            );
-        }
-        if let Some(e) = &s.error {
-            let _ = writeln!(out, "       error: {e}");
-        }
-    })
-    .await;
-    let _ = write!(out, "{}", crate::report::summary(&run));
-    if let Err(code) = crate::cli::write_reports(&run, &args.files, err) {
-        return code;
-    }
-    run.exit_code()
-}
-
-/// The scenario files given, or the embedded ones.
+/// A client profile's or scenario's text, with its name for errors (`what` says which).
 #[allow(clippy::result_large_err)]
-fn load_scenarios(paths: &[PathBuf]) -> Result<Vec<ClientScenario>, SpecError> {
-    if paths.is_empty() {
-        return scenario::embedded();
-    }
-    paths.iter().map(|p| ClientScenario::load(p)).collect()
+pub(crate) fn read_file(path: &std::path::Path, what: &str) -> Result<(String, String), SpecError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        SpecError::at(
+            &name,
+            "",
+            0,
+            0,
+            format!("cannot read the {what}: {e}"),
+            None,
+        )
+    })?;
+    Ok((name, text))
 }
 
 /// The client checks as a Markdown table: ID, level, what is checked, and every rule it
@@ -286,32 +208,18 @@ pub async fn run_one(
     if let Some(b) = &s.task.bearer {
         redactor.add(b.clone());
     }
-    let timeout = s.timeout(profile);
-    let mut changes = Vec::new();
-    let mut outputs = Vec::new();
-    for run in 0..if s.again.is_some() { 2 } else { 1 } {
-        if let (1, Some(again)) = (run, &s.again) {
-            changes.push((
-                pallas.journal().len(),
-                again.registry_agents.iter().cloned().collect(),
-            ));
-            pallas.list_agents(Some(again.registry_agents.clone()));
+    let (outputs, changes) = match client_runs(&pallas, s, &spec, s.timeout(profile)).await {
+        Ok(x) => x,
+        Err(why) => {
+            pallas.shutdown().await;
+            return errored(profile, s, started, redactor.text(&why), None);
         }
-        match run_client(&spec, timeout).await {
-            Ok(output) => outputs.push(output),
-            Err(why) => {
-                let journal = pallas.journal().len();
-                pallas.shutdown().await;
-                let why = format!("{why} ({journal} request(s) reached the mock Pallas)");
-                return errored(profile, s, started, redactor.text(&why), None);
-            }
-        }
-    }
+    };
     let ended = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
     let tail = redactor.text(
         &outputs
             .iter()
-            .map(|o| format!("{}{}", o.stdout, o.stderr))
+            .map(|(o, _)| format!("{}{}", o.stdout, o.stderr))
             .collect::<String>(),
     );
     let journal = pallas.journal();
@@ -325,7 +233,7 @@ pub async fn run_one(
     if journal.is_empty() {
         let exits: Vec<&str> = outputs
             .iter()
-            .map(|o| o.exit.as_deref().unwrap_or("an unknown status"))
+            .map(|(o, _)| o.exit.as_deref().unwrap_or("an unknown status"))
             .collect();
         return errored(
             profile,
@@ -348,10 +256,15 @@ pub async fn run_one(
     };
     let checks = judge(s, &seen, grading, &redactor);
     let mut r = result(profile, s, started);
+    let mut before = 0;
     r.steps = outputs
         .iter()
         .enumerate()
-        .map(|(n, o)| client_step(n, o, &journal, started))
+        .map(|(n, (o, upto))| {
+            let step = client_step(n, o, upto.saturating_sub(before), started);
+            before = *upto;
+            step
+        })
         .collect();
     r.verdict = overall(&checks);
     if r.verdict != Verdict::Pass {
@@ -359,6 +272,38 @@ pub async fn run_one(
     }
     r.checks = checks;
     r
+}
+
+/// The arguments for a task: the profile's command after its program, the task mapped by the
+/// profile's `*_args`, the registry URL last.
+fn task_args(profile: &ClientProfile, task: &Task, registry_url: &str) -> Vec<String> {
+    let mut args: Vec<String> = profile.command[1..].to_vec();
+    if let Some(agent) = &task.agent {
+        args.extend(
+            profile
+                .agent_args
+                .iter()
+                .map(|a| a.replace("{agent}", agent)),
+        );
+    }
+    if let Some(bearer) = &task.bearer {
+        args.extend(
+            profile
+                .bearer_args
+                .iter()
+                .map(|a| a.replace("{bearer}", bearer)),
+        );
+    }
+    for m in &task.messages {
+        args.extend(
+            profile
+                .message_args
+                .iter()
+                .map(|a| a.replace("{message}", m)),
+        );
+    }
+    args.push(registry_url.to_owned());
+    args
 }
 
 /// How the client is started for scenario `s`: the profile's command, the task's arguments, the
@@ -388,7 +333,7 @@ fn launch_spec(
     ));
     LaunchSpec {
         program: profile.program(),
-        args: profile.args(&s.task, registry_url),
+        args: task_args(profile, &s.task, registry_url),
         cwd: profile.cwd(),
         env,
         env_remove: Vec::new(),
@@ -450,6 +395,43 @@ fn unclaimed(
     r
 }
 
+/// Each client run's output, with the journal's length when it ended, and the registry changes
+/// made between runs (`again`: the journal's length then, the agents listed from then on).
+type Runs = (
+    Vec<(crate::observation::ProcessOutput, usize)>,
+    Vec<(usize, std::collections::BTreeSet<String>)>,
+);
+
+/// The client's runs for scenario `s`: one, or two with the registry changed in between.
+async fn client_runs(
+    pallas: &MockPallas,
+    s: &ClientScenario,
+    spec: &LaunchSpec,
+    timeout: Duration,
+) -> Result<Runs, String> {
+    let mut changes = Vec::new();
+    let mut outputs = Vec::new();
+    for run in 0..if s.again.is_some() { 2 } else { 1 } {
+        if let (1, Some(again)) = (run, &s.again) {
+            changes.push((
+                pallas.journal().len(),
+                again.registry_agents.iter().cloned().collect(),
+            ));
+            pallas.list_agents(Some(again.registry_agents.clone()));
+        }
+        match run_client(spec, timeout).await {
+            Ok(output) => outputs.push((output, pallas.journal().len())),
+            Err(why) => {
+                let journal = pallas.journal().len();
+                return Err(format!(
+                    "{why} ({journal} request(s) reached the mock Pallas)"
+                ));
+            }
+        }
+    }
+    Ok((outputs, changes))
+}
+
 /// One run of the client: started, given `timeout` to exit, then stopped with its whole
 /// process group. The reason when it did not start or did not exit in time.
 async fn run_client(
@@ -470,13 +452,25 @@ async fn run_client(
     }
 }
 
-/// One run of the client as a step of the report: how it ended and how much reached the mock.
+/// One run of the client as a step of the report: how it ended, how many requests it sent, and
+/// the last line it wrote.
 fn client_step(
     run: usize,
     output: &crate::observation::ProcessOutput,
-    journal: &[pallas_mocks::PallasJournalEntry],
+    requests: usize,
     started: Instant,
 ) -> crate::runner::StepSummary {
+    let last = format!("{}\n{}", output.stdout, output.stderr)
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| {
+            let l = l.trim();
+            let cut: String = l.chars().take(160).collect();
+            let more = if cut.len() < l.len() { "…" } else { "" };
+            format!("; its last line: {cut}{more}")
+        })
+        .unwrap_or_default();
     crate::runner::StepSummary {
         name: if run == 0 {
             "client".into()
@@ -486,9 +480,8 @@ fn client_step(
         action: "run".into(),
         elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
         observed: Some(format!(
-            "exited with {}; {} request(s) reached the mock Pallas by the end",
+            "exited with {}; {requests} request(s) to the mock Pallas{last}",
             output.exit.as_deref().unwrap_or("an unknown status"),
-            journal.len()
         )),
         ..crate::runner::StepSummary::default()
     }
@@ -551,6 +544,33 @@ fn overall(checks: &[CheckResult]) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_task_maps_into_the_profiles_arguments_with_the_registry_last() {
+        let p = ClientProfile::parse(
+            "p.yaml",
+            "name: d\ncommand: [python, d.py]\nmessage_args: [--message, \"{message}\"]\nagent_args: [--agent, \"{agent}\"]\n",
+        )
+        .expect("valid");
+        let task = Task {
+            agent: Some("research".into()),
+            messages: vec!["a".into(), "b".into()],
+            bearer: None,
+        };
+        assert_eq!(
+            task_args(&p, &task, "http://127.0.0.1:1"),
+            [
+                "d.py",
+                "--agent",
+                "research",
+                "--message",
+                "a",
+                "--message",
+                "b",
+                "http://127.0.0.1:1"
+            ]
+        );
+    }
 
     #[test]
     fn the_client_book_loads_and_every_quote_is_verbatim_in_its_source() {

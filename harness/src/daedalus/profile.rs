@@ -75,17 +75,7 @@ impl ClientProfile {
     /// Reads and validates a profile file.
     #[allow(clippy::result_large_err)]
     pub fn load(path: &Path) -> Result<Self, SpecError> {
-        let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            SpecError::at(
-                &name,
-                "",
-                0,
-                0,
-                format!("cannot read the client profile: {e}"),
-                None,
-            )
-        })?;
+        let (name, text) = super::read_file(path, "client profile")?;
         let mut profile = Self::parse(&name, &text)?;
         profile.path = path.to_path_buf();
         profile.dir = path
@@ -165,59 +155,11 @@ impl ClientProfile {
             None => self.dir.clone(),
         }
     }
-
-    /// The arguments for a task, the registry URL last.
-    pub fn args(&self, task: &super::scenario::Task, registry_url: &str) -> Vec<String> {
-        let mut args: Vec<String> = self.command[1..].to_vec();
-        if let Some(agent) = &task.agent {
-            args.extend(self.agent_args.iter().map(|a| a.replace("{agent}", agent)));
-        }
-        if let Some(bearer) = &task.bearer {
-            args.extend(
-                self.bearer_args
-                    .iter()
-                    .map(|a| a.replace("{bearer}", bearer)),
-            );
-        }
-        for m in &task.messages {
-            args.extend(self.message_args.iter().map(|a| a.replace("{message}", m)));
-        }
-        args.push(registry_url.to_owned());
-        args
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::daedalus::scenario::Task;
-
-    #[test]
-    fn a_task_maps_into_the_profiles_arguments_with_the_registry_last() {
-        let p = ClientProfile::parse(
-            "p.yaml",
-            "name: d\ncommand: [python, d.py]\nmessage_args: [--message, \"{message}\"]\nagent_args: [--agent, \"{agent}\"]\n",
-        )
-        .expect("valid");
-        let task = Task {
-            agent: Some("research".into()),
-            messages: vec!["a".into(), "b".into()],
-            bearer: None,
-        };
-        assert_eq!(
-            p.args(&task, "http://127.0.0.1:1"),
-            [
-                "d.py",
-                "--agent",
-                "research",
-                "--message",
-                "a",
-                "--message",
-                "b",
-                "http://127.0.0.1:1"
-            ]
-        );
-    }
 
     #[test]
     fn a_mapping_without_its_placeholder_is_refused_with_its_line() {

@@ -205,17 +205,7 @@ impl ClientScenario {
     /// Reads one scenario file.
     #[allow(clippy::result_large_err)]
     pub fn load(path: &Path) -> Result<Self, SpecError> {
-        let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            SpecError::at(
-                &name,
-                "",
-                0,
-                0,
-                format!("cannot read the scenario: {e}"),
-                None,
-            )
-        })?;
+        let (name, text) = super::read_file(path, "scenario")?;
         Self::parse(&name, &text)
     }
 

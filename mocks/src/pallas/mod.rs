@@ -106,6 +106,8 @@ impl PallasShared {
 /// Where one session of an agent stands (for `session_expiry`).
 #[derive(Debug)]
 pub(crate) struct SessionState {
+    /// The agent's sessions opened before this one.
+    ordinal: u32,
     opened: Instant,
     requests: u32,
     expired: bool,

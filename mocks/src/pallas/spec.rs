@@ -368,6 +368,10 @@ pub struct SessionExpirySpec {
     )]
     #[schemars(with = "Option<String>")]
     pub after: Option<Duration>,
+    /// Only the agent's first N sessions expire; later ones never do (a client that starts a new
+    /// session after the 404 can then finish its task). Every session expires when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<u32>,
 }
 
 /// What the registry answers over time.

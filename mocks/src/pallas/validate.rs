@@ -208,6 +208,11 @@ fn validate_agent(a: &PallasAgentSpec, path: &str, out: &mut Out<'_>) {
                 "give one of `after_requests` and `after`".to_owned(),
                 Some("e.g. `{after_requests: 3}` or `{after: 30s}`"),
             ),
+            _ if e.sessions == Some(0) => out.add(
+                format!("{epath}.sessions"),
+                "no session would ever expire".to_owned(),
+                Some("1 or more, or leave `sessions` out for every session"),
+            ),
             (Some(0), None) => out.add(
                 format!("{epath}.after_requests"),
                 "a session that answers no request can never be used".to_owned(),

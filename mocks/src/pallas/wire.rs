@@ -163,9 +163,12 @@ pub(crate) async fn observe(
                 .get("mcp-session-id")
                 .and_then(|v| v.to_str().ok())
         {
-            lock(&agent.sessions).insert(
+            let mut sessions = lock(&agent.sessions);
+            let ordinal = u32::try_from(sessions.len()).unwrap_or(u32::MAX);
+            sessions.insert(
                 sid.to_owned(),
                 SessionState {
+                    ordinal,
                     opened: Instant::now(),
                     requests: 0,
                     expired: false,
@@ -250,6 +253,9 @@ async fn expired(agent: &AgentShared, sid: &str, rpc: &Rpc) -> bool {
         };
         if state.expired {
             return true;
+        }
+        if expiry.sessions.is_some_and(|n| state.ordinal >= n) {
+            return false;
         }
         let timed_out = expiry.after.is_some_and(|d| state.opened.elapsed() >= d);
         let used_up =
