@@ -126,6 +126,7 @@ pub async fn run(
     }
 }
 
+/// A scenario's result so far: no verdict yet, its wall time since `started`.
 fn result(profile: &ClientProfile, s: &ClientScenario, started: Instant) -> ScenarioResult {
     ScenarioResult {
         id: s.id.clone(),
@@ -133,7 +134,7 @@ fn result(profile: &ClientProfile, s: &ClientScenario, started: Instant) -> Scen
         file: s.file.clone(),
         verdict: Verdict::Skip,
         checks: Vec::new(),
-        duration_ms: 0.0,
+        duration_ms: started.elapsed().as_secs_f64() * 1000.0,
         error: None,
         skipped: None,
         output_tail: None,
@@ -145,18 +146,6 @@ fn result(profile: &ClientProfile, s: &ClientScenario, started: Instant) -> Scen
         ),
         phases: None,
         declared: crate::runner::Declared::default(),
-    }
-    .timed(started)
-}
-
-trait Timed {
-    fn timed(self, started: Instant) -> Self;
-}
-
-impl Timed for ScenarioResult {
-    fn timed(mut self, started: Instant) -> Self {
-        self.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
-        self
     }
 }
 
