@@ -354,7 +354,10 @@ pub fn endpoint_from_registry(seen: &Seen<'_>) -> Outcome {
                         .get(a)
                         .filter(|s| s.sse_remote_first)
                         .map(|_| {
-                            format!("; its `sse` remote {} listed first, not used", sse_url(u))
+                            format!(
+                                "; its `sse` remote {} listed first, not used",
+                                pallas_mocks::pallas::sse_remote_url(u)
+                            )
                         })
                         .unwrap_or_default();
                     good.insert(
@@ -381,12 +384,6 @@ pub fn endpoint_from_registry(seen: &Seen<'_>) -> Outcome {
             .map(|(a, text)| Witness::new(format!("agent `{a}`"), text))
             .collect(),
     )
-}
-
-/// The `sse` remote the mock lists for an agent at `url` (`…/mcp` → `…/sse`).
-fn sse_url(url: &str) -> String {
-    url.strip_suffix("/mcp")
-        .map_or_else(|| format!("{url}/sse"), |base| format!("{base}/sse"))
 }
 
 /// DAE-006: `get_health` is a `tools/call` with no arguments.

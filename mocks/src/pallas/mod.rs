@@ -21,7 +21,9 @@ mod wire;
 
 pub use agent::HEALTH_DESCRIPTION;
 pub use progress::UNREQUESTED_TOKEN;
-pub use registry::{SERVER_JSON_PATH, SERVER_SCHEMA_URL, default_title, registry_name};
+pub use registry::{
+    SERVER_JSON_PATH, SERVER_SCHEMA_URL, default_title, registry_name, sse_remote_url,
+};
 pub(crate) use validate::{validate_pallas, validate_pallas_into};
 
 use std::collections::{BTreeMap, HashMap};

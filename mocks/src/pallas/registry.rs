@@ -123,6 +123,13 @@ async fn server_json(State(shared): State<Arc<PallasShared>>) -> Response {
     axum::Json(json!({ "servers": servers })).into_response()
 }
 
+/// The `type: sse` remote `sse_remote_first` lists for an agent at `url` (its `…/mcp` made
+/// `…/sse`): a URL on the agent's port that serves no MCP.
+pub fn sse_remote_url(url: &str) -> String {
+    url.strip_suffix("/mcp")
+        .map_or_else(|| format!("{url}/sse"), |base| format!("{base}/sse"))
+}
+
 /// Seed 001's registry name: `{namespace}/{slug}`, the slug the key with `_` made `-`.
 pub fn registry_name(namespace: &str, key: &str) -> String {
     format!("{namespace}/{}", key.replace('_', "-"))
@@ -162,10 +169,7 @@ fn entry(shared: &PallasShared, key: &str, spec: &PallasAgentSpec, url: &str) ->
         }
         let mut remotes = Vec::new();
         if spec.sse_remote_first {
-            let sse = url
-                .strip_suffix("/mcp")
-                .map_or_else(|| format!("{url}/sse"), |base| format!("{base}/sse"));
-            remotes.push(json!({"type": "sse", "url": sse}));
+            remotes.push(json!({"type": "sse", "url": sse_remote_url(url)}));
         }
         remotes.push(json!({"type": "streamable-http", "url": url}));
         obj.insert("remotes".to_owned(), Value::Array(remotes));
