@@ -14,7 +14,7 @@ fn profile(dir: &Path, wrong: &str) -> ClientProfile {
     let path = dir.join(format!("{wrong}.yaml"));
     let cache = dir.join("registry-cache.json");
     let text = format!(
-        "name: e2e-daedalus-{wrong}\ncommand: [{BIN}, --wrong, {wrong}]\nmessage_args: [--message, \"{{message}}\"]\nagent_args: [--agent, \"{{agent}}\"]\nclaims: [close_session]\ntimeout: 30s\nenv: {{DAEDALUS_REGISTRY_CACHE: \"{}\"}}\n",
+        "name: e2e-daedalus-{wrong}\ncommand: [{BIN}, --wrong, {wrong}]\nmessage_args: [--message, \"{{message}}\"]\nagent_args: [--agent, \"{{agent}}\"]\nbearer_args: [--bearer, \"{{bearer}}\"]\nclaims: [close_session]\ntimeout: 30s\nenv: {{DAEDALUS_REGISTRY_CACHE: \"{}\"}}\n",
         cache.display()
     );
     std::fs::write(&path, text).expect("profile written");
@@ -164,6 +164,64 @@ fn a_client_leaving_sessions_open_fails_dae_013() {
 #[test]
 fn a_client_with_a_wrong_accept_header_fails_dae_008() {
     assert_eq!(failures("bad-accept"), set(&[("send-message", "DAE-008")]));
+}
+
+#[test]
+fn a_client_without_the_users_bearer_fails_dae_016() {
+    assert_eq!(failures("no-bearer"), set(&[("user-bearer", "DAE-016")]));
+}
+
+#[test]
+fn a_client_sending_the_bearer_on_its_first_message_only_fails_dae_016() {
+    assert_eq!(failures("bearer-once"), set(&[("user-bearer", "DAE-016")]));
+}
+
+#[test]
+fn the_users_bearer_is_judged_by_its_fingerprint_and_never_shown() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = profile(dir.path(), "bearer-once");
+    let scenarios =
+        daedalus::scenario::embedded().unwrap_or_else(|e| panic!("{}", e.render_plain()));
+    let bearer: Vec<_> = scenarios
+        .into_iter()
+        .filter(|s| s.id == "user-bearer")
+        .collect();
+    let secret = bearer[0].task.bearer.clone().expect("the scenario's bearer");
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let run = rt.block_on(daedalus::run(&p, &bearer, Grading::default(), |_| {}));
+    let json = serde_json::to_string(&run).expect("run as JSON");
+    assert!(!json.contains(&secret), "the bearer leaked: {json}");
+    let check = &run.scenarios[0].checks[0];
+    assert_eq!(check.verdict, Verdict::Warn, "{}", check.reason);
+    let shown = format!("{:?}", check.evidence);
+    assert!(shown.contains("[redacted:"), "{shown}");
+    assert!(shown.contains("no `Authorization` header"), "{shown}");
+}
+
+#[test]
+fn a_profile_that_maps_no_bearer_skips_the_bearer_scenario_with_the_reason() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("no-bearer-args.yaml");
+    std::fs::write(
+        &path,
+        format!("name: plain\ncommand: [{BIN}]\nmessage_args: [--message, \"{{message}}\"]\ntimeout: 30s\n"),
+    )
+    .expect("profile written");
+    let p = ClientProfile::load(&path).unwrap_or_else(|e| panic!("{}", e.render_plain()));
+    let scenarios: Vec<_> = daedalus::scenario::embedded()
+        .unwrap_or_else(|e| panic!("{}", e.render_plain()))
+        .into_iter()
+        .filter(|s| s.id == "user-bearer")
+        .collect();
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let run = rt.block_on(daedalus::run(&p, &scenarios, Grading::default(), |_| {}));
+    let s = &run.scenarios[0];
+    assert_eq!(s.verdict, Verdict::Skip);
+    assert!(
+        s.skipped.as_deref().unwrap_or_default().contains("bearer_args"),
+        "{:?}",
+        s.skipped
+    );
 }
 
 #[test]

@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # The official MCP Inspector's CLI (`mcp-inspector --cli`, pinned in package-lock.json) driven as
 # a Daedalus, as thin as a developer would script it:
-#   daedalus.sh [--agent ID] [--message TEXT]... REGISTRY_URL
+#   daedalus.sh [--agent ID] [--bearer TOKEN] [--message TEXT]... REGISTRY_URL
 # Reads the registry (seed 000 §1, §3), calls `get_health` on every agent's `streamable-http`
 # remote, then sends each message to the agent with a fresh `progressToken` in `_meta`
-# (`--tool-metadata`). An agent whose health is `error` gets no message (exit 3).
+# (`--tool-metadata`) and the user's bearer, if given, as `Authorization: Bearer` on every request
+# (`--header`). An agent whose health is `error` gets no message (exit 3).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 inspector="$here/node_modules/.bin/mcp-inspector"
-agent="" messages=()
+agent="" messages=() auth=()
 while [ $# -gt 1 ]; do
   case $1 in
     --agent) agent=$2; shift ;;
     --message) messages+=("$2"); shift ;;
+    --bearer) auth=(--header "Authorization: Bearer $2"); shift ;;
   esac
   shift
 done
@@ -27,7 +29,7 @@ agents=$(curl -fsS --max-time 30 "$registry/.well-known/mcp/server.json" | node 
     }
   });')
 
-call() { timeout 30 "$inspector" --cli "$1" --transport http --method "${@:2}"; }
+call() { timeout 30 "$inspector" --cli "$1" "${auth[@]}" --transport http --method "${@:2}"; }
 status_of() { node -e 'let t="";process.stdin.on("data",d=>t+=d).on("end",()=>{try{const r=JSON.parse(t);console.log(JSON.parse(r.content[0].text).status)}catch{console.log("error")}})'; }
 
 target="" target_status=""

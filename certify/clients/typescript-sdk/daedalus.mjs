@@ -1,20 +1,22 @@
 // A Daedalus-side driver on the official MCP TypeScript SDK, as thin as a Daedalus developer
-// would write it: `node daedalus.mjs [--agent ID] [--message TEXT]... REGISTRY_URL`.
+// would write it: `node daedalus.mjs [--agent ID] [--bearer TOKEN] [--message TEXT]... REGISTRY_URL`.
 // Discovers the agents from the registry (seed 000 §1, §3), connects to each through its
 // `streamable-http` remote, reads its health with `get_health`, then sends each message to the
 // agent with the SDK's progress callback (which puts a `progressToken` in `_meta`) and prints
 // the progress on stderr and the reply on stdout. An agent whose health is `error` gets no
-// message (exit 3).
+// message (exit 3). The user's bearer, if given, rides every request as `Authorization: Bearer`.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const argv = process.argv.slice(2);
 const registry = argv.pop();
 let wanted;
+let bearer;
 const messages = [];
 for (let i = 0; i < argv.length; i++) {
   if (argv[i] === "--agent") wanted = argv[++i];
   else if (argv[i] === "--message") messages.push(argv[++i]);
+  else if (argv[i] === "--bearer") bearer = argv[++i];
 }
 
 const doc = await (await fetch(`${registry.replace(/\/$/, "")}/.well-known/mcp/server.json`)).json();
@@ -25,7 +27,8 @@ for (const entry of doc.servers ?? []) {
   if (!remote) continue;
   const id = server.name.split("/").pop();
   const client = new Client({ name: "daedalus-typescript-sdk", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(remote.url)));
+  const requestInit = bearer ? { headers: { Authorization: `Bearer ${bearer}` } } : undefined;
+  await client.connect(new StreamableHTTPClientTransport(new URL(remote.url), { requestInit }));
   let status = "error";
   try {
     const health = await client.callTool({ name: "get_health", arguments: {} });

@@ -29,6 +29,8 @@ pub struct Seen<'a> {
     /// Each change of the registry's listing: the journal's length when it was made, and the
     /// agents listed from then on.
     pub changes: &'a [(usize, BTreeSet<String>)],
+    /// The user's bearer token the client was given, if any.
+    pub bearer: Option<&'a str>,
 }
 
 /// One journal entry with its position, for evidence.
@@ -1008,6 +1010,65 @@ pub fn sessions_deleted(seen: &Seen<'_>) -> Outcome {
     Outcome::Kept(good)
 }
 
+/// DAE-016: each message's `tools/call` carries the user's bearer as `Authorization: Bearer`.
+/// The journal keeps a credential only as its fingerprint, so the fingerprints are compared.
+pub fn bearer_sent(seen: &Seen<'_>) -> Outcome {
+    let Some(bearer) = seen.bearer else {
+        return Outcome::NotApplicable("the client was given no user bearer".into());
+    };
+    let calls: Vec<(usize, &PallasJournalEntry)> = seen
+        .journal
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| is_call(e) && !is_health(e))
+        .collect();
+    if calls.is_empty() {
+        return Outcome::Inconclusive(
+            "the client called no agent tool other than `get_health`".into(),
+        );
+    }
+    let want = pallas_mocks::redact::fingerprint(bearer);
+    let carries = |e: &PallasJournalEntry| {
+        header(e, "authorization").is_some_and(|v| {
+            let (scheme, token) = pallas_mocks::redact::strip_scheme(v);
+            !scheme.is_empty() && token == want
+        })
+    };
+    let shown = |e: &PallasJournalEntry| {
+        header(e, "authorization").map_or_else(
+            || "no `Authorization` header".to_owned(),
+            |v| format!("Authorization: {v}"),
+        )
+    };
+    let bad: Vec<Evidence> = calls
+        .iter()
+        .filter(|(_, e)| !carries(e))
+        .map(|(i, e)| {
+            Evidence::new(
+                label(*i, e),
+                format!("Authorization: Bearer {want} (the user's bearer)"),
+                shown(e),
+            )
+        })
+        .collect();
+    if !bad.is_empty() {
+        return Outcome::Fail(
+            format!(
+                "{} of {} message call(s) did not carry the user's bearer",
+                bad.len(),
+                calls.len()
+            ),
+            bad,
+        );
+    }
+    Outcome::Kept(
+        calls
+            .iter()
+            .map(|(i, e)| Witness::new(label(*i, e), shown(e)))
+            .collect(),
+    )
+}
+
 /// The evaluator of a client check.
 pub fn evaluator(id: &str) -> Option<fn(&Seen<'_>) -> Outcome> {
     Some(match id {
@@ -1026,6 +1087,7 @@ pub fn evaluator(id: &str) -> Option<fn(&Seen<'_>) -> Outcome> {
         "DAE-013" => sessions_deleted,
         "DAE-014" => degraded_allows_chat,
         "DAE-015" => removed_agent_not_called,
+        "DAE-016" => bearer_sent,
         _ => return None,
     })
 }
@@ -1086,6 +1148,7 @@ mod tests {
             ended: "2026-11-29T10:00:01.000000Z".into(),
             task: (Some("research"), 1),
             changes: &[],
+            bearer: Some("user-jwt"),
         })
     }
 
@@ -1170,6 +1233,32 @@ mod tests {
             matches!(&o, Outcome::Breaks { rule, .. } if rule == "mcp.client-get-accept"),
             "{o:?}"
         );
+    }
+
+    #[test]
+    fn dae_016_compares_the_bearer_by_fingerprint_on_every_message() {
+        let call = |auth: Option<&str>| {
+            let mut e = entry(Some("research"), "POST", Some("tools/call"));
+            e.tool = Some("send_message".into());
+            if let Some(a) = auth {
+                e.headers.insert("authorization".into(), a.into());
+            }
+            e
+        };
+        let right = pallas_mocks::redact::redact_value("Bearer user-jwt");
+        let other = pallas_mocks::redact::redact_value("Bearer someone-else");
+        let mut j = good();
+        j.push(call(Some(&right)));
+        assert!(judge(bearer_sent, &j).is_kept());
+        j.push(call(None));
+        assert!(failed(&judge(bearer_sent, &j)));
+        let mut j = good();
+        j.push(call(Some(&other)));
+        assert!(failed(&judge(bearer_sent, &j)));
+        let mut j = good();
+        j.push(call(Some(&pallas_mocks::redact::redact_value("Basic user-jwt"))));
+        assert!(failed(&judge(bearer_sent, &j)));
+        assert!(matches!(judge(bearer_sent, &good()), Outcome::Inconclusive(_)));
     }
 
     #[test]

@@ -157,7 +157,12 @@ pub async fn run_one(
 ) -> ScenarioResult {
     let started = Instant::now();
     if let Some(missing) = s.requires.iter().find(|c| !profile.claims(**c)) {
-        return unclaimed(profile, s, *missing, started);
+        let why = format!("the client does not claim `{}`", missing.as_str());
+        return unclaimed(profile, s, why, started);
+    }
+    if s.task.bearer.is_some() && profile.bearer_args.is_empty() {
+        let why = "the client's profile maps no user bearer (`bearer_args`), so it cannot be given one";
+        return unclaimed(profile, s, why.to_owned(), started);
     }
     if !s.task.messages.is_empty() && profile.message_args.is_empty() {
         return errored(
@@ -242,6 +247,7 @@ pub async fn run_one(
         ended,
         task: (s.task.agent.as_deref(), s.task.messages.len()),
         changes: &changes,
+        bearer: s.task.bearer.as_deref(),
     };
     let checks = judge(s, &seen, grading, &redactor);
     let mut r = result(profile, s, started);
@@ -361,10 +367,9 @@ fn read_tail_of(text: &str) -> String {
 fn unclaimed(
     profile: &ClientProfile,
     s: &ClientScenario,
-    missing: ClientClaim,
+    why: String,
     started: Instant,
 ) -> ScenarioResult {
-    let why = format!("the client does not claim `{}`", missing.as_str());
     let mut r = result(profile, s, started);
     r.checks = s
         .checks

@@ -41,6 +41,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../clients/scenarios/session-expired.yaml"),
     ),
     (
+        "harness/clients/scenarios/user-bearer.yaml",
+        include_str!("../../clients/scenarios/user-bearer.yaml"),
+    ),
+    (
         "harness/clients/scenarios/close-session.yaml",
         include_str!("../../clients/scenarios/close-session.yaml"),
     ),

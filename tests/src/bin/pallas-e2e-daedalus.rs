@@ -2,9 +2,10 @@
 //! seed 000 §3–§4, with deliberately wrong variants (`--wrong`) that `pallas-conformance
 //! daedalus` must each catch on their own finding (tests/tests/daedalus.rs).
 //!
-//! `pallas-e2e-daedalus [--wrong VARIANT] [--agent ID] [--message TEXT]... REGISTRY_URL`:
-//! discovers the agents, opens a session on each and reads its health, sends the messages to the
-//! agent at once (each with its own progress token), then ends every session with DELETE. Exit
+//! `pallas-e2e-daedalus [--wrong VARIANT] [--agent ID] [--bearer TOKEN] [--message TEXT]...
+//! REGISTRY_URL`: discovers the agents, opens a session on each and reads its health, sends the
+//! messages to the agent at once (each with its own progress token and the user's bearer), then
+//! ends every session with DELETE. Exit
 //! codes: 0 done, 1 an error, 3 the agent's health is `error` (chat blocked).
 
 use std::process::ExitCode;
@@ -44,6 +45,10 @@ enum Wrong {
     StaleRegistry,
     /// `Accept: application/json` only.
     BadAccept,
+    /// The user's bearer is never sent.
+    NoBearer,
+    /// The user's bearer rides the first message only.
+    BearerOnce,
 }
 
 #[derive(Debug, Parser)]
@@ -54,6 +59,9 @@ struct Args {
     agent: Option<String>,
     #[arg(long)]
     message: Vec<String>,
+    /// The user's bearer, sent as `Authorization: Bearer` with each message.
+    #[arg(long)]
+    bearer: Option<String>,
     /// Where `stale-registry` keeps the registry it read first.
     #[arg(long, env = "DAEDALUS_REGISTRY_CACHE")]
     cache: Option<std::path::PathBuf>,
@@ -225,10 +233,18 @@ async fn send(
             Wrong::FloatToken => Some(json!(n as f64 + 0.5)),
             _ => Some(json!(format!("daedalus-{}-{n}", std::process::id()))),
         };
-        let o = CallOptions {
+        let mut o = CallOptions {
             progress_token: token,
             ..opts(args.wrong)
         };
+        let bearer = match args.wrong {
+            Wrong::NoBearer => None,
+            Wrong::BearerOnce if n > 0 => None,
+            _ => args.bearer.as_deref(),
+        };
+        if let Some(b) = bearer {
+            o.headers.push(("authorization".into(), format!("Bearer {b}")));
+        }
         let conn = agent.conn.clone();
         let message = m.clone();
         async move {
