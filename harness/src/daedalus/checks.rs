@@ -1010,8 +1010,9 @@ pub fn sessions_deleted(seen: &Seen<'_>) -> Outcome {
     Outcome::Kept(good)
 }
 
-/// DAE-016: each message's `tools/call` carries the user's bearer as `Authorization: Bearer`.
-/// The journal keeps a credential only as its fingerprint, so the fingerprints are compared.
+/// DAE-016: each message's `tools/call` carries the user's bearer as `Authorization: Bearer`
+/// (the scheme in any case, RFC 9110 §11.1). The journal keeps a credential only as its
+/// fingerprint, so the fingerprints are compared.
 pub fn bearer_sent(seen: &Seen<'_>) -> Outcome {
     let Some(bearer) = seen.bearer else {
         return Outcome::NotApplicable("the client was given no user bearer".into());
@@ -1061,12 +1062,20 @@ pub fn bearer_sent(seen: &Seen<'_>) -> Outcome {
             bad,
         );
     }
-    Outcome::Kept(
+    let mut good = vec![Witness::new(
+        "the message calls",
+        format!(
+            "{} call(s) for the task's {} message(s), each compared with the task's bearer ({want})",
+            calls.len(),
+            seen.task.1
+        ),
+    )];
+    good.extend(
         calls
             .iter()
-            .map(|(i, e)| Witness::new(label(*i, e), shown(e)))
-            .collect(),
-    )
+            .map(|(i, e)| Witness::new(label(*i, e), shown(e))),
+    );
+    Outcome::Kept(good)
 }
 
 /// The evaluator of a client check.
