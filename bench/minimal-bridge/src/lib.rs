@@ -1,4 +1,4 @@
-//! The minimal comparator bridge: one agent served over MCP Streamable HTTP (rmcp 3.9, sessions,
+//! The minimal comparator bridge: one agent served over MCP Streamable HTTP (rmcp, sessions,
 //! SSE answers, as the reference serves them) whose `send_message` tool makes exactly one POST to
 //! an OpenAI-compatible `{model_url}/chat/completions` through a pooled `reqwest::Client` and
 //! returns the answer's text. No registry, metrics, logging, progress, history or downstream
