@@ -8,6 +8,13 @@
 // with the argument `{message}`. Tools reach the model as `<server>__<tool>` (the scenarios'
 // `CALL_TOOL` directives use that name; MCPClient.listTools() would say `<server>_<tool>`).
 //
+// The same file serves both certified lines of @mastra/mcp: 1.18.0 (certify/mastra/, MCP
+// 2025-11-25 with sessions) and 2.0.0 (certify/mastra-2/, MCP 2026-07-28 only, stateless). What it
+// uses — `MCPServer({id, name, version, tools, agents})`, `startHTTP({url, httpPath, req, res})`,
+// `close()`, `MCPClient({id, servers: {url, requestInit}, timeout})`,
+// `listToolsetsWithErrors()`, `disconnect()` — is the same in both; the 2.0 MCPClient reaches
+// the scenarios' mock servers by `server/discover`, falling back to `initialize`.
+//
 //   node server.mjs --dir RUN_DIR --port PORT [--host 127.0.0.1]
 //
 // It listens only once every agent is built and every downstream server listed, so a TCP
