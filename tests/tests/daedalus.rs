@@ -186,7 +186,11 @@ fn the_users_bearer_is_judged_by_its_fingerprint_and_never_shown() {
         .into_iter()
         .filter(|s| s.id == "user-bearer")
         .collect();
-    let secret = bearer[0].task.bearer.clone().expect("the scenario's bearer");
+    let secret = bearer[0]
+        .task
+        .bearer
+        .clone()
+        .expect("the scenario's bearer");
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let run = rt.block_on(daedalus::run(&p, &bearer, Grading::default(), |_| {}));
     let json = serde_json::to_string(&run).expect("run as JSON");
@@ -218,7 +222,10 @@ fn a_profile_that_maps_no_bearer_skips_the_bearer_scenario_with_the_reason() {
     let s = &run.scenarios[0];
     assert_eq!(s.verdict, Verdict::Skip);
     assert!(
-        s.skipped.as_deref().unwrap_or_default().contains("bearer_args"),
+        s.skipped
+            .as_deref()
+            .unwrap_or_default()
+            .contains("bearer_args"),
         "{:?}",
         s.skipped
     );

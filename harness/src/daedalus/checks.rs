@@ -1265,9 +1265,14 @@ mod tests {
         j.push(call(Some(&other)));
         assert!(failed(&judge(bearer_sent, &j)));
         let mut j = good();
-        j.push(call(Some(&pallas_mocks::redact::redact_value("Basic user-jwt"))));
+        j.push(call(Some(&pallas_mocks::redact::redact_value(
+            "Basic user-jwt",
+        ))));
         assert!(failed(&judge(bearer_sent, &j)));
-        assert!(matches!(judge(bearer_sent, &good()), Outcome::Inconclusive(_)));
+        assert!(matches!(
+            judge(bearer_sent, &good()),
+            Outcome::Inconclusive(_)
+        ));
     }
 
     #[test]

@@ -161,7 +161,8 @@ pub async fn run_one(
         return unclaimed(profile, s, why, started);
     }
     if s.task.bearer.is_some() && profile.bearer_args.is_empty() {
-        let why = "the client's profile maps no user bearer (`bearer_args`), so it cannot be given one";
+        let why =
+            "the client's profile maps no user bearer (`bearer_args`), so it cannot be given one";
         return unclaimed(profile, s, why.to_owned(), started);
     }
     if !s.task.messages.is_empty() && profile.message_args.is_empty() {

@@ -11,6 +11,7 @@
 
 pub mod badge;
 pub mod capabilities;
+pub mod downstream;
 pub mod levels;
 pub mod page;
 
@@ -43,6 +44,14 @@ pub enum MatrixError {
         path: PathBuf,
         /// Why.
         source: std::io::Error,
+    },
+    /// Not the downstream results file (`.ci/certify-downstream`).
+    #[error("{path} is not the downstream results of `.ci/certify-downstream`: {why}")]
+    NotDownstream {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        why: String,
     },
     /// Not a JSON report of this kit.
     #[error("{path} is not a pallas-conformance JSON report: {why}")]
@@ -134,6 +143,9 @@ pub struct Matrix {
     /// × the clients, each client's level over its entries.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clients: Option<Box<Matrix>>,
+    /// Each bridge's downstream side: the official suite's client scenarios driven through it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub downstream: Option<downstream::Downstream>,
 }
 
 /// One implementation: a report's header, its counts and its level.
@@ -445,6 +457,7 @@ fn table(reports: &[(PathBuf, ReportFile)]) -> Matrix {
         implementations,
         families,
         clients: None,
+        downstream: None,
     }
 }
 
@@ -543,6 +556,11 @@ pub struct MatrixArgs {
     /// The folder to write `index.html`, `matrix.json` and `badges/` into (created if needed).
     #[arg(long)]
     pub out: PathBuf,
+    /// The bridges' downstream results (`.ci/certify-downstream`: the official suite's client
+    /// scenarios through each bridge); default: `docs/certification/downstream/results.json`
+    /// when the default reports are read and it exists.
+    #[arg(long)]
+    pub downstream: Option<PathBuf>,
 }
 
 /// `pallas-conformance matrix`: exit 0 when written, 2 when a report is unusable, 3 when a file
@@ -577,13 +595,26 @@ pub fn run_command(
     } else {
         args.reports.clone()
     };
-    let matrix = match build(&paths) {
+    let mut matrix = match build(&paths) {
         Ok(m) => m,
         Err(e) => {
             let _ = writeln!(err, "error: {e}");
             return crate::exit::INVALID_INPUT;
         }
     };
+    let results = args.downstream.clone().or_else(|| {
+        let default = Path::new(downstream::DEFAULT_RESULTS);
+        (args.reports.is_empty() && default.exists()).then(|| default.to_owned())
+    });
+    if let Some(path) = results {
+        match downstream::read(&path) {
+            Ok(d) => matrix.downstream = Some(d),
+            Err(e) => {
+                let _ = writeln!(err, "error: {e}");
+                return crate::exit::INVALID_INPUT;
+            }
+        }
+    }
     if let Err(e) = matrix.write(&args.out) {
         let _ = writeln!(err, "error: {e}");
         return crate::exit::HARNESS_ERROR;

@@ -81,6 +81,9 @@ fn implementations(out: &mut String, m: &Matrix) {
     for v in COLUMNS {
         let _ = write!(out, "<th class=\"n\">{}</th>", v.as_str());
     }
+    if m.downstream.is_some() {
+        let _ = write!(out, "<th>downstream client</th>");
+    }
     let _ = writeln!(out, "<th>report</th><th>badge</th></tr></thead>\n<tbody>");
     for i in &m.implementations {
         let _ = write!(
@@ -106,6 +109,17 @@ fn implementations(out: &mut String, m: &Matrix) {
                 v = v.as_str()
             );
         }
+        if let Some(d) = &m.downstream {
+            let shown = d
+                .targets
+                .get(&i.name)
+                .map_or_else(|| "not driven".to_owned(), super::downstream::Target::label);
+            let _ = write!(
+                out,
+                "<td data-testid=\"downstream\"><a href=\"#downstream\">{}</a></td>",
+                esc(&shown)
+            );
+        }
         let _ = writeln!(
             out,
             "<td><code>{}</code></td><td><code>{}</code><br><code>{}</code></td></tr>",
@@ -118,6 +132,49 @@ fn implementations(out: &mut String, m: &Matrix) {
         out,
         "</tbody>\n</table>\n<p class=\"muted\">Two levels: as an MCP agent bridge, over the checks of the generic contract (no capability, or one any bridge may have), and as a Pallas, over the checks only a Pallas has (registry, health, metrics, Pallas config and logging, preflight, single-agent mode, seed 000's progress wording). Skipped entries (a capability the profile does not claim) are not counted for a level; the <em>skip</em> column shows how many there are.</p>\n</section>"
     );
+}
+
+/// The bridges' downstream side: the official suite's client scenarios driven through each
+/// bridge (every bridge of the results, the reference among them), and why the others are not.
+fn downstream(out: &mut String, d: &super::downstream::Downstream) {
+    let _ = write!(
+        out,
+        "<section id=\"downstream\">\n<h2>Downstream side: the official suite's client scenarios</h2>\n<p class=\"muted\">Every bridge is also an MCP client of the servers behind it. {} in client mode started its own server for each scenario; the bridge, started through its target profile with that server as its agent's one downstream server, got one message, and the kit's mock model made the tool call the scenario needs. The results are the suite's (<code>.ci/certify-downstream</code>).</p>\n<table id=\"downstream-table\">\n<thead><tr><th>bridge</th>",
+        esc(&d.suite)
+    );
+    for s in d.driven.keys() {
+        let _ = write!(out, "<th><code>{}</code></th>", esc(s));
+    }
+    let _ = writeln!(out, "</tr></thead>\n<tbody>");
+    for (name, t) in &d.targets {
+        let _ = write!(
+            out,
+            "<tr data-bridge=\"{}\"><td><strong>{}</strong></td>",
+            esc(name),
+            esc(name)
+        );
+        for s in d.driven.keys() {
+            let r = t.results.get(s).map_or("not run", String::as_str);
+            let checks = t.checks.get(s).map(|c| c.join(", ")).unwrap_or_default();
+            let _ = write!(
+                out,
+                "<td class=\"v-{r}\" data-scenario=\"{}\" title=\"{}\"><span class=\"tag\">{}</span></td>",
+                esc(s),
+                esc(&checks),
+                esc(r)
+            );
+        }
+        let _ = writeln!(out, "</tr>");
+    }
+    let _ = writeln!(
+        out,
+        "</tbody>\n</table>\n<details><summary>{} client scenario(s) not driven through a bridge</summary>\n<ul>",
+        d.not_driven.len()
+    );
+    for (s, why) in &d.not_driven {
+        let _ = writeln!(out, "<li><code>{}</code>: {}</li>", esc(s), esc(why));
+    }
+    let _ = writeln!(out, "</ul>\n</details>\n</section>");
 }
 
 /// Each implementation's claimed and declared capabilities ([`super::capabilities`]).
@@ -410,6 +467,9 @@ pub fn html(m: &Matrix) -> String {
     capabilities(&mut out, m);
     levels(&mut out, m);
     table(&mut out, m);
+    if let Some(d) = &m.downstream {
+        downstream(&mut out, d);
+    }
     if let Some(c) = &m.clients {
         clients(&mut out, c);
     }

@@ -35,6 +35,7 @@ fn run(reports: Vec<PathBuf>, out: &Path) -> (u8, String, String) {
         &MatrixArgs {
             reports,
             out: out.to_owned(),
+            downstream: None,
         },
         &mut o,
         &mut e,
@@ -523,4 +524,64 @@ fn sessions_never_issued_turn_a_sessions_claim_into_not_seen_on_the_page_and_the
         ),
         "the page shows the changed standing"
     );
+}
+
+#[test]
+fn the_downstream_results_make_a_column_and_a_section_and_a_changed_result_moves_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let committed_results = super::common::workspace().join(matrix::downstream::DEFAULT_RESULTS);
+    let mut results: Value = serde_json::from_str(&read(committed_results)).unwrap();
+    results["targets"]["agno"]["results"]["sse-retry"] = "fail".into();
+    results["targets"]["agno"]["checks"]["sse-retry"] =
+        serde_json::json!(["client-sse-retry-timing"]);
+    let path = dir.path().join("results.json");
+    std::fs::write(&path, results.to_string()).unwrap();
+    let out = dir.path().join("m");
+    let (mut o, mut e) = (Vec::new(), Vec::new());
+    let code = matrix::run_command(
+        &MatrixArgs {
+            reports: committed(),
+            out: out.clone(),
+            downstream: Some(path),
+        },
+        &mut o,
+        &mut e,
+    );
+    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&e));
+    let page = read(out.join("index.html"));
+    let agno = header_row(&page, "agno");
+    assert!(
+        agno.contains("2/3 pass; sse-retry: fail"),
+        "the column shows the changed result: {agno}"
+    );
+    let langgraph = header_row(&page, "langgraph");
+    assert!(langgraph.contains("3/3 pass"), "{langgraph}");
+    let section = &page[page.find("<section id=\"downstream\">").unwrap()..];
+    assert!(section.contains("@modelcontextprotocol/conformance@"));
+    assert!(
+        section.contains("<tr data-bridge=\"reference\">"),
+        "the reference, which has no report, is listed"
+    );
+    assert!(section.contains("title=\"client-sse-retry-timing\""));
+    let json: Value = serde_json::from_str(&read(out.join("matrix.json"))).unwrap();
+    assert_eq!(
+        json["downstream"]["targets"]["agno"]["results"]["sse-retry"],
+        "fail"
+    );
+
+    // A file that is not the results is refused with its name.
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{}").unwrap();
+    let (mut o, mut e) = (Vec::new(), Vec::new());
+    let code = matrix::run_command(
+        &MatrixArgs {
+            reports: committed(),
+            out,
+            downstream: Some(bad),
+        },
+        &mut o,
+        &mut e,
+    );
+    assert_eq!(code, pallas_conformance::exit::INVALID_INPUT);
+    assert!(String::from_utf8_lossy(&e).contains("bad.json"));
 }

@@ -243,7 +243,8 @@ async fn send(
             _ => args.bearer.as_deref(),
         };
         if let Some(b) = bearer {
-            o.headers.push(("authorization".into(), format!("Bearer {b}")));
+            o.headers
+                .push(("authorization".into(), format!("Bearer {b}")));
         }
         let conn = agent.conn.clone();
         let message = m.clone();
