@@ -3,7 +3,8 @@
 // them equal matrix.json (both levels: MCP agent bridge and Pallas), each capability's standing
 // (claimed, never seen, shown but not tested…) equals matrix.json's, every cell shows the verdict
 // matrix.json gives it, a cell's link leads to its entries, each badge is an image the browser
-// renders with its scale and level in its text, and the page loads nothing from anywhere.
+// renders with its scale and level in its text, the downstream side shows each bridge's results
+// as matrix.json gives them, and the page loads nothing from anywhere.
 //
 //   MATRIX_DIR=reports/matrix node --test harness/tests/html/matrix.test.mjs
 //
@@ -177,5 +178,30 @@ test("the client side shows each client's level, cells and badge as matrix.json 
     }
   } finally {
     await badgePage.close();
+  }
+});
+
+test("the downstream side shows each bridge's result per scenario as matrix.json gives it", async () => {
+  const d = matrix.downstream;
+  assert.ok(d && Object.keys(d.targets).length > 0, 'matrix.json has no downstream side');
+  let cells = 0;
+  for (const [bridge, t] of Object.entries(d.targets)) {
+    for (const [scenario, result] of Object.entries(t.results)) {
+      const td = page.locator(`#downstream-table tr[data-bridge="${bridge}"] td[data-scenario="${scenario}"]`);
+      assert.equal((await td.textContent()).trim(), result, `${bridge} ${scenario}`);
+      cells += 1;
+    }
+  }
+  assert.ok(cells > 0, 'the downstream side has no cell');
+  for (const imp of matrix.implementations) {
+    const shown = page.locator(`tr[data-implementation="${imp.name}"] [data-testid="downstream"]`);
+    const t = d.targets[imp.name];
+    const text = (await shown.textContent()).trim();
+    if (t) {
+      const passed = Object.values(t.results).filter((r) => r === 'pass').length;
+      assert.ok(text.startsWith(`${passed}/${Object.keys(t.results).length} pass`), `${imp.name}: ${text}`);
+    } else {
+      assert.equal(text, 'not driven', imp.name);
+    }
   }
 });
