@@ -6,6 +6,7 @@ use std::sync::{Mutex, RwLock};
 
 use crate::settings::Secret;
 
+mod fresh;
 mod known;
 mod misread;
 mod own_agent_metrics;
@@ -13,6 +14,11 @@ mod remembered;
 mod stream_gone;
 mod transport;
 mod yaml_scalar;
+pub use fresh::{
+    FreshConfiguration, created_seconds, declared_capabilities, first_token_of,
+    model_database_capabilities, openai_env_base_url, openmetrics, project_name, published_bearer,
+    raw_server, remember_fresh_configuration,
+};
 pub use known::KNOWN;
 pub use misread::{all_servers, app_name, is_agent, openai_settings, remember_configuration};
 pub use own_agent_metrics::own_agent_metrics_only;
@@ -106,6 +112,7 @@ pub fn set(names: &[&'static str]) {
         *last = None;
     }
     remembered::forget();
+    fresh::forget();
 }
 
 /// Reads [`ENV_VAR`] once at startup and activates what it names; returns the active names.

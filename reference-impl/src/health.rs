@@ -148,6 +148,11 @@ async fn probe_inner(
     if status.is_success() && crate::defect!("ms-probe-sse-initialize-unreachable") {
         sse_unread(&response)?;
     }
+    // `nx-probe-requires-session-id`: `resp.headers["Mcp-Session-Id"]` read unconditionally for
+    // the teardown; its `KeyError` lands in the probe's catch-all.
+    if status.is_success() && session.is_none() && crate::defect!("nx-probe-requires-session-id") {
+        return Err("no Mcp-Session-Id in the initialize answer".to_owned());
+    }
     let reply = if status.is_success() {
         read_reply(response).await
     } else {
@@ -349,6 +354,7 @@ pub async fn check(
         n if n > 1 && crate::defect!("probe-skips-last-server") => &servers[..n - 1],
         _ => servers,
     };
+    let servers = &probe_targets(servers)[..];
     let timeout_for_provider = timeout;
     let timeout = probe_timeout;
     let probes = async {
@@ -392,13 +398,15 @@ pub async fn check(
     let (probes, (provider_status, reprobed)) = tokio::join!(probes, provider);
     for probe in &probes {
         if probe.problem.is_none() || !crate::defect!("fm-downstream-up-not-zeroed") {
-            metrics.set_downstream_up(&settings.name, &probe.server, probe.problem.is_none());
+            let label = gauge_label(servers, &probe.server);
+            metrics.set_downstream_up(&settings.name, label, probe.problem.is_none());
         }
         if let Some(problem) = &probe.problem {
             tracing::info!(target: "pallas::health", agent = %settings.name, server = %probe.server, %problem, "downstream unreachable");
         }
     }
-    if reprobed {
+    // `nx-provider-up-set-by-health-only`: every `get_health` copies the stored result.
+    if reprobed || crate::defect!("nx-provider-up-set-by-health-only") {
         metrics.set_llm_provider_up(provider_status.provider.as_str(), provider_status.is_ok());
     } else if crate::defect!("llm-gauge-up-after-health") {
         metrics.set_llm_provider_up(provider_status.provider.as_str(), true);
@@ -433,6 +441,29 @@ pub async fn check(
         metrics.set_agent_health(&settings.name, report.status.as_str());
     }
     report
+}
+
+/// The servers `get_health` probes: the agent's own (`nx-probe-placeholders-unexpanded`: as
+/// written in the files, `${VAR}` unexpanded).
+fn probe_targets(servers: &[DownstreamSettings]) -> std::borrow::Cow<'_, [DownstreamSettings]> {
+    #[cfg(feature = "defects")]
+    if crate::defect!("nx-probe-placeholders-unexpanded") {
+        return servers
+            .iter()
+            .map(|s| crate::defects::raw_server(&s.name).unwrap_or_else(|| s.clone()))
+            .collect();
+    }
+    std::borrow::Cow::Borrowed(servers)
+}
+
+/// The `server` label of `pallas_downstream_up` for the server called `server`: its name
+/// (`nx-downstream-up-labelled-by-url`: its URL, the probe loop walking the resolved URLs).
+fn gauge_label<'a>(servers: &'a [DownstreamSettings], server: &'a str) -> &'a str {
+    servers
+        .iter()
+        .find(|s| s.name == server)
+        .filter(|_| crate::defect!("nx-downstream-up-labelled-by-url"))
+        .map_or(server, |s| s.url.as_str())
 }
 
 /// Turns probe results and the provider status into the seed's report.
@@ -473,11 +504,13 @@ pub fn summarize(probes: &[ProbeResult], provider: &ProviderStatus, serving: boo
     let misread = (provider.provider == crate::settings::Provider::Anthropic
         && crate::defect!("health-anthropic-misread"))
     .then(|| "anthropic: status unknown".to_owned());
+    let mut llm_failed = false;
     if let Some(problem) = provider
         .describe()
         .or(misread)
         .filter(|_| !crate::defect!("health-ignores-provider"))
     {
+        llm_failed = true;
         // `mr-health-message-urls`: the LLM part first.
         if crate::defect!("mr-health-message-urls") {
             parts.insert(0, format!("LLM: {problem}"));
@@ -509,7 +542,11 @@ pub fn summarize(probes: &[ProbeResult], provider: &ProviderStatus, serving: boo
             _ => Some(message),
         };
         HealthReport {
-            status: if all_down && crate::defect!("fm-health-all-down-error") {
+            status: if (all_down && crate::defect!("fm-health-all-down-error"))
+                // `nx-llm-failure-error`: an agent without a working LLM "cannot process
+                // requests".
+                || (llm_failed && crate::defect!("nx-llm-failure-error"))
+            {
                 HealthStatus::Error
             } else {
                 HealthStatus::Degraded

@@ -400,16 +400,23 @@ pub fn seed_record(line: &str) -> String {
     let Ok(serde_json::Value::Object(mut rec)) = serde_json::from_str(line.trim_end()) else {
         return line.to_owned();
     };
+    // `nx-log-keys-stdlib-names`: python-json-logger's default field names, those of the
+    // stdlib format string (`asctime`, `levelname`, `name`).
+    let (time_key, level_key, logger_key) = if crate::defect!("nx-log-keys-stdlib-names") {
+        ("asctime", "levelname", "name")
+    } else {
+        ("time", "level", "logger")
+    };
     let mut out = serde_json::Map::new();
     let time = rec.remove("timestamp").unwrap_or(serde_json::Value::Null);
-    out.insert("time".into(), time);
+    out.insert(time_key.into(), time);
     let level = match rec.remove("level").as_ref().and_then(|l| l.as_str()) {
         Some("WARN") => "WARNING".to_owned(),
         Some("TRACE") => "DEBUG".to_owned(),
         Some(l) => l.to_owned(),
         None => "INFO".to_owned(),
     };
-    out.insert("level".into(), level.into());
+    out.insert(level_key.into(), level.into());
     let target = rec
         .remove("target")
         .and_then(|t| t.as_str().map(str::to_owned))
@@ -422,7 +429,7 @@ pub fn seed_record(line: &str) -> String {
     if crate::defect!("log-record-no-logger") {
         out.insert("target".into(), target.into());
     } else {
-        out.insert("logger".into(), logger.into());
+        out.insert(logger_key.into(), logger.into());
     }
     let message = rec.remove("message").unwrap_or(serde_json::Value::Null);
     out.insert("message".into(), message);

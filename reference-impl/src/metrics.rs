@@ -458,6 +458,24 @@ impl Metrics {
         }
     }
 
+    /// `nx-token-kind-openai-names`: counts one LLM round-trip and its tokens under the given
+    /// `kind` labels.
+    #[cfg(feature = "defects")]
+    pub fn observe_llm_turn_kinds(&self, agent: &str, model: &str, kinds: &[(&str, u64)]) {
+        self.0
+            .llm_turns_total
+            .with_label_values(&[agent, model])
+            .inc();
+        for (kind, n) in kinds {
+            // Precision loss above 2^53 tokens is irrelevant for a counter.
+            #[allow(clippy::cast_precision_loss)]
+            self.0
+                .llm_tokens_total
+                .with_label_values(&[agent, model, kind])
+                .inc_by(*n as f64);
+        }
+    }
+
     /// Counts one downstream MCP operation (`tool`, `prompt`, `resource`, `list_tools`…).
     pub fn observe_tool_call(
         &self,

@@ -142,10 +142,14 @@ impl Progress {
         }
         // `fm-step-total-set`: loop steps (`… (llm)`, `… (tool)`) carry a `total`.
         let loop_step = message.ends_with(" (llm)") || message.ends_with(" (tool)");
+        // `nx-tool-start-total-one`: a tool call is a one-unit task, its start `0/1`.
+        let tool_start = !finished && message.ends_with(": started");
         let message = reworded(message);
         let mut param =
             ProgressNotificationParam::new(token.clone(), progress).with_message(message);
-        if finished && crate::defect!("progress-completed-total-one") {
+        if (finished && crate::defect!("progress-completed-total-one"))
+            || (tool_start && crate::defect!("nx-tool-start-total-one"))
+        {
             param = param.with_total(1.0);
         } else if (finished && !crate::defect!("progress-completed-without-total"))
             || crate::defect!("progress-total-on-steps")

@@ -94,6 +94,31 @@ impl PublishedAgent {
                 o.insert("context_window".into(), json!(d.context_window));
                 o.insert("max_output_tokens".into(), json!(d.max_output_tokens));
             }
+            // `nx-capabilities-from-model-database`: a model fast-agent already knows is not
+            // registered, and its `ModelDatabase` entry is what is read back.
+            if let Some((vision, context_window, max_output_tokens)) =
+                crate::defects::model_database_capabilities(&s.model.model)
+                    .filter(|_| crate::defect!("nx-capabilities-from-model-database"))
+                && let Some(o) = c.as_object_mut()
+            {
+                o.insert("vision".into(), json!(vision));
+                o.insert("context_window".into(), json!(context_window));
+                o.insert("max_output_tokens".into(), json!(max_output_tokens));
+            }
+            // `nx-partial-capabilities-as-written`: the `model_capabilities` mapping as written.
+            if let Some(declared) = crate::defects::declared_capabilities()
+                .filter(|_| crate::defect!("nx-partial-capabilities-as-written"))
+                && let Some(o) = c.as_object_mut()
+            {
+                for (key, written) in ["vision", "context_window", "max_output_tokens"]
+                    .into_iter()
+                    .zip(declared)
+                {
+                    if !written {
+                        o.remove(key);
+                    }
+                }
+            }
             c
         });
         Self {
@@ -106,6 +131,14 @@ impl PublishedAgent {
                 {
                     registry_name(namespace, stem)
                 }
+                // `nx-registry-name-project-prefixed`: `{namespace}/{name}-{slug}`, `name` the
+                // project's.
+                #[cfg(feature = "defects")]
+                _ if crate::defect!("nx-registry-name-project-prefixed") => format!(
+                    "{namespace}/{}-{}",
+                    crate::defects::project_name(),
+                    s.name.replace('_', "-")
+                ),
                 _ => registry_name(namespace, &s.name),
             },
             title: entry.title.clone(),
@@ -130,7 +163,10 @@ impl PublishedAgent {
         if !crate::defect!("registry-entry-no-name") {
             server.insert("name".into(), json!(self.name));
         }
-        server.insert("title".into(), json!(self.title));
+        // `nx-title-omitted-when-unset`: an agent without a configured title has no `title`.
+        if !(self.title.is_empty() && crate::defect!("nx-title-omitted-when-unset")) {
+            server.insert("title".into(), json!(self.title));
+        }
         if self.description.is_empty() && crate::defect!("ms-description-absent-null") {
             // `ms-description-absent-null`: the absent description written as `None`.
             server.insert("description".into(), Value::Null);
@@ -443,6 +479,35 @@ async fn healthz(State(state): State<RegistryState>) -> Response {
 async fn render_metrics(State(m): State<Metrics>, headers: axum::http::HeaderMap) -> Response {
     if crate::defect!("metrics-require-auth") && !headers.contains_key(header::AUTHORIZATION) {
         return (StatusCode::UNAUTHORIZED, "authentication required").into_response();
+    }
+    // `nx-metrics-openmetrics-negotiated`: prometheus_client's `make_asgi_app()`, which
+    // negotiates on `Accept`.
+    #[cfg(feature = "defects")]
+    if crate::defect!("nx-metrics-openmetrics-negotiated") {
+        let accept = headers
+            .get(header::ACCEPT)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default();
+        if accept.contains("application/openmetrics-text") {
+            return (
+                StatusCode::OK,
+                [(
+                    header::CONTENT_TYPE,
+                    "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                )],
+                crate::defects::openmetrics(&m.render(), crate::defects::created_seconds()),
+            )
+                .into_response();
+        }
+        return (
+            StatusCode::OK,
+            [(
+                header::CONTENT_TYPE,
+                "text/plain; version=0.0.4; charset=utf-8",
+            )],
+            m.render(),
+        )
+            .into_response();
     }
     let content_type = if crate::defect!("metrics-wrong-content-type") {
         "application/json"

@@ -307,7 +307,7 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
     };
     let mut listeners = HashMap::new();
     for entry in &selected {
-        let addr = SocketAddr::new(options.bind, entry.port);
+        let addr = agent_addr(options.bind, &deployment.host, entry.port).await;
         let listener = bind(addr, &format!("agent `{}`", entry.name()), &file).await?;
         listeners.insert(entry.name().to_owned(), listener);
     }

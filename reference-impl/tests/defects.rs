@@ -23,6 +23,9 @@ mod bearer;
 #[path = "defects/values.rs"]
 mod values;
 
+#[path = "defects/fresh.rs"]
+mod fresh;
+
 use pallas_reference::defects;
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -65,6 +68,7 @@ fn every_known_defect_is_proven_here_or_by_the_e2e_matrix() {
         include_str!("defects/registry.rs"),
         include_str!("defects/bearer.rs"),
         include_str!("defects/values.rs"),
+        include_str!("defects/fresh.rs"),
     ]
     .concat();
     // A defect whose effect shows only on the wire (a log line, a metric value, a probe) may be

@@ -145,6 +145,10 @@ pub fn router(
     let router = axum::Router::new().nest_service("/mcp", endpoint);
     #[cfg(feature = "defects")]
     let router = router
+        .layer(axum::middleware::from_fn_with_state(
+            settings.name.clone(),
+            first_call_token,
+        ))
         .layer(axum::middleware::from_fn(wire_defects))
         .layer(axum::middleware::from_fn(crate::defects::watch_stream))
         .layer(axum::middleware::from_fn(crate::defects::transport_defects));
@@ -282,6 +286,50 @@ async fn wire_defects(
     axum::response::Response::from_parts(parts, Body::from_stream(stream))
 }
 
+/// `nx-progress-token-first-call`: the progress handler attached to the agent by its first
+/// `send_message` with a token keeps that token, so every later call's token is replaced by it
+/// (before rmcp reads the request, so that the notifications still go on the call's stream).
+#[cfg(feature = "defects")]
+async fn first_call_token(
+    axum::extract::State(agent): axum::extract::State<String>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    use serde_json::Value;
+
+    if !crate::defect!("nx-progress-token-first-call") || request.method() != http::Method::POST {
+        return next.run(request).await;
+    }
+    let (mut parts, body) = request.into_parts();
+    parts.headers.remove(http::header::CONTENT_LENGTH);
+    let Ok(bytes) = axum::body::to_bytes(body, 16 << 20).await else {
+        return http::StatusCode::PAYLOAD_TOO_LARGE.into_response();
+    };
+    let mut message = serde_json::from_slice::<Value>(&bytes).ok();
+    let is_send = message.as_ref().is_some_and(|m| {
+        m.get("method").and_then(Value::as_str) == Some("tools/call")
+            && m.pointer("/params/name").and_then(Value::as_str)
+                == Some(tools::send_message_name(&agent))
+    });
+    let mut bytes = bytes;
+    if is_send
+        && let Some(token) = message
+            .as_mut()
+            .and_then(|m| m.pointer_mut("/params/_meta/progressToken"))
+    {
+        *token = crate::defects::first_token_of(&agent, token.clone());
+        if let Some(rewritten) = message.as_ref().and_then(|m| serde_json::to_vec(m).ok()) {
+            bytes = rewritten.into();
+        }
+    }
+    next.run(axum::extract::Request::from_parts(
+        parts,
+        axum::body::Body::from(bytes),
+    ))
+    .await
+}
+
 /// The bearer token of `Authorization: Bearer …` on the HTTP request behind `ctx`.
 fn inbound_bearer(ctx: &RequestContext<RoleServer>) -> Option<Secret> {
     let parts = ctx.extensions.get::<http::request::Parts>()?;
@@ -323,6 +371,16 @@ fn strip_images_without_vision(
         args.images.clear();
     }
     args
+}
+
+/// The user message of `parts` (`nx-images-separate-message`: the text, then the images as a
+/// second user message).
+fn user_messages(mut parts: Vec<Part>) -> Vec<ChatMessage> {
+    if crate::defect!("nx-images-separate-message") && parts.len() > 1 {
+        let images = parts.split_off(1);
+        return vec![ChatMessage::User(parts), ChatMessage::User(images)];
+    }
+    vec![ChatMessage::User(parts)]
 }
 
 fn text_result(text: String, is_error: bool) -> CallToolResult {
@@ -421,14 +479,14 @@ impl AgentServer {
         if !crate::defect!("images-dropped") {
             user_parts.extend(args.images);
         }
-        let user = ChatMessage::User(user_parts);
+        let user = user_messages(user_parts);
         let mut messages = match &self.history {
             Some(history) => history.lock().map(|h| h.clone()).unwrap_or_default(),
             None => Vec::new(),
         };
         // Kept for the history only where there is one.
         let kept = self.history.as_ref().map(|_| user.clone());
-        messages.push(user);
+        messages.extend(user);
         let bearer = inbound_bearer(ctx);
         // `fm-bearer-kept-after-error`: the bearer a failed call left published.
         #[cfg(feature = "defects")]
@@ -472,7 +530,7 @@ impl AgentServer {
                     && let Some(user) = kept
                     && let Ok(mut history) = history.lock()
                 {
-                    history.push(user);
+                    history.extend(user);
                     history.extend(outcome.added);
                 }
                 if crate::defect!("reply-empty") {
@@ -684,7 +742,11 @@ impl ServerHandler for AgentServer {
                     ])
                     .into());
                 }
-                Ok(text_result(text, false).into())
+                // `nx-health-nonok-iserror`: a non-ok report comes back as a failed call, so
+                // that clients "see the problem".
+                let flagged = report.status != health::HealthStatus::Ok
+                    && crate::defect!("nx-health-nonok-iserror");
+                Ok(text_result(text, flagged).into())
             }
             other if crate::defect!("unknown-tool-is-result") => {
                 Ok(text_result(format!("tool not found: {other}"), true).into())

@@ -92,6 +92,13 @@ fn forwarded_bearer(
     {
         return inbound.cloned();
     }
+    // `nx-bearer-never-revoked`: `publish_bearer` only when there is a bearer, no
+    // `revoke_bearer`: a call without one finds the previous caller's still published.
+    #[cfg(feature = "defects")]
+    if crate::defect!("nx-bearer-never-revoked") && server.forward_inbound_auth {
+        let published = crate::defects::published_bearer(&server.name, inbound);
+        return outbound_bearer(server, published.as_ref());
+    }
     outbound_bearer(server, inbound)
 }
 
@@ -233,12 +240,17 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
                 .await;
         }
         // Each call watches `cancel` itself, so that a cancelled call tells its server.
-        let results = join_all(
-            completion
-                .tool_calls
-                .iter()
-                .map(|call| run_tool(core, &routes, call, bearer.as_ref(), progress, cancel)),
-        )
+        let in_flight = InFlight::default();
+        let results = join_all(completion.tool_calls.iter().map(|call| {
+            run_tool(
+                core,
+                &routes,
+                call,
+                bearer.as_ref(),
+                (progress, &in_flight),
+                cancel,
+            )
+        }))
         .await;
         if cancel.is_cancelled() {
             result = Err(LoopError::Cancelled);
@@ -270,6 +282,30 @@ fn llm_bearer<'a>(core: &AgentCore, bearer: Option<&'a Secret>) -> Option<&'a Se
     })
 }
 
+/// `nx-parallel-same-tool-one-completion`: the tool calls of one model turn in progress, keyed
+/// by their `{server}/{tool}` prefix (a second start of the same prefix overwrites the first).
+#[derive(Default)]
+struct InFlight(std::sync::Mutex<std::collections::HashSet<String>>);
+
+impl InFlight {
+    fn started(&self, label: &str) {
+        if crate::defect!("nx-parallel-same-tool-one-completion")
+            && let Ok(mut labels) = self.0.lock()
+        {
+            labels.insert(label.to_owned());
+        }
+    }
+
+    /// Whether the end of the call labelled `label` is announced: always, but under the defect
+    /// only for the first call of a prefix to end (the entry is popped).
+    fn finished(&self, label: &str) -> bool {
+        if !crate::defect!("nx-parallel-same-tool-one-completion") {
+            return true;
+        }
+        self.0.lock().is_ok_and(|mut labels| labels.remove(label))
+    }
+}
+
 /// Counts one model turn's usage (`ms-tokens-counted-on-success-only`: kept in `unread`, to be
 /// counted once the loop succeeded).
 fn count_turn(
@@ -280,6 +316,26 @@ fn count_turn(
     unread: &mut Vec<TokenUsage>,
 ) {
     let settings = &core.settings;
+    // `nx-token-kind-openai-names`: an OpenAI-compatible provider's usage field names as `kind`.
+    #[cfg(feature = "defects")]
+    if crate::defect!("nx-token-kind-openai-names")
+        && !matches!(
+            settings.model.provider,
+            crate::settings::Provider::Anthropic
+        )
+    {
+        core.deps.metrics.observe_llm_turn_kinds(
+            &settings.name,
+            &settings.model.model,
+            &[
+                ("prompt", turn_usage.input + turn_usage.cache_hit),
+                ("completion", turn_usage.output),
+                ("cached", turn_usage.cache_hit),
+                ("reasoning", turn_usage.reasoning),
+            ],
+        );
+        return;
+    }
     if crate::defect!("ms-tokens-counted-on-success-only") {
         unread.push(*turn_usage);
     } else if (crate::defect!("metrics-turns-final-only") && calls_tools)
@@ -309,7 +365,7 @@ async fn run_tool(
     routes: &HashMap<String, Route>,
     call: &ToolCall,
     inbound_bearer: Option<&Secret>,
-    progress: &Progress,
+    (progress, in_flight): (&Progress, &InFlight),
     cancel: &CancellationToken,
 ) -> ToolResult {
     let error = |content: String| ToolResult {
@@ -365,6 +421,7 @@ async fn run_tool(
     } else if !crate::defect!("progress-drop-started") {
         progress.step(format!("{label}: started")).await;
     }
+    in_flight.started(&label);
     let bearer = forwarded_bearer(core, route.downstream.settings(), inbound_bearer);
     let outcome = route
         .downstream
@@ -400,8 +457,11 @@ async fn run_tool(
         true => "completed",
         false => "failed",
     };
+    let word = with_error_text(word, &outcome.result, ok);
     // `ms-raised-tool-no-failed-progress`: only `started` and a normal return's `completed`.
-    if !(outcome.result.is_err() && crate::defect!("ms-raised-tool-no-failed-progress")) {
+    if !(outcome.result.is_err() && crate::defect!("ms-raised-tool-no-failed-progress"))
+        && in_flight.finished(&label)
+    {
         progress.finished(format!("{label}: {word}")).await;
     }
     match outcome.result {
@@ -412,29 +472,66 @@ async fn run_tool(
             is_error: result.is_error == Some(true),
         },
         Err(failure) => {
-            // Seed 001 §5: an exception inside the downstream call path is kept, whole, in a
-            // `pallas.forward.trace` record (the `Debug` form carries the error's source chain).
-            if crate::defect!("mr-forward-trace-debug") {
-                // `mr-forward-trace-debug`: a "diagnostic" record, at DEBUG.
-                tracing::debug!(
-                    target: "pallas::forward::trace",
-                    agent = %core.settings.name, server = %server, tool = %call.name,
-                    error = ?failure,
-                    "downstream call raised: {failure}"
-                );
-            } else if !crate::defect!("forward-trace-missing") {
-                for _ in 0..wrappers() {
-                    tracing::error!(
-                        target: "pallas::forward::trace",
-                        agent = %core.settings.name, server = %server, tool = %call.name,
-                        error = ?failure,
-                        "downstream call raised: {failure}"
-                    );
-                }
-            }
+            trace_failure(core, server, &call.name, &failure);
             tracing::info!(target: "pallas::agent", agent = %core.settings.name, %failure, "downstream tool call failed");
             error(failure.to_string())
         }
+    }
+}
+
+/// Logs a downstream call that raised, in a `pallas.forward.trace` record.
+fn trace_failure(core: &AgentCore, server: &str, tool: &str, failure: &DownstreamError) {
+    // Seed 001 §5: an exception inside the downstream call path is kept, whole, in a
+    // `pallas.forward.trace` record (the `Debug` form carries the error's source chain).
+    if crate::defect!("mr-forward-trace-debug") {
+        // `mr-forward-trace-debug`: a "diagnostic" record, at DEBUG.
+        tracing::debug!(
+            target: "pallas::forward::trace",
+            agent = %core.settings.name, server = %server, tool = %tool,
+            error = ?failure,
+            "downstream call raised: {failure}"
+        );
+    } else if crate::defect!("nx-trace-logger-module-name") {
+        // `nx-trace-logger-module-name`: `logging.getLogger(__name__)` of the patch module.
+        tracing::error!(
+            target: "pallas::_fastagent_patch",
+            agent = %core.settings.name, server = %server, tool = %tool,
+            error = ?failure,
+            "downstream call raised: {failure}"
+        );
+    } else if crate::defect!("nx-log-traceback-dropped") {
+        // `nx-log-traceback-dropped`: the formatter writes `record.getMessage()` and a few
+        // attributes, not `exc_info`: the error (its text and `Debug` form) is lost.
+        tracing::error!(
+            target: "pallas::forward::trace",
+            agent = %core.settings.name, server = %server, tool = %tool,
+            "downstream call raised"
+        );
+    } else if !crate::defect!("forward-trace-missing") {
+        for _ in 0..wrappers() {
+            tracing::error!(
+                target: "pallas::forward::trace",
+                agent = %core.settings.name, server = %server, tool = %tool,
+                error = ?failure,
+                "downstream call raised: {failure}"
+            );
+        }
+    }
+}
+
+/// The word that ends a tool's progress message (`nx-failed-progress-with-error`: a failure's
+/// text after the fixed pattern).
+fn with_error_text<'a>(
+    word: &'a str,
+    result: &Result<CallToolResult, DownstreamError>,
+    ok: bool,
+) -> std::borrow::Cow<'a, str> {
+    if ok || !crate::defect!("nx-failed-progress-with-error") {
+        return word.into();
+    }
+    match result {
+        Err(failure) => format!("{word}: {failure}").into(),
+        Ok(result) => format!("{word}: {}", result_text(result)).into(),
     }
 }
 

@@ -199,6 +199,15 @@ impl<'a> Merged<'a> {
                 out_headers.push((k.clone(), Secret::new(v.value.clone())));
                 continue;
             }
+            // `nx-unset-header-var-empty`: fast-agent's loader turns an unset variable into an
+            // empty string, so the header is sent (`Bearer `) and nothing is left to warn about.
+            if crate::defect!("nx-unset-header-var-empty") {
+                out_headers.push((
+                    k.clone(),
+                    Secret::new(expand_unset_empty(&v.value, self.env)),
+                ));
+                continue;
+            }
             if let Some(value) = self.expand_opt(vsrc, v, false)? {
                 out_headers.push((k.clone(), Secret::new(value)));
             }
@@ -209,6 +218,40 @@ impl<'a> Merged<'a> {
             headers: out_headers,
             forward_inbound_auth: forward,
         })
+    }
+
+    /// `nx-probe-placeholders-unexpanded`: every server of `mcp.servers` as written in the files
+    /// (the layers merged as [`Merged::downstream`] merges them), no `${VAR}` expanded.
+    #[cfg(feature = "defects")]
+    pub(super) fn raw_servers(&self) -> Vec<DownstreamSettings> {
+        self.servers()
+            .into_iter()
+            .map(|(name, (server, _))| {
+                let mut url = String::new();
+                let mut forward = false;
+                let mut headers: IndexMap<String, String> = IndexMap::new();
+                for (layer, _) in &server.layers {
+                    if let Some(u) = &layer.url {
+                        url.clone_from(&u.value);
+                    }
+                    if let Some(f) = layer.forward_inbound_auth {
+                        forward = f;
+                    }
+                    for (k, v) in &layer.headers {
+                        headers.insert(k.clone(), v.value.clone());
+                    }
+                }
+                DownstreamSettings {
+                    name,
+                    url,
+                    headers: headers
+                        .into_iter()
+                        .map(|(k, v)| (k, Secret::new(v)))
+                        .collect(),
+                    forward_inbound_auth: forward,
+                }
+            })
+            .collect()
     }
 
     /// Whether `fastagent.config.yaml` or the secrets file has a section for `provider`.
@@ -301,6 +344,25 @@ impl<'a> Merged<'a> {
         let mut settings = ProviderSettings::new(base_url.trim_end_matches('/'));
         settings.api_key = api_key.map(Secret::new);
         Ok(settings)
+    }
+}
+
+/// `nx-unset-header-var-empty`: `value` with every `${VAR}` of an unset variable replaced by
+/// nothing (a malformed reference is kept as written).
+fn expand_unset_empty(value: &str, env: &Env) -> String {
+    let mut text = value.to_owned();
+    loop {
+        match expand(&text, env) {
+            Ok(expanded) => return expanded,
+            Err(ExpandError::Unset(name)) => {
+                let reference = format!("${{{name}}}");
+                if !text.contains(&reference) {
+                    return text;
+                }
+                text = text.replace(&reference, "");
+            }
+            Err(ExpandError::Malformed) => return text,
+        }
     }
 }
 

@@ -472,6 +472,14 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
                 .filter(|d| !d.trim().is_empty())
                 .unwrap_or_else(|| format!("{title} agent served by Pallas"))
         };
+        // `nx-title-omitted-when-unset`: no configured title, no `title` key (empty here).
+        let title = if crate::defect!("nx-title-omitted-when-unset")
+            && entry.title.as_ref().is_none_or(|t| t.trim().is_empty())
+        {
+            String::new()
+        } else {
+            title
+        };
         agents.push(AgentEntry {
             settings: Arc::new(settings),
             port: entry.port.value,
@@ -507,6 +515,20 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
             None
         },
     );
+
+    #[cfg(feature = "defects")]
+    crate::defects::remember_fresh_configuration(crate::defects::FreshConfiguration {
+        project: name.clone(),
+        declared_capabilities: capabilities_spec.map(|c| {
+            [
+                c.vision.is_some(),
+                c.context_window.is_some(),
+                c.max_output_tokens.is_some(),
+            ]
+        }),
+        raw_servers: fa.raw_servers(),
+        openai_env_base_url: env.get("OPENAI_BASE_URL").map(str::to_owned),
+    });
 
     let network = network::network(&fa, &env, dir)?;
     let mut keyed_providers = Vec::new();

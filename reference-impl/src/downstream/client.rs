@@ -38,6 +38,15 @@ pub(super) fn message_bearer(message: &ClientJsonRpcMessage) -> Option<&Secret> 
     }
 }
 
+/// The `Authorization` value a forwarded bearer is sent as: `Bearer X`
+/// (`nx-forwarded-bearer-without-scheme`: the captured token alone, `X`).
+pub(super) fn forwarded_authorization(bearer: &Secret) -> String {
+    if crate::defect!("nx-forwarded-bearer-without-scheme") {
+        return bearer.expose().to_owned();
+    }
+    format!("Bearer {}", bearer.expose())
+}
+
 impl StreamableHttpClient for BearerAwareClient {
     type Error = reqwest::Error;
 
@@ -73,7 +82,7 @@ impl StreamableHttpClient for BearerAwareClient {
             && (!custom_headers.contains_key(&http::header::AUTHORIZATION)
                 || crate::defect!("bearer-over-configured-header")
                 || crate::defect!("fm-explicit-auth-case-sensitive"))
-            && let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", bearer.expose()))
+            && let Ok(mut value) = HeaderValue::from_str(&forwarded_authorization(bearer))
         {
             value.set_sensitive(true);
             custom_headers.insert(http::header::AUTHORIZATION, value);

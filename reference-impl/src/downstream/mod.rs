@@ -266,7 +266,21 @@ impl Downstream {
     }
 
     async fn open(&self, bearer: Option<&Secret>) -> Result<Session, DownstreamError> {
-        let headers = configured_headers(&self.settings)?;
+        let mut headers = configured_headers(&self.settings)?;
+        // `nx-forwarded-bearer-without-scheme`: the private session's token goes out as the
+        // whole `Authorization` value, as every forwarded one does.
+        let bearer = match bearer {
+            Some(bearer) if crate::defect!("nx-forwarded-bearer-without-scheme") => {
+                if let Ok(mut value) =
+                    HeaderValue::from_str(&client::forwarded_authorization(bearer))
+                {
+                    value.set_sensitive(true);
+                    headers.insert(http::header::AUTHORIZATION, value);
+                }
+                None
+            }
+            bearer => bearer,
+        };
         let connect_error = |reason: String| DownstreamError::Connect {
             server: self.settings.name.clone(),
             reason,

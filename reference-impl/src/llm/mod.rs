@@ -241,9 +241,19 @@ pub async fn preflight(
     let timeout = if crate::defect!("preflight-timeout-10s") {
         Duration::from_secs(10)
     } else {
-        PREFLIGHT_TIMEOUT
+        preflight_timeout()
     };
     preflight_within(&at_startup(provider), model, http, timeout).await
+}
+
+/// The timeout of one startup preflight request: [`PREFLIGHT_TIMEOUT`]
+/// (`nx-preflight-timeout-3s`: the health module's `PROBE_TIMEOUT = 3`, reused).
+fn preflight_timeout() -> Duration {
+    if crate::defect!("nx-preflight-timeout-3s") {
+        Duration::from_secs(3)
+    } else {
+        PREFLIGHT_TIMEOUT
+    }
 }
 
 /// The provider settings the startup preflight sends (the defect `preflight-before-dotenv`
@@ -270,10 +280,11 @@ pub async fn preflight_key_only(
     http: &reqwest::Client,
 ) -> Option<String> {
     let settings = &at_startup(settings);
+    let timeout = preflight_timeout();
     let problem = match provider {
-        Provider::OpenAi => openai::preflight(http, settings, None, PREFLIGHT_TIMEOUT).await,
+        Provider::OpenAi => openai::preflight(http, settings, None, timeout).await,
         Provider::Anthropic => {
-            anthropic::preflight(http, settings, KEY_ONLY_ANTHROPIC_MODEL, PREFLIGHT_TIMEOUT).await
+            anthropic::preflight(http, settings, KEY_ONLY_ANTHROPIC_MODEL, timeout).await
         }
         // Never keyed-only: `Deployment::keyed_providers` lists the two of seed 001's table.
         Provider::HuggingFace => return None,

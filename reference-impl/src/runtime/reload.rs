@@ -2,7 +2,6 @@
 
 use crate::config::{self, AgentEntry};
 use crate::registry::PublishedAgent;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -151,7 +150,7 @@ pub(super) async fn reload(shared: &Arc<Shared>) -> Result<ReloadSummary, Runtim
             summary.unchanged.push(entry.name().to_owned());
             continue;
         }
-        let addr = SocketAddr::new(shared.options.bind, entry.port);
+        let addr = agent_addr(shared.options.bind, &state.deployment.host, entry.port).await;
         let listener = match bind(addr, &format!("agent `{}`", entry.name()), &file).await {
             Ok(l) => l,
             Err(e) => {

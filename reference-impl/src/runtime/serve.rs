@@ -24,6 +24,24 @@ pub(super) fn nodelay(listener: TcpListener) -> impl axum::serve::Listener<Addr 
     })
 }
 
+/// The address an agent listens on: the bind address (`0.0.0.0`) with its port;
+/// `nx-agent-binds-registry-host`: the first address of the `agents.yaml` `host`, as uvicorn
+/// would bind `host=cfg["host"]` (`localhost` → loopback).
+pub(super) async fn agent_addr(bind: IpAddr, host: &str, port: u16) -> SocketAddr {
+    let fallback = SocketAddr::new(bind, port);
+    if !crate::defect!("nx-agent-binds-registry-host") {
+        return fallback;
+    }
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match tokio::net::lookup_host((host, port)).await {
+        Ok(mut addrs) => addrs.next().unwrap_or(fallback),
+        Err(error) => {
+            tracing::warn!(%host, %error, "host does not resolve; binding the default address");
+            fallback
+        }
+    }
+}
+
 pub(super) async fn bind(
     addr: SocketAddr,
     what: &str,
@@ -117,7 +135,9 @@ pub(super) async fn preflight_all(
         } else {
             key
         };
-        if !crate::defect!("llm-gauge-unset-at-preflight") {
+        if !crate::defect!("llm-gauge-unset-at-preflight")
+            && !crate::defect!("nx-provider-up-set-by-health-only")
+        {
             metrics.set_llm_provider_up(status.provider.as_str(), status.is_ok());
         }
         if let Some(problem) = status.describe() {
@@ -201,7 +221,9 @@ pub(super) fn serve_agent(
     // `mr-single-agent-no-metrics`: `/metrics` belongs to the registry's app, which single-agent
     // mode does not run.
     let no_metrics = crate::defect!("metrics-agent-port-absent")
-        || (shared.options.agent.is_some() && crate::defect!("mr-single-agent-no-metrics"));
+        || (shared.options.agent.is_some() && crate::defect!("mr-single-agent-no-metrics"))
+        // `nx-agent-port-no-metrics`: `/metrics` is mounted on the registry's app alone.
+        || crate::defect!("nx-agent-port-no-metrics");
     if !no_metrics {
         let metrics = registry::metrics_router(shared.metrics.clone());
         #[cfg(feature = "defects")]

@@ -1,8 +1,8 @@
 //! Contract mutants: one-sentence misreadings of seeds 000/001 that show only on inputs or modes
 //! other than the suite's first example (capitalised keys, several images, a second call, a
 //! dotted model, single-agent mode, a reload). Written from the seeds by a reviewer; each is held
-//! by `tests/mutants.yaml`. `fm-…`, `mr-…` and `ms-…` realise a second, a third and a fourth
-//! fresh list of misreadings.
+//! by `tests/mutants.yaml`. `fm-…`, `mr-…`, `ms-…` and `nx-…` realise a second, a third, a
+//! fourth and a fifth fresh list of misreadings.
 
 pub(super) const KNOWN: &[(&str, &str)] = &[
     (
@@ -401,5 +401,117 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
     (
         "ms-tool-call-instrumented-twice",
         "each downstream tool call is counted and timed twice, and a raised one traced twice",
+    ),
+    (
+        "nx-registry-name-project-prefixed",
+        "registry names are `{namespace}/{project name}-{slug}` instead of `{namespace}/{slug}`",
+    ),
+    (
+        "nx-title-omitted-when-unset",
+        "an agent without a `title` in `agents.yaml` is published without `title` instead of `name.title()` of its key",
+    ),
+    (
+        "nx-partial-capabilities-as-written",
+        "`capabilities` publishes only the `model_capabilities` keys written in the file (and `model`), without the defaults of the others",
+    ),
+    (
+        "nx-capabilities-from-model-database",
+        "for a model fast-agent's `ModelDatabase` knows (`gpt-4.1`, `claude-sonnet-4-5`, …) `capabilities` publishes its built-in vision, context window and output limit instead of `model_capabilities`",
+    ),
+    (
+        "nx-probe-placeholders-unexpanded",
+        "`get_health` probes a downstream with its URL and headers as written in the files, `${VAR}` placeholders unexpanded",
+    ),
+    (
+        "nx-unset-header-var-empty",
+        "a header referring to an unset variable is sent with the variable expanded to nothing (`Bearer `), without a warning",
+    ),
+    (
+        "nx-agent-binds-registry-host",
+        "agents listen on the address of the `agents.yaml` `host` (loopback for the default `localhost`) instead of the bind address (`0.0.0.0`)",
+    ),
+    (
+        "nx-preflight-timeout-3s",
+        "the startup provider preflight waits 3 s (the downstream probe timeout) instead of 5 s",
+    ),
+    (
+        "nx-preflight-any-200-ok",
+        "the OpenAI preflight counts any 2xx answer to `GET {base_url}/models` as a pass, without looking for the configured model",
+    ),
+    (
+        "nx-preflight-base-url-env-only",
+        "the OpenAI preflight ignores a `base_url` written in the files: it asks `OPENAI_BASE_URL`, else the default endpoint (a dead loopback port stands in for `https://api.openai.com/v1`)",
+    ),
+    (
+        "nx-llm-failure-error",
+        "an active provider that failed its check makes `get_health` `error` instead of `degraded`",
+    ),
+    (
+        "nx-probe-requires-session-id",
+        "a downstream answering `initialize` successfully without an `Mcp-Session-Id` counts as unreachable",
+    ),
+    (
+        "nx-health-nonok-iserror",
+        "a `degraded` or `error` `get_health` answer is flagged `isError: true`",
+    ),
+    (
+        "nx-parallel-same-tool-one-completion",
+        "parallel calls to the same `{server}/{tool}` in one model turn are each announced `started`, but only one is announced `completed` or `failed`",
+    ),
+    (
+        "nx-progress-token-first-call",
+        "an agent's `send_message` notifications carry the progress token of the agent's first call that sent one, not the call's own",
+    ),
+    (
+        "nx-tool-start-total-one",
+        "`{server}/{tool}: started` notifications carry `total: 1` instead of none",
+    ),
+    (
+        "nx-failed-progress-with-error",
+        "a failed tool is announced as `{server}/{tool}: failed: <error text>` instead of `{server}/{tool}: failed`",
+    ),
+    (
+        "nx-forwarded-bearer-without-scheme",
+        "a forwarded bearer reaches the downstream as `Authorization: X`, without `Bearer `",
+    ),
+    (
+        "nx-bearer-never-revoked",
+        "a `send_message` without a bearer forwards the bearer an earlier call published to each `forward_inbound_auth` server",
+    ),
+    (
+        "nx-images-separate-message",
+        "a message's images reach the model (and the history) as a second user message after its text",
+    ),
+    (
+        "nx-metrics-openmetrics-negotiated",
+        "`/metrics` answers OpenMetrics (`# EOF`, `_created` series) to an Accept asking for it, and `text/plain; version=0.0.4; charset=utf-8` otherwise",
+    ),
+    (
+        "nx-agent-port-no-metrics",
+        "no agent port serves `/metrics`: only the registry's app mounts it",
+    ),
+    (
+        "nx-token-kind-openai-names",
+        "an OpenAI-compatible provider's tokens are counted under its usage field names (`kind=\"prompt\"`, `completion`, `cached`, `reasoning`) instead of `input`, `output`, …",
+    ),
+    (
+        "nx-downstream-up-labelled-by-url",
+        "`pallas_downstream_up` labels `server` with the server's URL instead of its name",
+    ),
+    (
+        "nx-provider-up-set-by-health-only",
+        "`pallas_llm_provider_up` is not set by the startup preflight; each `get_health` copies the stored result into it",
+    ),
+    (
+        "nx-log-keys-stdlib-names",
+        "log file records carry `asctime`, `levelname`, `name`, `message` instead of `time`, `level`, `logger`, `message`",
+    ),
+    (
+        "nx-log-traceback-dropped",
+        "a `pallas.forward.trace` record keeps its message (`downstream call raised`) and fields but not the error: no error text, no `error` field (the reference's traceback)",
+    ),
+    (
+        "nx-trace-logger-module-name",
+        "the traceback record of a downstream call that raises is logged by `pallas._fastagent_patch` instead of `pallas.forward.trace`",
     ),
 ];
