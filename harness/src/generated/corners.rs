@@ -3,7 +3,7 @@
 //! a digit followed by a letter and a run of underscores (the slug, `name.title()`, the
 //! `{agent}_history` prompt, metric labels); three agents, one with a tool that answers, one
 //! whose tool fails with a JSON-RPC error and one without tools; a dotted model name with a
-//! second prefix or a version; two or three images of two types; a `${VAR}` placeholder inside a
+//! second prefix or a version (a real one, `gpt-4.1`, on the first corner); two or three images of two types; a `${VAR}` placeholder inside a
 //! longer header value, its variable in `.env` (quoted or not) or in the environment over `.env`, and once an explicit
 //! `authorization` header spelt in lower case; a second agent that `depends_on` the first; the
 //! OpenAI and the Anthropic provider in turn; two turns, each with its own bearer (the second's
@@ -40,15 +40,23 @@ fn corner_agent(tool: Tool) -> impl Strategy<Value = Agent> {
         // key alone.
         module_apart: true,
         depends_on: None,
+        twice: false,
     })
 }
 
-/// A model part with dots: a version (`abc.4.x`) or a second provider-like prefix.
-fn corner_model() -> impl Strategy<Value = String> {
+/// A model part with dots: a version (`abc.4.x`), a second provider-like prefix, or a real
+/// model name with a dot (`gpt-4.1`).
+fn corner_model(i: usize) -> BoxedStrategy<String> {
+    if i % CORNERS == 0 {
+        // With the corner's own `context_window` and `max_output_tokens`: a name a model
+        // database knows, whose published limits must still be the configured ones.
+        return prop_oneof![Just("gpt-4.1".to_owned()), Just("gpt-4.1-mini".to_owned())].boxed();
+    }
     prop_oneof![
         "[a-z][a-z0-9-]{0,6}\\.[0-9]{1,2}\\.[a-z0-9-]{1,4}",
         "(openai|anthropic)\\.[a-z][a-z0-9-]{0,6}\\.[0-9]",
     ]
+    .boxed()
 }
 
 fn corner_header() -> impl Strategy<Value = Header> {
@@ -75,9 +83,13 @@ pub fn corner_strategy(i: usize) -> BoxedStrategy<Case> {
         corner_agent(Tool::None),
     )
         // The second depends on the first: a subagent in the registry, started first.
-        .prop_map(|(a, b, c)| {
+        .prop_map(move |(a, b, c)| {
             vec![
-                a,
+                // On every other corner the tool that answers is called twice in one turn.
+                Agent {
+                    twice: i % 2 == 1,
+                    ..a
+                },
                 Agent {
                     depends_on: Some(0),
                     ..b
@@ -93,7 +105,7 @@ pub fn corner_strategy(i: usize) -> BoxedStrategy<Case> {
         });
     (
         "[a-z]{2,4}\\.[a-z0-9-]{2,8}(\\.[a-z]{2,5})?",
-        corner_model(),
+        corner_model(i),
         agents,
         vec(corner_header(), 1..=1),
         vec(vec(any::<u8>(), 3), 2..=3),

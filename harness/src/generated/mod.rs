@@ -65,6 +65,9 @@ pub struct Agent {
     /// "Sub-agents that must start and become ready before this agent"); resolved by
     /// [`Case::strategy`], which keeps only indices below the agent's own.
     pub depends_on: Option<usize>,
+    /// Its model calls the tool twice in one turn, two invocations at once (only with
+    /// [`Tool::Echo`]): seed 000's `started` and `completed` are owed to each.
+    pub twice: bool,
 }
 
 impl Agent {
@@ -76,6 +79,15 @@ impl Agent {
 
     fn tools(&self) -> bool {
         self.tool != Tool::None
+    }
+
+    /// How many downstream calls each of its turns makes.
+    fn calls(&self) -> u8 {
+        match (self.tool, self.twice) {
+            (Tool::None, _) => 0,
+            (Tool::Echo, true) => 2,
+            _ => 1,
+        }
     }
 }
 
@@ -267,11 +279,26 @@ fn words() -> impl Strategy<Value = String> {
 }
 
 /// A model part: one or more dotted segments, sometimes led by a second provider-like prefix.
+/// A real deployment's model names, as providers publish them (seed 001 names
+/// `claude-sonnet-4-5` and Opus 4.7): a bridge that publishes what it knows of a model instead of
+/// the configured `model_capabilities` shows it only on a name it knows.
+pub(super) const REAL_MODELS: &[&str] = &[
+    "gpt-4.1",
+    "gpt-4.1-mini",
+    "gpt-4o",
+    "gpt-4o-mini",
+    "gpt-5",
+    "claude-sonnet-4-5",
+    "claude-opus-4-7",
+    "claude-3-5-haiku-latest",
+];
+
 fn model() -> impl Strategy<Value = String> {
     prop_oneof![
         "[a-z][a-z0-9-]{0,8}",
         "[a-z][a-z0-9-]{0,6}\\.[0-9]{1,2}(\\.[a-z0-9-]{1,4})?",
         "(openai|anthropic)\\.[a-z][a-z0-9-]{0,6}(\\.[0-9])?",
+        proptest::sample::select(REAL_MODELS).prop_map(str::to_owned),
     ]
 }
 
@@ -288,15 +315,17 @@ fn agent() -> impl Strategy<Value = Agent> {
         ],
         proptest::bool::weighted(0.5),
         proptest::option::weighted(0.3, any::<usize>()),
+        proptest::bool::weighted(0.3),
     )
         .prop_map(
-            |(key, title, description, tool, module_apart, depends_on)| Agent {
+            |(key, title, description, tool, module_apart, depends_on, twice)| Agent {
                 key,
                 title,
                 description,
                 tool,
                 module_apart,
                 depends_on,
+                twice: twice && tool == Tool::Echo,
             },
         )
 }

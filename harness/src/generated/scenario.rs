@@ -100,12 +100,13 @@ impl Case {
                 Tool::None | Tool::IsError => None,
             };
             if let Some(outcome) = outcome {
+                let calls = u16::from(self.turns) * u16::from(a.calls());
                 checks.push(json!({
                     "check": "MET-005",
-                    "title": format!("`pallas_tool_calls_total{{operation=\"tool\",outcome=\"{outcome}\"}}` counts `{k}`'s {} tool call(s) on `{DOWNSTREAM}`", self.turns),
+                    "title": format!("`pallas_tool_calls_total{{operation=\"tool\",outcome=\"{outcome}\"}}` counts `{k}`'s {calls} tool call(s) on `{DOWNSTREAM}`"),
                     "assert": {"output": {"step": "metrics",
                         "path": format!("{families}'pallas_tool_calls_total'].samples[?@.labels.agent == '{k}' && @.labels.server == '{DOWNSTREAM}' && @.labels.operation == 'tool' && @.labels.outcome == '{outcome}'].value"),
-                        "equals": f64::from(self.turns)}},
+                        "equals": f64::from(calls)}},
                 }));
             }
         }
@@ -268,6 +269,16 @@ impl Case {
             let mut message = format!("turn {turn} for {k}");
             if a.tools() {
                 let _ = write!(message, "\nCALL_TOOL {DOWNSTREAM}__{} {{}}", a.tool.name());
+            }
+            if a.twice {
+                // The same tool again in the same model turn: a second invocation at once, owed
+                // its own `started` and `completed` (seed 000: "for every downstream tool
+                // invocation"; the builtin PROG-006 judges each call the downstream saw).
+                let _ = write!(
+                    message,
+                    "\nCALL_TOOL {DOWNSTREAM}__{} {{\"again\": true}}",
+                    a.tool.name()
+                );
             }
             let mut send = json!({"agent": k, "message": message});
             let bearer = format!("tok-{turn}-{}", slug(k));
