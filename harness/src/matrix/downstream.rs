@@ -33,6 +33,9 @@ pub struct Downstream {
 pub struct Target {
     /// The target profile that started it.
     pub profile: String,
+    /// The MCP era the kit spoke to a bridge that speaks only that one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub era: Option<String>,
     /// Each driven scenario's result: `pass`, `warn`, `fail` or `error`.
     pub results: BTreeMap<String, String>,
     /// The suite's failed or warned checks of a scenario that did not pass.
@@ -82,6 +85,7 @@ mod tests {
     fn the_label_counts_passes_and_names_the_others() {
         let t = Target {
             profile: "scenarios/targets/x.yaml".into(),
+            era: None,
             results: BTreeMap::from([
                 ("initialize".into(), "pass".into()),
                 ("sse-retry".into(), "fail".into()),
