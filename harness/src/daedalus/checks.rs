@@ -115,8 +115,9 @@ fn after_initialize<'a>(seen: &'a Seen<'_>) -> Vec<(usize, &'a PallasJournalEntr
         .collect()
 }
 
-/// DAE-001: a progress token on every agent tool call but `get_health`.
-pub fn progress_token_sent(seen: &Seen<'_>) -> Outcome {
+/// The client's agent tool calls other than `get_health` (the user's messages), or the
+/// inconclusive outcome of a run without any.
+fn message_calls<'a>(seen: &'a Seen<'_>) -> Result<Vec<(usize, &'a PallasJournalEntry)>, Outcome> {
     let calls: Vec<(usize, &PallasJournalEntry)> = seen
         .journal
         .iter()
@@ -124,10 +125,19 @@ pub fn progress_token_sent(seen: &Seen<'_>) -> Outcome {
         .filter(|(_, e)| is_call(e) && !is_health(e))
         .collect();
     if calls.is_empty() {
-        return Outcome::Inconclusive(
+        return Err(Outcome::Inconclusive(
             "the client called no agent tool other than `get_health`".into(),
-        );
+        ));
     }
+    Ok(calls)
+}
+
+/// DAE-001: a progress token on every agent tool call but `get_health`.
+pub fn progress_token_sent(seen: &Seen<'_>) -> Outcome {
+    let calls = match message_calls(seen) {
+        Ok(c) => c,
+        Err(none) => return none,
+    };
     let missing: Vec<Evidence> = calls
         .iter()
         .filter(|(_, e)| e.progress_token.is_none())
@@ -1017,17 +1027,10 @@ pub fn bearer_sent(seen: &Seen<'_>) -> Outcome {
     let Some(bearer) = seen.bearer else {
         return Outcome::NotApplicable("the client was given no user bearer".into());
     };
-    let calls: Vec<(usize, &PallasJournalEntry)> = seen
-        .journal
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| is_call(e) && !is_health(e))
-        .collect();
-    if calls.is_empty() {
-        return Outcome::Inconclusive(
-            "the client called no agent tool other than `get_health`".into(),
-        );
-    }
+    let calls = match message_calls(seen) {
+        Ok(c) => c,
+        Err(none) => return none,
+    };
     let want = pallas_mocks::redact::fingerprint(bearer);
     let carries = |e: &PallasJournalEntry| {
         header(e, "authorization").is_some_and(|v| {
