@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Certify a Python agent runtime served over MCP (Agno AgentOS, LangGraph Server, Google ADK,
-# Microsoft Agent Framework) with the kit. Called by .ci/certify-agno, -langgraph, -google-adk and
-# -ms-agent-framework, which set:
+# Microsoft Agent Framework, BeeAI Framework) with the kit. Called by .ci/certify-agno, -langgraph,
+# -google-adk, -ms-agent-framework and -beeai, which set:
 #
 #   NAME      report and profile name (scenarios/targets/NAME.yaml, docs/certification/NAME.*)
 #   PACKAGE   the PyPI distribution whose version the report names (e.g. agno)
