@@ -384,6 +384,8 @@ fn reviewer_notes_match_the_verdicts_they_discuss() {
         "fast-agent-0.7.22",
         "fast-agent-latest",
         "pallas-fastagent",
+        "mastra-2",
+        "beeai",
     ] {
         assert!(
             names.iter().any(|n| n.contains(name)),
