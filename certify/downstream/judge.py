@@ -32,7 +32,8 @@ def outcome(out, target, scenario):
         return "warn", warned
     if not judged:
         return "error", ["the suite judged nothing"]
-    return "pass", []
+    # A pass names the suite's checks that held: what it observed.
+    return "pass", sorted({c["id"] for c in judged})
 
 
 def markdown(baseline):
@@ -49,7 +50,8 @@ def markdown(baseline):
         "starts its own mock server and runs `certify/downstream/drive.sh`, which starts the bridge "
         "through its target profile with that server as its agent's one downstream server (by URL) "
         "and sends one message; the kit's mock model makes the tool call the scenario needs. The "
-        "suite judges what the bridge's client sent. A result here is the suite's, not the kit's.",
+        "suite judges what the bridge's client sent. A result here is the suite's, not the kit's; "
+        "each names the suite's checks that gave it (a pass, those that held).",
         "",
         "| bridge | " + " | ".join(f"`{s}`" for s in driven) + " |",
         "|---|" + "---|" * len(driven),
@@ -81,7 +83,7 @@ def main():
         for scenario in baseline["driven"]:
             got, checks = outcome(out, target, scenario)
             want = spec["results"].get(scenario)
-            note = f" ({', '.join(checks)})" if checks else ""
+            note = f" ({', '.join(checks)})" if checks and got != "pass" else ""
             mark = "ok  " if got == want else "DIFF"
             print(f"{mark} {target:<20} {scenario:<12} {got:<5} expected {want}{note}")
             if got != want:
@@ -89,8 +91,6 @@ def main():
             if update == "1":
                 spec["results"][scenario] = got
                 spec.setdefault("checks", {})[scenario] = checks
-                if not checks:
-                    spec["checks"].pop(scenario)
     if update == "1":
         with open(baseline_path, "w") as f:
             json.dump(baseline, f, indent=2)

@@ -21,7 +21,9 @@ def run(checks, scenario="tools_call"):
 
 class Outcome(unittest.TestCase):
     def test_a_success_passes(self):
-        self.assertEqual(run([{"id": "tool-add-numbers", "status": "SUCCESS"}]), ("pass", []))
+        self.assertEqual(
+            run([{"id": "tool-add-numbers", "status": "SUCCESS"}]), ("pass", ["tool-add-numbers"])
+        )
 
     def test_a_failure_fails_with_its_check(self):
         got = run([

@@ -47,7 +47,7 @@ fn corner_agent(tool: Tool) -> impl Strategy<Value = Agent> {
 /// A model part with dots: a version (`abc.4.x`), a second provider-like prefix, or a real
 /// model name with a dot (`gpt-4.1`).
 fn corner_model(i: usize) -> BoxedStrategy<String> {
-    if i % CORNERS == 0 {
+    if i.is_multiple_of(CORNERS) {
         // With the corner's own `context_window` and `max_output_tokens`: a name a model
         // database knows, whose published limits must still be the configured ones.
         return prop_oneof![Just("gpt-4.1".to_owned()), Just("gpt-4.1-mini".to_owned())].boxed();
