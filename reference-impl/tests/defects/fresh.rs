@@ -1,5 +1,8 @@
 //! The fifth set of contract mutants (`nx-…`): each test observes the same exchange with no
 //! defect and with the defect, the rule holding in the first and broken in the second.
+//!
+//! One idea: the proof that each defect of one set of misreadings does what its row says, one
+//! test per defect over the same few fixtures (a mock model, a mock downstream, a started agent).
 
 use std::collections::HashMap;
 use std::io::Write;
