@@ -158,10 +158,10 @@ fn downstream(out: &mut String, d: &super::downstream::Downstream) {
             let checks = t.checks.get(s).map(|c| c.join(", ")).unwrap_or_default();
             let _ = write!(
                 out,
-                "<td class=\"v-{r}\" data-scenario=\"{}\" title=\"{}\"><span class=\"tag\">{}</span></td>",
+                "<td class=\"v-{r}\" data-scenario=\"{}\" title=\"{}\"><span class=\"tag\">{r}</span></td>",
                 esc(s),
                 esc(&checks),
-                esc(r)
+                r = esc(r)
             );
         }
         let _ = writeln!(out, "</tr>");
