@@ -301,7 +301,8 @@ pub(super) fn prog_messages(c: &CheckSpec, o: &Observed) -> Outcome {
 }
 
 /// PROG-006: for each downstream tool, `started` precedes its end. A call's witness is the pairs
-/// it showed (`{server}/{tool}` at the `started` and at the closing note's progress); a call whose
+/// it showed (`{server}/{tool}`'s `started` and its closing note, each by its position in the
+/// call's stream and its progress value); a call whose
 /// notes name no downstream tool judges nothing, and when no call showed a pair the verdict is
 /// inconclusive.
 pub(super) fn prog_started_before_ended(c: &CheckSpec, o: &Observed) -> Outcome {
@@ -324,7 +325,12 @@ pub(super) fn prog_started_before_ended(c: &CheckSpec, o: &Observed) -> Outcome 
                 .and_then(|r| r.captures(n.message))
                 .is_some_and(|c| c.name("state").is_some_and(|m| m.as_str() != "started"));
             let terminal = worded_end || (n.progress.is_some() && n.total == n.progress);
-            let at = n.progress.map_or_else(|| "?".to_owned(), |v| v.to_string());
+            // Where the note stands in the call's stream (1-based), with its progress value.
+            let at = format!(
+                "notification {} (progress {})",
+                i + 1,
+                n.progress.map_or_else(|| "?".to_owned(), |v| v.to_string())
+            );
             if rest == "started" {
                 started.push((tool, at));
             } else if terminal {

@@ -375,6 +375,8 @@ pub(super) fn reg_capabilities(c: &CheckSpec, o: &Observed) -> Outcome {
             .pointer("/server/name")
             .and_then(Value::as_str)
             .unwrap_or("?");
+        // What the deployment configured, beside what was published (the witness shows both).
+        let mut configured = "no `model_capabilities` configured".to_owned();
         match (&d.model_capabilities, caps) {
             (None, Some(c)) => {
                 return fail(
@@ -400,6 +402,7 @@ pub(super) fn reg_capabilities(c: &CheckSpec, o: &Observed) -> Outcome {
                 if let Some(v) = mc.max_output_tokens {
                     want["max_output_tokens"] = json!(v);
                 }
+                configured = format!("expected from the configuration {want}");
                 for (k, v) in want.as_object().into_iter().flatten() {
                     if c.get(k) != Some(v) {
                         return fail(
@@ -417,7 +420,10 @@ pub(super) fn reg_capabilities(c: &CheckSpec, o: &Observed) -> Outcome {
         }
         kept.push(Witness::new(
             format!("`{name}` capabilities"),
-            caps.map_or_else(|| "absent".to_owned(), |c| excerpt(c, 200)),
+            format!(
+                "{configured}; published {}",
+                caps.map_or_else(|| "none".to_owned(), |c| excerpt(c, 200))
+            ),
         ));
     }
     if kept.is_empty() {
