@@ -16,8 +16,12 @@ use serde_json::json;
 use crate::log_format::LogFormat;
 use crate::observation::ProcessOutput;
 
-/// How often readiness probes and exits are polled.
+/// The longest pause between two rounds of readiness probes.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(50);
+/// The pause after the first round of readiness probes; each later pause doubles, up to
+/// [`POLL_INTERVAL`]. A server that is ready within a few milliseconds (a compiled bridge) is
+/// found ready within about as many, and a slow starter is asked every 50 ms as before.
+const FIRST_PAUSE: Duration = Duration::from_millis(2);
 /// Bytes of each output file kept in errors and [`ProcessOutput`] (the tail).
 pub const OUTPUT_TAIL_BYTES: usize = 64 * 1024;
 /// Timeout of one readiness probe attempt.
@@ -272,10 +276,10 @@ impl ImplProcess {
             .iter()
             .map(|p| (p.clone(), ProbeFailure::NotTried))
             .collect();
-        let mut ticker = tokio::time::interval(POLL_INTERVAL);
-        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut pause = Duration::ZERO;
         loop {
-            ticker.tick().await;
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).clamp(FIRST_PAUSE, POLL_INTERVAL);
             if let Some(status) = self.exited() {
                 return Err(ProcessError::ExitedEarly {
                     status,
@@ -355,16 +359,13 @@ impl ImplProcess {
 
     /// Waits up to `within` for the process to exit; its status, if it did.
     pub async fn wait_exit(&mut self, within: Duration) -> Option<ExitStatus> {
-        let started = Instant::now();
-        loop {
-            if let Some(status) = self.exited() {
-                return Some(status);
-            }
-            if started.elapsed() >= within {
-                return None;
-            }
-            tokio::time::sleep(POLL_INTERVAL).await;
+        if let Some(status) = self.exited() {
+            return Some(status);
         }
+        if let Ok(Ok(status)) = tokio::time::timeout(within, self.child.wait()).await {
+            self.exit = Some(status);
+        }
+        self.exit
     }
 
     /// The output so far, without stopping.
