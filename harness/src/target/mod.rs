@@ -303,10 +303,13 @@ impl Target {
     }
 
     /// The arguments of a `call` step of `tool` on `agent`, as sent: when `tool` is the
-    /// target's message tool, the profile's fixed `message_arguments` (the top-level keys whose
-    /// value holds no `{message}`, `{agent}` filled) are added to `arguments` (absent or `null`:
-    /// `{}`), except the keys the step sets itself. Any other tool, and arguments that are not
-    /// an object, are sent as written.
+    /// target's message tool, a value the step writes under `message` (seed 001's argument) is
+    /// moved to where the profile's `message_arguments` carries the message (its
+    /// [`message_key`](Self::message_key), e.g. `input` or `run_args.message`), so that a call
+    /// with a wrong or missing message exercises the target's own argument; and the profile's
+    /// fixed `message_arguments` (the top-level keys whose value holds no `{message}`, `{agent}`
+    /// filled) are added to `arguments` (absent or `null`: `{}`), except the keys the step sets
+    /// itself. Any other tool, and arguments that are not an object, are sent as written.
     pub fn call_arguments(
         &self,
         agent: &str,
@@ -320,17 +323,19 @@ impl Target {
         if tool != self.message_tool(agent) {
             return arguments;
         }
-        let fixed: Vec<(&String, &Value)> =
-            template.iter().filter(|(_, v)| !holds_message(v)).collect();
-        if fixed.is_empty() {
-            return arguments;
-        }
         let mut args = match arguments {
             None | Some(Value::Null) => serde_json::Map::new(),
             Some(Value::Object(m)) => m,
             Some(other) => return Some(other),
         };
-        for (k, v) in fixed {
+        let key = self.message_key();
+        if key != MessageKey::default()
+            && !template.contains_key("message")
+            && let Some(message) = args.remove("message")
+        {
+            insert_at(&mut args, key.keys(), message);
+        }
+        for (k, v) in template.iter().filter(|(_, v)| !holds_message(v)) {
             args.entry(k.clone())
                 .or_insert_with(|| fill_message_template(v, agent, ""));
         }
@@ -512,6 +517,32 @@ fn fill_message_template(v: &serde_json::Value, agent: &str, message: &str) -> s
         ),
         other => other.clone(),
     }
+}
+
+/// Puts `value` at the path `keys` of `args` (never empty), making the objects on the way; a
+/// non-object on the way is replaced.
+fn insert_at(
+    args: &mut serde_json::Map<String, serde_json::Value>,
+    keys: &[String],
+    value: serde_json::Value,
+) {
+    let Some((last, outer)) = keys.split_last() else {
+        return;
+    };
+    let mut at = args;
+    for k in outer {
+        let slot = at
+            .entry(k.clone())
+            .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+        if !slot.is_object() {
+            *slot = serde_json::Value::Object(serde_json::Map::new());
+        }
+        let Some(inner) = slot.as_object_mut() else {
+            return;
+        };
+        at = inner;
+    }
+    at.insert(last.clone(), value);
 }
 
 /// Whether some string of `v`, at any depth, holds `{message}`.

@@ -108,6 +108,43 @@ fn a_call_of_the_message_tool_carries_the_fixed_arguments_unless_the_step_sets_t
 }
 
 #[test]
+fn a_message_written_under_message_goes_where_the_profile_carries_it() {
+    // BeeAI's tool takes `input`: a call that gives the message a wrong type gives `input` one,
+    // so the target's own schema judges the argument it has, not a missing one.
+    let input =
+        profile("message_tool: \"{agent}\"\nmessage_arguments: {input: \"{message}\"}\n").unwrap();
+    assert_eq!(
+        input.call_arguments("research", "research", Some(json!({"message": 42}))),
+        Some(json!({"input": 42}))
+    );
+    assert_eq!(
+        input.call_arguments(
+            "research",
+            "research",
+            Some(json!({"message": "hi", "images": "not a list"}))
+        ),
+        Some(json!({"input": "hi", "images": "not a list"}))
+    );
+    // A missing message stays missing; another tool is sent as written.
+    assert_eq!(
+        input.call_arguments("research", "research", Some(json!({}))),
+        Some(json!({}))
+    );
+    assert_eq!(
+        input.call_arguments("research", "get_health", Some(json!({"message": 42}))),
+        Some(json!({"message": 42}))
+    );
+    // A nested carrier (`run_args.message`) is built on the way.
+    let nested =
+        profile("message_tool: run\nmessage_arguments:\n  run_args: {message: \"{message}\"}\n")
+            .unwrap();
+    assert_eq!(
+        nested.call_arguments("research", "run", Some(json!({"message": 42}))),
+        Some(json!({"run_args": {"message": 42}}))
+    );
+}
+
+#[test]
 fn every_profile_in_scenarios_targets_loads_and_sends_the_message() {
     let dir = super::common::scenarios_dir().join("targets");
     let mut n = 0;
