@@ -266,7 +266,7 @@ impl ImplProcess {
         probes: &[ReadinessProbe],
         deadline: Duration,
     ) -> Result<(), ProcessError> {
-        let http = reqwest::Client::builder()
+        let http = pallas_mocks::http_client::builder()
             .no_proxy()
             .timeout(PROBE_TIMEOUT)
             .build()

@@ -31,19 +31,22 @@ async fn a_session_through_the_proxy_becomes_a_valid_scenario_without_its_bearer
     let proxy = Proxy::start(local, None, agents).await.unwrap();
     let url = proxy.agent_url("scout");
 
-    let get = reqwest::Client::new()
+    let http = pallas_mocks::http_client::builder().build().unwrap();
+    let get = http
         .get(&url)
         .header("accept", "text/event-stream")
         .send()
         .await
         .unwrap();
     assert_eq!(get.status(), 405);
-    let missing = reqwest::get(format!(
-        "{}/.well-known/mcp/server.json",
-        proxy.registry_url()
-    ))
-    .await
-    .unwrap();
+    let missing = http
+        .get(format!(
+            "{}/.well-known/mcp/server.json",
+            proxy.registry_url()
+        ))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(missing.status(), 404, "no registry behind this proxy");
 
     let client = WireClient::new(Recorder::new(), Duration::from_secs(5)).unwrap();

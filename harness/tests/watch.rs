@@ -77,7 +77,11 @@ async fn watch(source: Source, plan: ProbePlan, rounds: u64) -> String {
         .expect("the rounds finish");
     let lines = String::from_utf8_lossy(&sink).into_owned();
     assert_eq!(lines.lines().count() as u64, rounds, "{lines}");
-    let response = reqwest::get(format!("http://{addr}/metrics"))
+    let response = pallas_mocks::http_client::builder()
+        .build()
+        .unwrap()
+        .get(format!("http://{addr}/metrics"))
+        .send()
         .await
         .unwrap();
     assert_eq!(response.status(), 200);

@@ -11,6 +11,7 @@ pub mod cli;
 mod common;
 mod ecosystem;
 pub mod error;
+pub mod http_client;
 mod issue;
 pub mod journal;
 pub mod llm;

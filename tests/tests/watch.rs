@@ -71,7 +71,10 @@ async fn watch_reference(defects: &[&str]) -> (String, String) {
     let server = exporter::serve(listener, watcher.metrics());
     let mut lines = Vec::new();
     let ran = tokio::time::timeout(Duration::from_secs(120), watcher.run(&mut lines)).await;
-    let text = match reqwest::get(format!("http://{addr}/metrics")).await {
+    let http = pallas_mocks::http_client::builder()
+        .build()
+        .expect("client");
+    let text = match http.get(format!("http://{addr}/metrics")).send().await {
         Ok(r) => r.text().await.unwrap_or_default(),
         Err(e) => format!("scrape failed: {e}"),
     };

@@ -117,7 +117,7 @@ pub async fn send(
     url: &str,
     timeout: Duration,
 ) -> Result<HttpAnswer, (String, bool)> {
-    let client = reqwest::Client::builder()
+    let client = pallas_mocks::http_client::builder()
         .timeout(timeout)
         .build()
         .map_err(|e| (e.to_string(), false))?;

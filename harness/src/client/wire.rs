@@ -27,7 +27,7 @@ pub struct WireClient {
 impl WireClient {
     /// A client recording into `recorder`; calls without their own timeout use `default_timeout`.
     pub fn new(recorder: Recorder, default_timeout: Duration) -> Result<Self, ClientError> {
-        let http = reqwest::Client::builder()
+        let http = pallas_mocks::http_client::builder()
             .no_proxy()
             .connect_timeout(default_timeout)
             .redirect(reqwest::redirect::Policy::none())

@@ -131,7 +131,7 @@ pub async fn deploy(target: &Target, opts: &DeployOptions) -> Result<Deployed, L
         .await
         .map_err(|e| LoadError::Setup(e.message))?;
     let deadline = deployment.startup_timeout();
-    let http = reqwest::Client::builder()
+    let http = pallas_mocks::http_client::builder()
         .no_proxy()
         .build()
         .map_err(|e| LoadError::Setup(e.to_string()))?;

@@ -80,7 +80,7 @@ async fn drive(
     pid: Option<u32>,
     deployed: Option<&Deployed>,
 ) -> Result<LoadReport, LoadError> {
-    let http = reqwest::Client::builder()
+    let http = pallas_mocks::http_client::builder()
         .no_proxy()
         .tcp_nodelay(true)
         .pool_max_idle_per_host(opts.sessions.max(1) * 2)

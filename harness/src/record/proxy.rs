@@ -109,7 +109,7 @@ impl Proxy {
                 source,
             })?;
         let addr = listener.local_addr().map_err(RecordError::Bound)?;
-        let http = reqwest::Client::builder()
+        let http = pallas_mocks::http_client::builder()
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .build()

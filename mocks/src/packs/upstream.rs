@@ -26,7 +26,7 @@ pub(crate) struct LlmReply {
 /// A loopback HTTP client for the packs; for HTTPS it also trusts `ca` (DER), the CA of the
 /// ecosystem's HTTPS mocks.
 pub(crate) fn http_client(ca: Option<&[u8]>) -> reqwest::Client {
-    let mut builder = reqwest::Client::builder().timeout(UPSTREAM_TIMEOUT);
+    let mut builder = crate::http_client::builder().timeout(UPSTREAM_TIMEOUT);
     if let Some(cert) = ca.and_then(|der| reqwest::Certificate::from_der(der).ok()) {
         builder = builder.tls_certs_merge([cert]);
     }

@@ -365,7 +365,7 @@ fn client(config: &RecordConfig) -> Result<reqwest::Client, MockError> {
         name: "record".to_owned(),
         message,
     };
-    let mut builder = reqwest::Client::builder().connect_timeout(Duration::from_secs(10));
+    let mut builder = crate::http_client::builder().connect_timeout(Duration::from_secs(10));
     for pem in &config.ca_pems {
         let certs = reqwest::Certificate::from_pem_bundle(pem)
             .map_err(|e| bad(format!("not a PEM certificate bundle: {e}")))?;

@@ -187,7 +187,7 @@ async fn a_pack_mock_calls_the_https_mock_llm_of_its_ecosystem() {
     assert!(urls["openai"].starts_with("https://"), "{urls:?}");
     assert!(urls["percolate"].starts_with("https://"), "{urls:?}");
     let ca = reqwest::Certificate::from_pem(eco.tls().unwrap().ca_pem().as_bytes()).unwrap();
-    let client = reqwest::Client::builder()
+    let client = pallas_mocks::http_client::builder()
         .tls_certs_only([ca])
         .build()
         .unwrap();

@@ -11,7 +11,7 @@ pub fn any_port() -> SocketAddr {
 }
 
 pub fn client() -> reqwest::Client {
-    reqwest::Client::builder()
+    pallas_mocks::http_client::builder()
         .timeout(Duration::from_secs(10))
         .build()
         .unwrap()
