@@ -11,6 +11,7 @@ mod known;
 mod misread;
 mod own_agent_metrics;
 mod remembered;
+mod sixth;
 mod stream_gone;
 mod transport;
 mod yaml_scalar;
@@ -24,6 +25,9 @@ pub use misread::{all_servers, app_name, is_agent, openai_settings, remember_con
 pub use own_agent_metrics::own_agent_metrics_only;
 pub use remembered::{
     first_progress_token, previous_bearer, tool_seconds_since_last_send, without_dotenv_key,
+};
+pub use sixth::{
+    no_redirect_client, raw_model, remember_raw_models, transcript, without_trailing_slash,
 };
 pub use stream_gone::{FatalWhenGone, fatal_when_gone, watch_stream};
 pub use transport::transport_defects;

@@ -79,6 +79,19 @@ pub async fn probe(
     timeout: Duration,
 ) -> Result<(), String> {
     let deadline = Instant::now() + timeout;
+    // `px-probe-url-trailing-slash-stripped`: the URL normalised with `url.rstrip("/")`, sent by
+    // a client with redirects off.
+    #[cfg(feature = "defects")]
+    let stripped = crate::defect!("px-probe-url-trailing-slash-stripped").then(|| {
+        let url = crate::defects::without_trailing_slash(&server.url);
+        let server = DownstreamSettings {
+            url,
+            ..server.clone()
+        };
+        (crate::defects::no_redirect_client(), server)
+    });
+    #[cfg(feature = "defects")]
+    let (http, server) = stripped.as_ref().map_or((http, server), |(h, s)| (h, s));
     match tokio::time::timeout(timeout, probe_inner(http, server, deadline)).await {
         Ok(result) => result,
         Err(_) if crate::defect!("probe-timeout-reachable") => Ok(()),
@@ -137,7 +150,7 @@ async fn probe_inner(
         .send()
         .await
         .map_err(|error| describe(&error))?;
-    let status = response.status();
+    let status = redirect_refused(response.status())?;
     let session = response
         .headers()
         .get("mcp-session-id")
@@ -241,6 +254,14 @@ async fn probe_inner(
         status.as_u16(),
         modern_status.as_u16()
     ))
+}
+
+/// `px-probe-url-trailing-slash-stripped`: an unfollowed redirect fails the probe.
+fn redirect_refused(status: reqwest::StatusCode) -> Result<reqwest::StatusCode, String> {
+    if status.is_redirection() && crate::defect!("px-probe-url-trailing-slash-stripped") {
+        return Err(format!("HTTP {}", status.as_u16()));
+    }
+    Ok(status)
 }
 
 /// `ms-probe-sse-initialize-unreachable`: an SSE answer is no JSON body.
@@ -358,7 +379,9 @@ pub async fn check(
     let timeout_for_provider = timeout;
     let timeout = probe_timeout;
     let probes = async {
-        if crate::defect!("probe-serially") {
+        // `px-health-probes-run-sequentially`: a `for` loop awaiting each probe (and its
+        // teardown) in turn.
+        if crate::defect!("probe-serially") || crate::defect!("px-health-probes-run-sequentially") {
             let mut results = Vec::new();
             for server in servers {
                 let started = Instant::now();

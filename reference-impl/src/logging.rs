@@ -126,7 +126,13 @@ impl LogSettings {
         let stderr = crate::defect!("log-stderr-always")
             || var("PALLAS_LOG_STDERR")
                 .filter(|_| !crate::defect!("log-stderr-env-ignored"))
-                .is_some_and(|v| !matches!(v.trim(), "" | "0" | "false" | "no" | "off"));
+                .is_some_and(|v| {
+                    // `px-stderr-flag-any-nonempty-value`: `if os.environ.get("PALLAS_LOG_STDERR")`.
+                    if crate::defect!("px-stderr-flag-any-nonempty-value") {
+                        return !v.is_empty();
+                    }
+                    !matches!(v.trim(), "" | "0" | "false" | "no" | "off")
+                });
         let default_file = if crate::defect!("log-file-default-path") {
             ".local/share/pallas/pallas.log"
         } else {
@@ -172,7 +178,13 @@ impl LogSettings {
             format!("pallas={}", self.level.as_str().to_ascii_lowercase()),
         ];
         if !self.root_explicit && !crate::defect!("log-root-follows-pallas-level") {
-            directives.extend(DEPENDENCIES.iter().map(|d| format!("{d}=warn")));
+            // `px-third-party-pins-at-info`: "third-party libraries stay at INFO".
+            let pin = if crate::defect!("px-third-party-pins-at-info") {
+                "info"
+            } else {
+                "warn"
+            };
+            directives.extend(DEPENDENCIES.iter().map(|d| format!("{d}={pin}")));
         }
         EnvFilter::new(directives.join(","))
     }
@@ -203,6 +215,7 @@ pub fn init(settings: &LogSettings, secrets: Vec<String>) -> Result<(), LoggingE
         file: file.map(|f| Arc::new(Mutex::new(f))),
         stderr: settings.stderr,
         redactor: Arc::new(redactor),
+        root_level: settings.root_level,
     };
     let layer = tracing_subscriber::fmt::layer()
         .json()
@@ -269,7 +282,12 @@ impl RotatingFile {
             path: path.to_path_buf(),
             source,
         };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        // `px-log-dir-not-created`: `RotatingFileHandler(path)` opened as it is.
+        if let Some(dir) = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .filter(|_| !crate::defect!("px-log-dir-not-created"))
+        {
             std::fs::create_dir_all(dir).map_err(err)?;
         }
         let file = OpenOptions::new()
@@ -335,6 +353,8 @@ struct LogWriter {
     file: Option<Arc<Mutex<RotatingFile>>>,
     stderr: bool,
     redactor: Arc<Redactor>,
+    /// `px-file-sink-level-follows-root`: the level the file sink then keeps.
+    root_level: Level,
 }
 
 /// One record being written: buffered, redacted and written whole on drop.
@@ -448,6 +468,16 @@ impl<'a> MakeWriter<'a> for LogWriter {
             target: self.clone(),
             buf: Vec::with_capacity(256),
         }
+    }
+
+    fn make_writer_for(&'a self, meta: &tracing::Metadata<'_>) -> Record {
+        let mut record = self.make_writer();
+        // `px-file-sink-level-follows-root`: the file handler sits on the root logger with the
+        // root level, so a record more verbose than that is not written to the file.
+        if crate::defect!("px-file-sink-level-follows-root") && *meta.level() > self.root_level {
+            record.target.file = None;
+        }
+        record
     }
 }
 

@@ -80,6 +80,9 @@ pub struct Metrics(Arc<Inner>);
 
 struct Inner {
     registry: Registry,
+    /// `px-pallas-up-only-after-startup`: `pallas_up`, set once startup is over.
+    #[cfg(feature = "defects")]
+    up: Gauge,
     agent_info: GaugeVec,
     agent_ports: Mutex<HashMap<String, u16>>,
     /// `ms-agent-info-frozen-at-startup`: `pallas_agent_info` no longer changes.
@@ -154,7 +157,7 @@ impl Metrics {
         } else {
             1.0
         });
-        registry.register(Box::new(up))?;
+        registry.register(Box::new(up.clone()))?;
         #[cfg(target_os = "linux")]
         if !crate::defect!("metrics-no-process-collector") {
             registry.register(Box::new(
@@ -163,6 +166,8 @@ impl Metrics {
         }
 
         let inner = Inner {
+            #[cfg(feature = "defects")]
+            up,
             agent_info: gauge(
                 "pallas_agent_info",
                 "1 per configured agent; a label join source",
@@ -278,6 +283,15 @@ impl Metrics {
                     name = desc.fq_name
                 ));
             }
+        }
+    }
+
+    /// `px-pallas-up-only-after-startup`: `pallas_up` 0 while starting, 1 once every agent
+    /// started ("running" read as "fully started").
+    #[cfg(feature = "defects")]
+    pub fn set_up_if_defective(&self, started: bool) {
+        if crate::defect!("px-pallas-up-only-after-startup") {
+            self.0.up.set(if started { 1.0 } else { 0.0 });
         }
     }
 

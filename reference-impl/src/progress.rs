@@ -7,6 +7,7 @@
 //! [`Progress::close`] nothing more is sent. Sending is best-effort: a failed send is logged and
 //! the loop goes on.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
@@ -58,7 +59,7 @@ struct State {
 
 /// The progress reporter of one request.
 pub struct Progress {
-    target: Option<(ProgressToken, Box<dyn ProgressSink>)>,
+    target: Option<(ProgressToken, Arc<dyn ProgressSink>)>,
     state: tokio::sync::Mutex<State>,
 }
 
@@ -84,7 +85,7 @@ impl Progress {
         match token {
             None => Self::disabled(),
             Some(token) => Self {
-                target: Some((token, Box::new(sink))),
+                target: Some((token, Arc::new(sink))),
                 state: tokio::sync::Mutex::new(State {
                     next: u64::from(crate::defect!("progress-starts-at-one")),
                     closed: false,
@@ -169,6 +170,15 @@ impl Progress {
         let Some((_, sink)) = &self.target else {
             return;
         };
+        // `px-progress-sent-fire-and-forget`: the send is scheduled on its own task and never
+        // awaited, so that it cannot block the loop.
+        if crate::defect!("px-progress-sent-fire-and-forget") {
+            let sink = sink.clone();
+            tokio::spawn(async move {
+                let _ = sink.send(param).await;
+            });
+            return;
+        }
         match tokio::time::timeout(SEND_TIMEOUT, sink.send(param)).await {
             Ok(Ok(())) => {}
             Ok(Err(error)) => {

@@ -67,6 +67,10 @@ impl PublishedAgent {
             json!({
                 "model": if crate::defect!("capabilities-model-with-prefix") {
                     format!("{}.{}", s.model.provider, s.model.model)
+                } else if crate::defect!("px-capabilities-model-keeps-provider-prefix") {
+                    // `px-capabilities-model-keeps-provider-prefix`: the model string as written.
+                    raw_model(&s.name)
+                        .unwrap_or_else(|| format!("{}.{}", s.model.provider, s.model.model))
                 } else if crate::defect!("cm-capabilities-model-after-last-dot")
                     || crate::defect!("fm-model-after-last-dot")
                 {
@@ -210,10 +214,16 @@ impl PublishedAgent {
         } else if crate::defect!("registry-capabilities-always") {
             server.insert("capabilities".into(), json!({"vision": false}));
         }
+        // `px-meta-updatedat-is-request-time`: the time of the request being answered.
+        let updated_at = if crate::defect!("px-meta-updatedat-is-request-time") {
+            Utc::now()
+        } else {
+            self.updated_at
+        };
         let meta = json!({
             OFFICIAL_META_KEY: {
                 "status": "active",
-                "updatedAt": self.updated_at.to_rfc3339_opts(SecondsFormat::Secs, true),
+                "updatedAt": updated_at.to_rfc3339_opts(SecondsFormat::Secs, true),
                 "isLatest": !crate::defect!("registry-meta-not-latest"),
             }
         });
@@ -224,6 +234,17 @@ impl PublishedAgent {
         };
         json!({ "server": Value::Object(server), "_meta": meta })
     }
+}
+
+/// `px-capabilities-model-keeps-provider-prefix`: the model string of `agent` as written.
+#[cfg(feature = "defects")]
+fn raw_model(agent: &str) -> Option<String> {
+    crate::defects::raw_model(agent)
+}
+
+#[cfg(not(feature = "defects"))]
+fn raw_model(_agent: &str) -> Option<String> {
+    None
 }
 
 /// `{namespace}/{slug}`, the slug being the agent key with underscores replaced by hyphens.
@@ -430,7 +451,36 @@ pub fn router(state: RegistryState) -> Router {
         )
         .route("/healthz", get(healthz))
         .with_state(state)
-        .merge(metrics_router(metrics))
+        .merge(if crate::defect!("px-metrics-mount-redirects") {
+            mounted_metrics_router(metrics)
+        } else {
+            metrics_router(metrics)
+        })
+}
+
+/// `px-metrics-mount-redirects`: `/metrics` as a mounted app, which serves `/metrics/` only;
+/// `/metrics` itself is redirected there (307), as Starlette's `redirect_slashes` does.
+fn mounted_metrics_router(metrics: Metrics) -> Router {
+    Router::new()
+        .route(
+            "/metrics",
+            get(|headers: axum::http::HeaderMap| async move {
+                let location = headers
+                    .get(header::HOST)
+                    .and_then(|host| host.to_str().ok())
+                    .map_or_else(
+                        || "/metrics/".to_owned(),
+                        |host| format!("http://{host}/metrics/"),
+                    );
+                (
+                    StatusCode::TEMPORARY_REDIRECT,
+                    [(header::LOCATION, location)],
+                )
+                    .into_response()
+            }),
+        )
+        .route("/metrics/", get(render_metrics))
+        .with_state(metrics)
 }
 
 /// `GET /metrics` rendering `metrics` (also merged into every agent's router).

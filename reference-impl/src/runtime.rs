@@ -292,8 +292,14 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
         let named = deployment.agents.iter();
         named.flat_map(|o| &o.depends_on).any(|d| d == a.name())
     };
+    // `px-subagents-inverted`: "subagents" read as the agents that have a `depends_on` list:
+    // they start first, the agents they depend on last.
     let selected: Vec<AgentEntry> = if crate::defect!("depends-on-reversed") {
         selected.into_iter().rev().collect()
+    } else if crate::defect!("px-subagents-inverted") {
+        let (first, rest): (Vec<_>, Vec<_>) =
+            selected.into_iter().partition(|a| !a.depends_on.is_empty());
+        first.into_iter().chain(rest).collect()
     } else if crate::defect!("fm-depends-on-two-waves") {
         let (first, rest): (Vec<_>, Vec<_>) = deployment
             .agents
@@ -313,6 +319,8 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
     }
 
     let metrics = options.metrics.clone().unwrap_or_default();
+    #[cfg(feature = "defects")]
+    metrics.set_up_if_defective(false);
     let http = crate::net::client(&deployment.network).map_err(RuntimeError::Network)?;
     let registry = RegistryState::new(metrics.clone());
     registry.set_source(dir, &options.load);
@@ -378,6 +386,14 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
                 tokio::time::sleep(std::time::Duration::from_secs(3)).await;
             }
             let running = serve_agent(&shared, &state, entry, listener, true);
+            // `px-subagents-inverted`: each of the agents started first is waited for until it
+            // answers (a warning at the timeout), before the next one starts.
+            if crate::defect!("px-subagents-inverted") && !running.entry.depends_on.is_empty() {
+                let url = format!("http://{}/mcp", loopback(running.addr));
+                if let Err(reason) = wait_ready(&url, shared.options.ready_timeout).await {
+                    tracing::warn!(agent = %running.entry.name(), %url, %reason, "agent not ready in time; starting the next one");
+                }
+            }
             state
                 .agents
                 .insert(running.entry.name().to_owned(), running);
@@ -394,6 +410,8 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
     }
     shared.registry.freeze_if_defective();
     shared.metrics.freeze_agent_info_if_defective();
+    #[cfg(feature = "defects")]
+    shared.metrics.set_up_if_defective(true);
     let watch_task = shared
         .options
         .watch

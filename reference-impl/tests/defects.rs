@@ -26,6 +26,9 @@ mod values;
 #[path = "defects/fresh.rs"]
 mod fresh;
 
+#[path = "defects/sixth.rs"]
+mod sixth;
+
 use pallas_reference::defects;
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -69,6 +72,7 @@ fn every_known_defect_is_proven_here_or_by_the_e2e_matrix() {
         include_str!("defects/bearer.rs"),
         include_str!("defects/values.rs"),
         include_str!("defects/fresh.rs"),
+        include_str!("defects/sixth.rs"),
     ]
     .concat();
     // A defect whose effect shows only on the wire (a log line, a metric value, a probe) may be

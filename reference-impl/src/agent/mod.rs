@@ -58,6 +58,9 @@ pub struct AgentCore {
     pub endpoint: Option<CompletionEndpoint>,
     shared_history: History,
     shutdown: CancellationToken,
+    /// `px-health-gauges-from-background-poller`: the last report of the background poller.
+    #[cfg(feature = "defects")]
+    polled_health: Mutex<Option<health::HealthReport>>,
 }
 
 /// The handler of one MCP session (or one stateless request).
@@ -91,7 +94,13 @@ pub fn router(
         downstreams,
         shared_history: Arc::default(),
         shutdown: shutdown.clone(),
+        #[cfg(feature = "defects")]
+        polled_health: Mutex::new(None),
     });
+    #[cfg(feature = "defects")]
+    if crate::defect!("px-health-gauges-from-background-poller") {
+        tokio::spawn(poll_health(core.clone()));
+    }
     {
         let core = core.clone();
         let shutdown = shutdown.clone();
@@ -153,6 +162,35 @@ pub fn router(
         .layer(axum::middleware::from_fn(crate::defects::watch_stream))
         .layer(axum::middleware::from_fn(crate::defects::transport_defects));
     router
+}
+
+/// One `get_health` check of the agent (probes, provider status, gauges).
+async fn check_health(core: &AgentCore) -> health::HealthReport {
+    health::check(
+        &core.settings,
+        &core.deps.http,
+        &core.deps.llm_status,
+        &core.deps.metrics,
+        !core.shutdown.is_cancelled(),
+    )
+    .await
+}
+
+/// `px-health-gauges-from-background-poller`: Daedalus's polling cadence taken as Pallas's own:
+/// the whole check every 60 s from startup, its report kept for `get_health`, until shutdown.
+#[cfg(feature = "defects")]
+async fn poll_health(core: Arc<AgentCore>) {
+    const EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+    loop {
+        let report = check_health(&core).await;
+        if let Ok(mut polled) = core.polled_health.lock() {
+            *polled = Some(report);
+        }
+        tokio::select! {
+            () = core.shutdown.cancelled() => return,
+            () = tokio::time::sleep(EVERY) => {}
+        }
+    }
 }
 
 /// The progress defects that live on the wire, where rmcp would otherwise keep them right:
@@ -376,11 +414,27 @@ fn strip_images_without_vision(
 /// The user message of `parts` (`nx-images-separate-message`: the text, then the images as a
 /// second user message).
 fn user_messages(mut parts: Vec<Part>) -> Vec<ChatMessage> {
+    // `px-images-before-text`: `[*image_parts, TextContent(message)]`.
+    if crate::defect!("px-images-before-text") {
+        parts.rotate_left(1);
+    }
     if crate::defect!("nx-images-separate-message") && parts.len() > 1 {
         let images = parts.split_off(1);
         return vec![ChatMessage::User(parts), ChatMessage::User(images)];
     }
     vec![ChatMessage::User(parts)]
+}
+
+/// `px-progress-token-made-mandatory`: the client's rule ("must include a progressToken")
+/// enforced by the server: a call without one is refused.
+fn token_required(ctx: &RequestContext<RoleServer>) -> Option<CallToolResult> {
+    (ctx.meta.get_progress_token().is_none() && crate::defect!("px-progress-token-made-mandatory"))
+        .then(|| {
+            text_result(
+                "progressToken required: send _meta.progressToken with the call".to_owned(),
+                true,
+            )
+        })
 }
 
 fn text_result(text: String, is_error: bool) -> CallToolResult {
@@ -430,6 +484,9 @@ impl AgentServer {
         ctx: &RequestContext<RoleServer>,
     ) -> CallToolResult {
         let settings = &self.core.settings;
+        if let Some(refused) = token_required(ctx) {
+            return refused;
+        }
         let args = match tools::parse_send_message(request.arguments.as_ref()) {
             Ok(args) => args,
             Err(message) if crate::defect!("invalid-arguments-checked-after-model") => {
@@ -570,6 +627,13 @@ impl AgentServer {
         metrics.observe_llm_tokens(&settings.name, &settings.model.model, &usage);
     }
 
+    /// `px-get-health-only-with-downstreams`: `get_health` is registered only when the agent has
+    /// downstream servers ("nothing to check otherwise").
+    fn health_tool_absent(&self) -> bool {
+        self.core.settings.servers.is_empty()
+            && crate::defect!("px-get-health-only-with-downstreams")
+    }
+
     /// `mr-history-prompt-shared-only`: the prompt is registered for `instance_scope ==
     /// "shared"` only, so a per-connection history has none.
     fn history_prompt_dropped(&self) -> bool {
@@ -617,6 +681,12 @@ impl AgentServer {
                 _ => {}
             }
         }
+        // `px-history-prompt-one-transcript-message`: the history flattened into one transcript.
+        #[cfg(feature = "defects")]
+        if crate::defect!("px-history-prompt-one-transcript-message") && !messages.is_empty() {
+            let text = crate::defects::transcript(&messages);
+            return vec![PromptMessage::new_text(Role::User, text)];
+        }
         messages
     }
 }
@@ -647,7 +717,8 @@ impl ServerHandler for AgentServer {
         let mut listed = vec![tools::send_message_tool(&self.core.settings.name)];
         let unlisted = crate::defect!("health-tool-unlisted")
             || (self.core.settings.servers.is_empty()
-                && crate::defect!("health-tool-only-with-servers"));
+                && crate::defect!("health-tool-only-with-servers"))
+            || self.health_tool_absent();
         if !unlisted {
             listed.push(tools::get_health_tool());
         }
@@ -663,7 +734,7 @@ impl ServerHandler for AgentServer {
             name if name == tools::send_message_name(&self.core.settings.name) => {
                 Ok(self.send_message(&request, &ctx).await.into())
             }
-            tools::GET_HEALTH => {
+            tools::GET_HEALTH if !self.health_tool_absent() => {
                 if crate::defect!("fm-health-counted-as-send") {
                     self.core
                         .series
@@ -701,14 +772,21 @@ impl ServerHandler for AgentServer {
                     };
                     ask_model_once(&self.core, text.into()).await;
                 }
-                let report = health::check(
-                    &self.core.settings,
-                    &self.core.deps.http,
-                    &self.core.deps.llm_status,
-                    &self.core.deps.metrics,
-                    !self.core.shutdown.is_cancelled(),
-                )
-                .await;
+                // `px-health-gauges-from-background-poller`: the poller's last report, if any.
+                #[cfg(feature = "defects")]
+                let polled = self
+                    .core
+                    .polled_health
+                    .lock()
+                    .ok()
+                    .and_then(|report| report.clone())
+                    .filter(|_| crate::defect!("px-health-gauges-from-background-poller"));
+                #[cfg(not(feature = "defects"))]
+                let polled: Option<health::HealthReport> = None;
+                let report = match polled {
+                    Some(report) => report,
+                    None => check_health(&self.core).await,
+                };
                 if report.status != health::HealthStatus::Ok && crate::defect!("health-llm-summary")
                 {
                     let ask = format!("Summarise for an operator: {:?}", report.message);

@@ -394,6 +394,11 @@ async fn run_tool(
         }
         _ => server,
     };
+    // `px-progress-server-from-serverinfo`: the name the server gave itself in `initialize`.
+    let server_info_name = crate::defect!("px-progress-server-from-serverinfo")
+        .then(|| route.lease.server_info_name())
+        .flatten();
+    let prefix_server = server_info_name.as_deref().unwrap_or(prefix_server);
     // `ms-progress-namespaced-tool`: `{tool}` read as the aggregator's `{server}__{tool}`.
     let tool = if crate::defect!("ms-progress-namespaced-tool") {
         &call.name

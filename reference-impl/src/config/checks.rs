@@ -16,7 +16,12 @@ pub(super) fn check_ports(src: &SourceFile, spec: &AgentsFileSpec) -> Result<(),
         );
     } else if spec.registry_port.is_none() {
         used.insert(
-            DEFAULT_REGISTRY_PORT,
+            // `px-registry-port-default-from-contract`: the default the registry then binds.
+            if crate::defect!("px-registry-port-default-from-contract") {
+                23030
+            } else {
+                DEFAULT_REGISTRY_PORT
+            },
             ("the registry (default port)".to_owned(), 0),
         );
     }

@@ -326,6 +326,11 @@ impl<'a> Merged<'a> {
         let default_url = if env_ignored {
             // The defect's stand-in for the public default: a dead loopback port.
             "http://127.0.0.1:9/v1"
+        } else if provider == Provider::OpenAi
+            && crate::defect!("px-openai-default-base-url-without-v1")
+        {
+            // `px-openai-default-base-url-without-v1`: the host alone, nothing appends `/v1`.
+            "https://api.openai.com"
         } else {
             default_url
         };

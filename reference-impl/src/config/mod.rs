@@ -170,7 +170,18 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
         .agents_config
         .clone()
         .or_else(|| {
-            env.get("PALLAS_AGENTS_CONFIG")
+            // `px-dotenv-loaded-only-in-preflight`: `.env` is read later, by the preflight, so
+            // only the process environment can choose the deployment file.
+            let from_env = if crate::defect!("px-dotenv-loaded-only-in-preflight") {
+                match &options.env {
+                    Some(vars) => vars.get("PALLAS_AGENTS_CONFIG").cloned(),
+                    None => std::env::var("PALLAS_AGENTS_CONFIG").ok(),
+                }
+                .filter(|v| !v.is_empty())
+            } else {
+                env.get("PALLAS_AGENTS_CONFIG").map(str::to_owned)
+            };
+            from_env
                 .filter(|_| !crate::defect!("agents-config-env-ignored"))
                 .map(PathBuf::from)
         })
@@ -222,6 +233,9 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
         || {
             if crate::defect!("registry-version-default-0.1.0") {
                 "0.1.0".to_owned()
+            } else if crate::defect!("px-version-default-package-version") {
+                // `px-version-default-package-version`: "version" read as the runtime's own.
+                env!("CARGO_PKG_VERSION").to_owned()
             } else {
                 DEFAULT_VERSION.to_owned()
             }
@@ -282,6 +296,9 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
     };
     let default_port = if crate::defect!("registry-default-port-wrong") {
         DEFAULT_REGISTRY_PORT + 1
+    } else if crate::defect!("px-registry-port-default-from-contract") {
+        // `px-registry-port-default-from-contract`: the port of seed 000's example registry URL.
+        23030
     } else {
         DEFAULT_REGISTRY_PORT
     };
@@ -322,7 +339,14 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
     }
     let capabilities = capabilities_spec.map_or(defaults, |c| ModelCapabilities {
         vision: c.vision.unwrap_or(defaults.vision),
-        context_window: c.context_window.unwrap_or(defaults.context_window),
+        // `px-context-window-default-128000`: a decimal "128k" for the omitted key.
+        context_window: c.context_window.unwrap_or(
+            if crate::defect!("px-context-window-default-128000") {
+                128_000
+            } else {
+                defaults.context_window
+            },
+        ),
         max_output_tokens: c.max_output_tokens.unwrap_or(defaults.max_output_tokens),
     });
     let default_model = fa.default_model()?;
@@ -331,6 +355,8 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
     let mut agents = Vec::with_capacity(spec.agents.len());
     #[cfg(feature = "defects")]
     let mut app_names = std::collections::BTreeMap::new();
+    #[cfg(feature = "defects")]
+    let mut raw_models = std::collections::BTreeMap::new();
     for (key, entry) in &spec.agents {
         if key.is_empty()
             || !key
@@ -372,6 +398,20 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
                 }
             },
         };
+        // `px-capabilities-model-keeps-provider-prefix`: the model string as written.
+        #[cfg(feature = "defects")]
+        if let Some(raw) = match &card_spec.model {
+            Some(m) => fa.env_expand(&card_src, m, true).ok(),
+            None => fa
+                .secrets
+                .default_model
+                .as_ref()
+                .zip(fa.secrets_src)
+                .or(fa.config.default_model.as_ref().zip(fa.config_src))
+                .and_then(|(m, src)| fa.env_expand(src, m, true).ok()),
+        } {
+            raw_models.insert(key.clone(), raw.trim().to_owned());
+        }
         let model = if crate::defect!("provider-prefix-ignored") && fa.configures(Provider::OpenAi)
         {
             ModelRef {
@@ -515,6 +555,9 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
             None
         },
     );
+
+    #[cfg(feature = "defects")]
+    crate::defects::remember_raw_models(raw_models);
 
     #[cfg(feature = "defects")]
     crate::defects::remember_fresh_configuration(crate::defects::FreshConfiguration {

@@ -163,6 +163,15 @@ impl Lease {
         self.session.tools.clone()
     }
 
+    /// The `serverInfo.name` the server gave in its `initialize` answer, if any.
+    pub fn server_info_name(&self) -> Option<String> {
+        self.session
+            .service
+            .peer_info()
+            .and_then(|info| info.server_info.clone())
+            .map(|implementation| implementation.name)
+    }
+
     /// Ends a private session (sends its `DELETE`); a shared one stays open.
     pub async fn release(self) {
         if self.private
@@ -228,7 +237,9 @@ impl Downstream {
             }
         }
         match bearer {
-            Some(bearer) => Ok(Lease {
+            // `px-bearer-only-on-tool-calls`: the bearer is set around `call_tool` alone, so a
+            // session is never opened with it.
+            Some(bearer) if !crate::defect!("px-bearer-only-on-tool-calls") => Ok(Lease {
                 session: Arc::new(
                     self.open(
                         Some(bearer).filter(|_| !crate::defect!("bearer-not-on-session-open")),
@@ -237,7 +248,7 @@ impl Downstream {
                 ),
                 private: true,
             }),
-            None => Err(DownstreamError::AuthRequired {
+            _ => Err(DownstreamError::AuthRequired {
                 server: self.settings.name.clone(),
             }),
         }

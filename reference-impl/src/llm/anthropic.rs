@@ -103,7 +103,12 @@ pub(super) fn request_body(turn: &TurnRequest<'_>) -> Value {
     }
     let has_sampling =
         params.temperature.is_some() || params.top_p.is_some() || params.top_k.is_some();
-    if has_sampling && strips_sampling(&turn.model.model) {
+    // `px-sampling-params-stripped-for-all-anthropic`: Pallas's own pass strips them for every
+    // Anthropic model.
+    if has_sampling
+        && (strips_sampling(&turn.model.model)
+            || crate::defect!("px-sampling-params-stripped-for-all-anthropic"))
+    {
         tracing::warn!(
             target: "pallas::llm",
             model = %turn.model.model,

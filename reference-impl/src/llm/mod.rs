@@ -316,6 +316,11 @@ pub async fn preflight_within(
     }
     let problem = match model.provider {
         Provider::OpenAi => openai::preflight(http, provider, Some(&model.model), timeout).await,
+        // `px-anthropic-probe-path-keeps-prefix`: `{model}` filled with the whole `default_model`.
+        Provider::Anthropic if crate::defect!("px-anthropic-probe-path-keeps-prefix") => {
+            let whole = format!("{}.{}", model.provider, model.model);
+            anthropic::preflight(http, provider, &whole, timeout).await
+        }
         Provider::Anthropic => anthropic::preflight(http, provider, &model.model, timeout).await,
         // Seed 001's preflight table has no row for a token-passthrough provider: its credential
         // is each request's bearer, which a startup check does not have.

@@ -143,7 +143,7 @@ pub(super) async fn reload(shared: &Arc<Shared>) -> Result<ReloadSummary, Runtim
                     &d.namespace,
                     &d.version,
                     &d.host,
-                    running.addr.port(),
+                    published_port(d, entry.name(), running.addr.port()),
                     d.publish_capabilities,
                 ));
             }

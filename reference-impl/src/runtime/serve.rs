@@ -245,7 +245,7 @@ pub(super) fn serve_agent(
             &d.namespace,
             &d.version,
             &d.host,
-            addr.port(),
+            published_port(d, entry.name(), addr.port()),
             d.publish_capabilities,
         ));
     }
@@ -265,6 +265,18 @@ pub(super) fn serve_agent(
         addr,
         token,
         task,
+    }
+}
+
+/// The port a registry entry advertises for `agent` serving on `port`
+/// (`px-remote-port-from-registry-offset`: the diagram's N / N+1 / N+2 taken as the port rule,
+/// `registry_port + 1 + i` with i the agent's place in `agents.yaml`).
+pub(super) fn published_port(d: &crate::config::Deployment, agent: &str, port: u16) -> u16 {
+    match d.agents.iter().position(|a| a.name() == agent) {
+        Some(i) if crate::defect!("px-remote-port-from-registry-offset") => {
+            u16::try_from(usize::from(d.registry_port) + 1 + i).unwrap_or(u16::MAX)
+        }
+        _ => port,
     }
 }
 

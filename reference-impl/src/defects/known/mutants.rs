@@ -1,8 +1,8 @@
 //! Contract mutants: one-sentence misreadings of seeds 000/001 that show only on inputs or modes
 //! other than the suite's first example (capitalised keys, several images, a second call, a
 //! dotted model, single-agent mode, a reload). Written from the seeds by a reviewer; each is held
-//! by `tests/mutants.yaml`. `fm-…`, `mr-…`, `ms-…` and `nx-…` realise a second, a third, a
-//! fourth and a fifth fresh list of misreadings.
+//! by `tests/mutants.yaml`. `fm-…`, `mr-…`, `ms-…`, `nx-…` and `px-…` realise a second, a
+//! third, a fourth, a fifth and a sixth fresh list of misreadings.
 
 pub(super) const KNOWN: &[(&str, &str)] = &[
     (
@@ -513,5 +513,113 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
     (
         "nx-trace-logger-module-name",
         "the traceback record of a downstream call that raises is logged by `pallas._fastagent_patch` instead of `pallas.forward.trace`",
+    ),
+    (
+        "px-remote-port-from-registry-offset",
+        "a registry entry's remote URL has the port `registry_port + 1 + i` (i: the agent's place in `agents.yaml`) instead of the agent's own port",
+    ),
+    (
+        "px-version-default-package-version",
+        "an `agents.yaml` without `version` publishes the Pallas package version instead of `1.0.0`",
+    ),
+    (
+        "px-registry-port-default-from-contract",
+        "an `agents.yaml` without `registry_port` serves the registry (and its `/metrics`) on 23030 instead of 24200",
+    ),
+    (
+        "px-capabilities-model-keeps-provider-prefix",
+        "`capabilities.model` is the model string as written (`openai.my-model-name`) instead of the name after the provider prefix",
+    ),
+    (
+        "px-context-window-default-128000",
+        "a `model_capabilities` block without `context_window` defaults it to 128000 instead of 131072",
+    ),
+    (
+        "px-meta-updatedat-is-request-time",
+        "`_meta…official.updatedAt` is the time of each `GET`, so two fetches of an unchanged catalogue differ",
+    ),
+    (
+        "px-get-health-only-with-downstreams",
+        "an agent without downstream servers has no `get_health` tool: not listed, and a call is an unknown tool",
+    ),
+    (
+        "px-health-probes-run-sequentially",
+        "`get_health` probes its downstream servers one after another (each `initialize` and its `DELETE`), not concurrently",
+    ),
+    (
+        "px-probe-url-trailing-slash-stripped",
+        "the health probe strips the trailing `/` of a server URL and does not follow redirects: a server at `…/mcp/` answering `POST /mcp` with 307 counts as unreachable",
+    ),
+    (
+        "px-history-prompt-one-transcript-message",
+        "`{agent}_history` answers one user message holding a `role: text` transcript of the history instead of one message per turn",
+    ),
+    (
+        "px-stderr-flag-any-nonempty-value",
+        "any non-empty `PALLAS_LOG_STDERR` (`0`, `false`, `no` included) turns the stderr sink on",
+    ),
+    (
+        "px-progress-sent-fire-and-forget",
+        "each progress notification is sent from a detached task that is never awaited, so a notification may go out after the result or be lost",
+    ),
+    (
+        "px-progress-token-made-mandatory",
+        "a `send_message` call without `_meta.progressToken` is refused with an `isError` result (`progressToken required`) instead of running",
+    ),
+    (
+        "px-progress-server-from-serverinfo",
+        "tool progress names the server by the `serverInfo.name` of its `initialize` answer instead of its configured key",
+    ),
+    (
+        "px-dotenv-loaded-only-in-preflight",
+        "`PALLAS_AGENTS_CONFIG` written only in `.env` is ignored: `.env` is read after the deployment file is chosen",
+    ),
+    (
+        "px-openai-default-base-url-without-v1",
+        "with no `base_url` and no `OPENAI_BASE_URL` the OpenAI base URL is `https://api.openai.com` (no `/v1`)",
+    ),
+    (
+        "px-anthropic-probe-path-keeps-prefix",
+        "the active Anthropic preflight asks `GET /v1/models/anthropic.<model>` (provider prefix kept), which a real API answers 404",
+    ),
+    (
+        "px-sampling-params-stripped-for-all-anthropic",
+        "`temperature`, `top_p` and `top_k` are left out of every Anthropic request, not only for Claude Opus 4.7",
+    ),
+    (
+        "px-subagents-inverted",
+        "at startup the agents that have a `depends_on` start first (each waited for until it answers), and the agents they depend on last",
+    ),
+    (
+        "px-pallas-up-only-after-startup",
+        "`pallas_up` is 0 until every agent has started, although the registry already serves `/metrics`",
+    ),
+    (
+        "px-metrics-mount-redirects",
+        "the registry's `GET /metrics` answers `307` to `/metrics/` (a mounted app); only `/metrics/` serves the exposition",
+    ),
+    (
+        "px-health-gauges-from-background-poller",
+        "a background task checks each agent's health every 60 s; `get_health` answers the last cached report without probing",
+    ),
+    (
+        "px-third-party-pins-at-info",
+        "the dependency loggers (`rmcp`, `hyper`, `reqwest`, …) are pinned at INFO instead of WARN",
+    ),
+    (
+        "px-file-sink-level-follows-root",
+        "the log file drops records more verbose than the root level: with `PALLAS_LOG_LEVEL=debug`, `pallas.*` DEBUG records do not reach it",
+    ),
+    (
+        "px-log-dir-not-created",
+        "the log file's directory is not created: a missing `~/.local/state/pallas/` stops Pallas at startup",
+    ),
+    (
+        "px-bearer-only-on-tool-calls",
+        "the forwarded bearer rides on `tools/call` requests only: a server that demands credentials to open its session is never given them, so its tools are unavailable",
+    ),
+    (
+        "px-images-before-text",
+        "a message's images come before its text in the user message sent to the model",
     ),
 ];
