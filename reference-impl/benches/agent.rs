@@ -29,7 +29,7 @@ fn ms(h: &Histogram<u64>, q: f64) -> f64 {
 }
 
 async fn direct_model_p50(llm: &MockOpenAi, calls: usize) -> f64 {
-    let http = reqwest::Client::new();
+    let http = pallas_reference::net::builder().build().unwrap();
     let url = format!("{}/chat/completions", llm.url);
     let body = json!({"model": "mock-model", "messages": [
         {"role": "system", "content": "You are a test agent."},

@@ -149,7 +149,7 @@ fn main() {
         let spec = pallas_mocks::parse_ecosystem("bench.yaml", ECOSYSTEM).unwrap();
         let eco = Ecosystem::start(&spec).await.unwrap();
         let openai = eco.urls()["openai"].clone();
-        let client = reqwest::Client::new();
+        let client = pallas_reference::net::builder().build().unwrap();
         let mut times = Vec::with_capacity(RUNS);
         let mut rss = Vec::with_capacity(RUNS);
         for _ in 0..RUNS {

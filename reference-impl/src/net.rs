@@ -146,6 +146,23 @@ fn base_roots() -> &'static [reqwest::Certificate] {
     })
 }
 
+/// A reqwest client builder, `ring` installed first as the process's rustls crypto provider:
+/// reqwest's `rustls-no-provider` leaves the provider to the program, and a client built without
+/// one panics, so every client of the reference (and of its tests and benches) starts here
+/// (`clippy.toml` disallows building one directly).
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the one place a client builder is made"
+)]
+pub fn builder() -> reqwest::ClientBuilder {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        // An error means another provider was installed first, which serves as well.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    reqwest::Client::builder()
+}
+
 /// The client for LLM providers and downstream MCP servers: rustls with the trusted roots above,
 /// the configured proxies, a 5 s connect timeout.
 pub fn client(settings: &NetworkSettings) -> Result<reqwest::Client, NetError> {
@@ -153,7 +170,7 @@ pub fn client(settings: &NetworkSettings) -> Result<reqwest::Client, NetError> {
     for ca in &settings.ca_files {
         roots.extend(read_ca_file(ca)?);
     }
-    let mut builder = reqwest::Client::builder()
+    let mut builder = builder()
         .connect_timeout(Duration::from_secs(5))
         .tls_certs_only(roots)
         .no_proxy();
@@ -181,7 +198,7 @@ pub fn client(settings: &NetworkSettings) -> Result<reqwest::Client, NetError> {
 
 /// A client for the process's own loopback listeners (readiness probes): no proxy, no roots.
 pub fn loopback_client() -> reqwest::Client {
-    reqwest::Client::builder()
+    builder()
         .no_proxy()
         .tls_certs_only(Vec::new())
         .build()

@@ -192,10 +192,21 @@ fn send_message_tool() -> Tool {
     )
 }
 
+/// The pooled model client: reqwest on rustls with the `ring` crypto provider, installed as the
+/// process's default first (reqwest's `rustls-no-provider` leaves that to the program).
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the bridge's one client, built after the provider is installed"
+)]
+fn http_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
 /// The axum router: the MCP endpoint at `/mcp`.
 pub fn router(config: &Config) -> axum::Router {
     let shared = Arc::new(Shared {
-        http: reqwest::Client::new(),
+        http: http_client(),
         endpoint: format!(
             "{}/chat/completions",
             config.model_url.trim_end_matches('/')

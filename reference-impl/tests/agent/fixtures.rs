@@ -324,7 +324,7 @@ pub async fn start_agent_with(settings: AgentSettings, llm_status: LlmStatusCell
     let deps = AgentDeps {
         metrics: metrics.clone(),
         llm_status,
-        http: reqwest::Client::new(),
+        http: pallas_reference::net::builder().build().unwrap(),
     };
     let app = router(Arc::new(settings), deps, shutdown.clone());
     let addr = serve(app, shutdown.clone()).await;
@@ -381,7 +381,7 @@ impl Exchange {
 impl RawClient {
     pub async fn connect(url: &str) -> anyhow::Result<Self> {
         let mut client = Self {
-            http: reqwest::Client::new(),
+            http: pallas_reference::net::builder().build().unwrap(),
             url: url.to_owned(),
             session: None,
             next_id: 1,

@@ -58,7 +58,7 @@ async fn a_foreign_host_is_refused_and_the_configured_host_is_allowed() {
     let agent = start_agent(s).await;
     let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
-    let http = reqwest::Client::new();
+    let http = pallas_reference::net::builder().build().unwrap();
     let post = |host: &'static str| {
         http.post(&agent.url)
             .header("host", host)
@@ -215,7 +215,9 @@ async fn request_scope_keeps_no_history_and_registers_no_prompt() {
 async fn a_stateless_2026_request_is_answered_without_a_session() {
     let llm = MockOpenAi::start().await;
     let agent = start_agent(settings("jarvis", &llm.url)).await;
-    let response = reqwest::Client::new()
+    let response = pallas_reference::net::builder()
+        .build()
+        .unwrap()
         .post(&agent.url)
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")

@@ -67,7 +67,7 @@ async fn an_anthropic_agent_runs_the_tool_loop_against_the_mocks_and_counts_usag
         .unwrap_or_default();
     assert!(cache_read.ends_with(" 8"), "{metrics}");
 
-    let http = reqwest::Client::new();
+    let http = pallas_reference::net::builder().build().unwrap();
     assert!(preflight(&s.provider, &s.model, &http).await.is_ok());
     let missing = ModelRef {
         provider: Provider::Anthropic,
@@ -86,7 +86,7 @@ async fn openai_preflight_against_the_mock_finds_listed_models_and_reports_missi
         ecosystem(json!({"llms": {"openai": {"dialect": "openai", "models": ["mock-model"]}}}))
             .await;
     let provider = pallas_reference::settings::ProviderSettings::new(&eco.urls()["openai"]);
-    let http = reqwest::Client::new();
+    let http = pallas_reference::net::builder().build().unwrap();
     let ok = ModelRef {
         provider: Provider::OpenAi,
         model: "mock-model".into(),

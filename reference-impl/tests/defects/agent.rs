@@ -240,7 +240,9 @@ async fn metrics_wrong_content_type_serves_json_content_type() {
     )
     .await;
     let content_type = || async {
-        reqwest::get(format!("http://{addr}/metrics"))
+        pallas_reference::net::loopback_client()
+            .get(format!("http://{addr}/metrics"))
+            .send()
             .await
             .unwrap()
             .headers()["content-type"]

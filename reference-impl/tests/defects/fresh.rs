@@ -256,7 +256,7 @@ async fn nx_preflight_timeout_3s_fails_a_provider_answering_in_4s() {
     let d = Defects::take().await;
     let (url, ct) = slow_models(Duration::from_secs(4)).await;
     let _stop = ct.drop_guard();
-    let http = reqwest::Client::new();
+    let http = pallas_reference::net::builder().build().unwrap();
     let model = openai_model("mock-model");
     let status = llm::preflight(&ProviderSettings::new(&url), &model, &http).await;
     assert!(status.is_ok(), "{status:?}");
@@ -269,7 +269,7 @@ async fn nx_preflight_timeout_3s_fails_a_provider_answering_in_4s() {
 async fn nx_preflight_any_200_ok_passes_a_model_the_listing_lacks() {
     let d = Defects::take().await;
     let llm = MockOpenAi::start().await;
-    let http = reqwest::Client::new();
+    let http = pallas_reference::net::builder().build().unwrap();
     let model = openai_model("bad-model");
     let status = llm::preflight(&ProviderSettings::new(&llm.url), &model, &http).await;
     assert_eq!(
@@ -284,7 +284,7 @@ async fn nx_preflight_any_200_ok_passes_a_model_the_listing_lacks() {
 #[tokio::test]
 async fn nx_preflight_base_url_env_only_ignores_a_literal_base_url() {
     let d = Defects::take().await;
-    let http = reqwest::Client::new();
+    let http = pallas_reference::net::builder().build().unwrap();
     for (defects, listed) in [(&[][..], 1), (&["nx-preflight-base-url-env-only"][..], 0)] {
         d.set(defects);
         let llm = MockOpenAi::start().await;
@@ -701,7 +701,9 @@ async fn nx_metrics_openmetrics_negotiated_answers_openmetrics_to_prometheus() {
     metrics.observe_send_message("jarvis", true, Duration::from_millis(3));
     let addr = serve(registry::router(RegistryState::new(metrics)), ct).await;
     let scrape = || async {
-        let response = reqwest::Client::new()
+        let response = pallas_reference::net::builder()
+            .build()
+            .unwrap()
             .get(format!("http://{addr}/metrics"))
             .header("accept", "application/openmetrics-text;version=1.0.0")
             .send()
@@ -747,7 +749,9 @@ async fn started(dir: &Path) -> (std::net::SocketAddr, u16, String) {
     };
     let running = runtime::start(dir, options).await.unwrap();
     let addr = running.agent_addrs().await["research"];
-    let status = reqwest::get(format!("http://{}/metrics", runtime::loopback(addr)))
+    let status = pallas_reference::net::loopback_client()
+        .get(format!("http://{}/metrics", runtime::loopback(addr)))
+        .send()
         .await
         .unwrap()
         .status()

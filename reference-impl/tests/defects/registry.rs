@@ -95,7 +95,9 @@ async fn registry_wrong_content_type_serves_text_plain() {
     state.publish(agent(None));
     let addr = serve(registry::router(state), ct).await;
     let content_type = || async {
-        let response = reqwest::get(format!("http://{addr}{}", registry::SERVER_JSON_PATH))
+        let response = pallas_reference::net::loopback_client()
+            .get(format!("http://{addr}{}", registry::SERVER_JSON_PATH))
+            .send()
             .await
             .unwrap();
         response.headers()["content-type"]

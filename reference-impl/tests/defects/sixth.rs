@@ -294,7 +294,7 @@ async fn px_anthropic_probe_path_keeps_prefix_asks_for_the_prefixed_model() {
     let d = Defects::take().await;
     let (url, _, ct) = anthropic().await;
     let _stop = ct.drop_guard();
-    let http = reqwest::Client::new();
+    let http = pallas_reference::net::builder().build().unwrap();
     let provider = ProviderSettings::new(&url);
     let status = llm::preflight(&provider, &claude_sonnet(), &http).await;
     assert!(status.is_ok(), "{status:?}");
@@ -311,7 +311,7 @@ async fn px_sampling_params_stripped_for_all_anthropic_sends_no_temperature() {
     let d = Defects::take().await;
     let (url, bodies, ct) = anthropic().await;
     let _stop = ct.drop_guard();
-    let http = reqwest::Client::new();
+    let http = pallas_reference::net::builder().build().unwrap();
     let provider = ProviderSettings::new(&url);
     let model = claude_sonnet();
     let params = RequestParams {
@@ -841,7 +841,7 @@ async fn px_metrics_mount_redirects_answers_307_to_metrics_slash() {
     let d = Defects::take().await;
     let ct = CancellationToken::new();
     let _stop = ct.clone().drop_guard();
-    let no_redirect = reqwest::Client::builder()
+    let no_redirect = pallas_reference::net::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();
@@ -865,7 +865,9 @@ async fn px_metrics_mount_redirects_answers_307_to_metrics_slash() {
                 format!("http://{addr}/metrics/")
             );
             assert!(response.text().await.unwrap().is_empty());
-            let followed = reqwest::get(format!("http://{addr}/metrics"))
+            let followed = pallas_reference::net::loopback_client()
+                .get(format!("http://{addr}/metrics"))
+                .send()
                 .await
                 .unwrap();
             assert_eq!(followed.status().as_u16(), 200);

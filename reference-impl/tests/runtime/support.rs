@@ -150,7 +150,7 @@ pub async fn start(project: &Project) -> RunningPallas {
 }
 
 pub fn client() -> reqwest::Client {
-    reqwest::Client::builder()
+    pallas_reference::net::builder()
         .timeout(Duration::from_secs(10))
         .build()
         .unwrap()
