@@ -314,6 +314,11 @@ pub struct McpMockSpec {
     /// with HTTP 405 Method Not Allowed").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete_status: Option<u16>,
+    /// Served at `/mcp/` (its URL ends in `/`, as seed 001's examples write downstream URLs:
+    /// `https://mnemosyne.example/mcp/`), and a request to `/mcp` is answered 307 with
+    /// `Location: /mcp/`, as a Starlette mount answers the path without its slash.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trailing_slash: bool,
     /// Require each of these headers (name, case-insensitive → exact value) on every request,
     /// `DELETE` included; otherwise 401 with `WWW-Authenticate`: a server that authenticates with
     /// configured credentials such as `X-Api-Key` (values are secrets: redacted in the journal).

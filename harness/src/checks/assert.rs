@@ -560,6 +560,19 @@ fn assert_llm_journal(j: &LlmJournalAssert, o: &Observed) -> Outcome {
         })
         .filter(|e| j.during.is_empty() || within(&e.time, &during))
         .collect();
+    // What the requests of the other filters carried in the `body` fields, for the evidence.
+    let carried = body_fields_seen(&j.body, &selected);
+    let selected: Vec<_> = selected
+        .into_iter()
+        .filter(|e| {
+            j.body.iter().all(|(k, v)| {
+                e.body
+                    .as_ref()
+                    .and_then(|b| b.get(k))
+                    .is_some_and(|x| x == v)
+            })
+        })
+        .collect();
     let n = selected
         .iter()
         .filter(|e| j.status.is_none_or(|s| e.status == Some(s)))
@@ -569,7 +582,10 @@ fn assert_llm_journal(j: &LlmJournalAssert, o: &Observed) -> Outcome {
             Some(window) => given_up_after(&j.llm, window, &selected),
             None => Outcome::kept(
                 format!("journal of `{}` (count {})", j.llm, j.count.describe()),
-                format!("{n} matching request(s)"),
+                match &carried {
+                    Some(seen) => format!("{n} matching request(s); {seen}"),
+                    None => format!("{n} matching request(s)"),
+                },
             ),
         };
     }
@@ -578,6 +594,13 @@ fn assert_llm_journal(j: &LlmJournalAssert, o: &Observed) -> Outcome {
         format!("count {}", j.count.describe()),
         n.to_string(),
     )];
+    if let Some(seen) = carried {
+        evidence.push(Evidence::new(
+            "the body fields of the requests the other filters select",
+            json!(j.body).to_string(),
+            seen,
+        ));
+    }
     if let Some(status) = j.status {
         let seen: Vec<String> = selected
             .iter()
@@ -600,6 +623,34 @@ fn assert_llm_journal(j: &LlmJournalAssert, o: &Observed) -> Outcome {
         format!("{n} request(s) reached mock LLM `{}`", j.llm),
         evidence,
     )
+}
+
+/// For a `body` filter, the values each request of `selected` carried in those fields (`absent`
+/// for a field it lacked), e.g. `POST /v1/chat/completions: {"temperature":0.6,"top_p":0.9}`.
+fn body_fields_seen(
+    fields: &std::collections::BTreeMap<String, Value>,
+    selected: &[&LlmJournalEntry],
+) -> Option<String> {
+    if fields.is_empty() {
+        return None;
+    }
+    if selected.is_empty() {
+        return Some("no request of that path, method and time".to_owned());
+    }
+    let seen: Vec<String> = selected
+        .iter()
+        .map(|e| {
+            let values: serde_json::Map<String, Value> = fields
+                .keys()
+                .map(|k| {
+                    let v = e.body.as_ref().and_then(|b| b.get(k)).cloned();
+                    (k.clone(), v.unwrap_or_else(|| json!("absent")))
+                })
+                .collect();
+            format!("{} {}: {}", e.method, e.path, Value::Object(values))
+        })
+        .collect();
+    Some(format!("the requests carried {}", seen.join("; ")))
 }
 
 /// `llm_journal: {given_up_after}`: how long the client waited on each request the mock held
@@ -900,6 +951,53 @@ mod tests {
             .unwrap()
             .push(entry(200));
         assert!(assert_llm_journal(&j, &o).is_kept());
+    }
+
+    #[test]
+    fn llm_journal_body_selects_the_requests_carrying_those_values_and_shows_what_each_carried() {
+        let entry = |body: Value| LlmJournalEntry {
+            time: "2026-01-01T00:00:00Z".to_owned(),
+            method: "POST".to_owned(),
+            path: "/v1/chat/completions".to_owned(),
+            headers: Default::default(),
+            body: Some(body),
+            model: None,
+            matched_turn: None,
+            status: Some(200),
+            abandoned: None,
+        };
+        let mut o = Observed::default();
+        o.llm_journals.insert(
+            "openai".to_owned(),
+            vec![entry(json!({"model": "m", "temperature": 0.2}))],
+        );
+        let j: LlmJournalAssert = serde_json::from_value(json!({
+            "llm": "openai", "body": {"temperature": 0.6, "top_p": 0.9}, "count": {"min": 1}
+        }))
+        .unwrap();
+        let Outcome::Fail(_, evidence) = assert_llm_journal(&j, &o) else {
+            panic!("a request with other sampling values must not select");
+        };
+        assert_eq!(
+            evidence[1].seen.as_deref(),
+            Some(
+                "the requests carried POST /v1/chat/completions: {\"temperature\":0.2,\"top_p\":\"absent\"}"
+            )
+        );
+        o.llm_journals
+            .get_mut("openai")
+            .unwrap()
+            .push(entry(json!({"temperature": 0.6, "top_p": 0.9})));
+        let Outcome::Kept(witnesses) = assert_llm_journal(&j, &o) else {
+            panic!("the request carrying both values selects");
+        };
+        assert!(
+            witnesses[0]
+                .seen
+                .contains("{\"temperature\":0.6,\"top_p\":0.9}"),
+            "{:?}",
+            witnesses[0].seen
+        );
     }
 
     #[test]

@@ -171,6 +171,8 @@ pub fn corner_strategy(i: usize) -> BoxedStrategy<Case> {
                     forward: i.is_multiple_of(2),
                     // The single-agent corner's downstream refuses the probe's DELETE with 405.
                     delete_not_allowed: i % CORNERS == 1,
+                    // Two corners configure the downstream by a URL ending in `/`.
+                    trailing_slash: i % 2 == 1,
                     images,
                     bearer: true,
                     // The second turn spells the scheme in another case on two corners (the

@@ -9,8 +9,9 @@
 //! with or without its limits and a `version` or none (the registry's defaults); agents that
 //! `depends_on` another; several images per message; downstream headers with `${VAR}`
 //! placeholders whose variables come from the environment, from `.env` (quoted or not) or from
-//! both (the environment wins), beside the forwarded bearer; a downstream that refuses any
-//! request without its configured credentials; a second turn with another bearer, its scheme
+//! both (the environment wins), beside the forwarded bearer; a downstream configured by a URL
+//! ending in `/` (seed 001's own form), whose path without the slash answers 307; a downstream
+//! that refuses any request without its configured credentials; a second turn with another bearer, its scheme
 //! spelt in any case; and the mode the process runs in (all agents, `--agent NAME`, or after a
 //! reload that changes one field).
 //!
@@ -247,6 +248,10 @@ pub struct Case {
     /// that does not let clients end sessions: a probe's teardown refused is no unreachable
     /// server.
     pub delete_not_allowed: bool,
+    /// The downstream's URL ends in `/` (seed 001's examples: `https://mnemosyne.example/mcp/`)
+    /// and its path without the slash answers 307: the probe and the calls go to the URL as
+    /// configured.
+    pub trailing_slash: bool,
     /// Images sent with the first message (only when the model has vision).
     pub images: Vec<Vec<u8>>,
     /// Whether the messages carry a bearer (a distinct one per turn).
@@ -432,7 +437,10 @@ impl Case {
             (0..3u8, any::<usize>(), agent(), 0..4u8, words()),
             (
                 provider(),
-                proptest::bool::weighted(0.25),
+                (
+                    proptest::bool::weighted(0.25),
+                    proptest::bool::weighted(0.5),
+                ),
                 proptest::option::of(1024..2_000_000u64),
                 proptest::option::of(256..200_000u64),
                 proptest::option::of("[0-9]\\.[0-9]{1,2}\\.[0-9]{1,2}"),
@@ -449,7 +457,13 @@ impl Case {
                     images,
                     flags,
                     m,
-                    (provider, delete_not_allowed, context_window, max_output_tokens, version),
+                    (
+                        provider,
+                        (delete_not_allowed, trailing_slash),
+                        context_window,
+                        max_output_tokens,
+                        version,
+                    ),
                 )| {
                     let (bearer, progress, numeric_tokens, turns, scheme) = flags;
                     let agents = resolve_depends_on(agents);
@@ -477,6 +491,7 @@ impl Case {
                         headers,
                         forward,
                         delete_not_allowed,
+                        trailing_slash,
                         images,
                         bearer,
                         scheme,

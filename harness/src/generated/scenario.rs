@@ -149,7 +149,8 @@ impl Case {
         json!({
             "llms": {p: {"dialect": p, "api_key": LLM_KEY, "models": [self.default_model]}},
             "mcp_servers": {DOWNSTREAM: {"require_headers": required,
-                "delete_status": self.delete_not_allowed.then_some(405), "tools": [
+                "delete_status": self.delete_not_allowed.then_some(405),
+                "trailing_slash": self.trailing_slash, "tools": [
                 {"name": TOOL, "result": "echo_headers"},
                 {"name": Tool::IsError.name(), "result": {"is_error": "refused by the generated case"}},
                 {"name": Tool::RpcError.name(), "result": {"jsonrpc_error": {"code": -32603, "message": "exploded in the generated case"}}},
@@ -339,10 +340,20 @@ impl Case {
             "check": "HEALTH-027",
             "title": format!(
                 "`{k}`: the active provider lists the model and every downstream answers, so `ok`{}",
-                if self.delete_not_allowed && a.tools() {
-                    " (the downstream refuses the probe's DELETE with 405, as MCP allows a server that keeps its sessions)"
-                } else {
-                    ""
+                {
+                    let notes: Vec<&str> = [
+                        (self.delete_not_allowed, "the downstream refuses the probe's DELETE with 405, as MCP allows a server that keeps its sessions"),
+                        (self.trailing_slash, "the downstream's configured URL ends in `/`, its path without the slash answering 307"),
+                    ]
+                    .into_iter()
+                    .filter(|(on, _)| *on && a.tools())
+                    .map(|(_, note)| note)
+                    .collect();
+                    if notes.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", notes.join("; "))
+                    }
                 }
             ),
             "assert": {"output": {"step": health, "path": "$.health.status", "equals": "ok"}},

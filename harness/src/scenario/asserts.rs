@@ -4,6 +4,7 @@ use crate::vocab::{Capability, Level};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::*;
@@ -262,6 +263,11 @@ pub struct LlmJournalAssert {
     /// Only entries recorded while these steps ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub during: Vec<String>,
+    /// Only requests whose JSON body has each of these top-level fields with exactly this value
+    /// (e.g. `{temperature: 0.6}`); the pass and the failure show what the requests of the other
+    /// filters carried in those fields.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub body: BTreeMap<String, serde_json::Value>,
     /// How many requests select.
     pub count: CountSpec,
     /// How long the client waited on each selected request the mock held unanswered (a `hang`

@@ -202,10 +202,16 @@ impl McpMock {
         })
     }
 
-    /// `http://127.0.0.1:P/mcp` (also for `down` and `blackhole` servers); `https` with TLS.
+    /// `http://127.0.0.1:P/mcp` (also for `down` and `blackhole` servers); `https` with TLS;
+    /// `…/mcp/` when the spec asks for a trailing slash.
     pub fn url(&self) -> String {
         let scheme = if self.tls.is_some() { "https" } else { "http" };
-        format!("{scheme}://{}/mcp", self.addr)
+        let slash = if self.shared.spec.trailing_slash {
+            "/"
+        } else {
+            ""
+        };
+        format!("{scheme}://{}/mcp{slash}", self.addr)
     }
 
     /// The certificate authority of an HTTPS mock.
@@ -313,6 +319,16 @@ fn router(shared: Arc<McpShared>) -> Router {
             tracing::warn!("pack of `{}` not served: {e}", shared.name);
             Router::new()
         }
+        // Served at `/mcp/`; `/mcp` is redirected there, as a Starlette mount does.
+        None if shared.spec.trailing_slash => Router::new().route_service("/mcp/", service).route(
+            "/mcp",
+            axum::routing::any(|| async {
+                (
+                    StatusCode::TEMPORARY_REDIRECT,
+                    [(axum::http::header::LOCATION, "/mcp/")],
+                )
+            }),
+        ),
         None => Router::new().nest_service("/mcp", service),
     };
     let mcp = inner.layer(axum::middleware::from_fn_with_state(

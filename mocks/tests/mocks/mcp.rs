@@ -285,6 +285,32 @@ async fn required_headers_guard_every_request_the_delete_included() {
     assert_eq!(statuses[statuses.len() - 2], Some(401), "{statuses:?}");
 }
 
+/// A server reached by a URL ending in `/` serves MCP there, and answers the path without the
+/// slash with 307 to it (a client that drops the slash and follows no redirect sees no MCP).
+#[tokio::test]
+async fn a_trailing_slash_server_serves_its_slash_url_and_redirects_the_other() {
+    let m = mcp(&format!("trailing_slash: true\n{TOOLS}")).await;
+    assert!(m.url().ends_with("/mcp/"), "{}", m.url());
+    let c = client();
+    let sid = initialize(&c, &m.url()).await;
+    assert!(!sid.is_empty());
+    let direct = pallas_mocks::http_client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let slashless = m.url().trim_end_matches('/').to_owned();
+    let answer = mcp_post(
+        &direct,
+        &slashless,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(answer.status(), 307);
+    assert_eq!(answer.headers()["location"], "/mcp/");
+}
+
 /// A server that does not let clients end sessions answers DELETE with 405 and keeps serving the
 /// session.
 #[tokio::test]

@@ -458,7 +458,11 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
             },
         };
 
-        let rp = card_spec.request_params.as_ref();
+        // `request-params-ignored`: the decorator's `request_params` are dropped, so no sampling value reaches a provider.
+        let rp = card_spec
+            .request_params
+            .as_ref()
+            .filter(|_| !crate::defect!("request-params-ignored"));
         let request_params = RequestParams {
             temperature: rp.and_then(|r| r.temperature),
             top_p: rp.and_then(|r| r.top_p),

@@ -84,6 +84,10 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "the session opened for a caller's bearer sends `initialize` and `tools/list` without it",
     ),
     (
+        "request-params-ignored",
+        "an agent decorator's `request_params` (temperature, top_p, …) are dropped: the provider request carries none",
+    ),
+    (
         "images-required",
         "the message tool lists `images` as required",
     ),
