@@ -246,9 +246,18 @@ pub(super) fn mcp_tool_inputs(c: &CheckSpec, o: &Observed) -> Outcome {
                     s.name, other.name
                 ));
             } else {
+                // The refusal named first: the answer's excerpt may be cut before its `isError`.
+                let refusal = if code == Some(-32602) {
+                    "JSON-RPC error -32602"
+                } else {
+                    "a result with `isError: true`"
+                };
                 kept.push(Witness::new(
                     &s.name,
-                    format!("no model request while it ran, then {}", answer_of(s)),
+                    format!(
+                        "no model request while it ran, then {refusal}: {}",
+                        answer_of(s)
+                    ),
                 ));
             }
             continue;

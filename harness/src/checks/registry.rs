@@ -402,7 +402,10 @@ pub(super) fn reg_capabilities(c: &CheckSpec, o: &Observed) -> Outcome {
                 if let Some(v) = mc.max_output_tokens {
                     want["max_output_tokens"] = json!(v);
                 }
-                configured = format!("expected from the configuration {want}");
+                configured = format!(
+                    "expected {want} (`model` from `default_model` {}, the others as `model_capabilities` sets them; a key it leaves out takes the seed's default, judged by CFG-006..CFG-008, not here)",
+                    d.model
+                );
                 for (k, v) in want.as_object().into_iter().flatten() {
                     if c.get(k) != Some(v) {
                         return fail(
