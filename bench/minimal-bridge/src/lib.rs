@@ -2,7 +2,9 @@
 //! SSE answers, as the reference serves them) whose `send_message` tool makes exactly one POST to
 //! an OpenAI-compatible `{model_url}/chat/completions` through a pooled `reqwest::Client` and
 //! returns the answer's text. No registry, metrics, logging, progress, history or downstream
-//! servers: what any bridge on this stack has to do per call, and nothing more.
+//! servers: what any bridge on this stack has to do per call, and nothing more, done as cheaply
+//! as the stack allows (the rmcp service held once rather than cloned per request, Nagle off,
+//! the model request serialized and its answer read without a JSON tree).
 //!
 //! `bench/minimal-ratio.sh` runs it beside the reference through `pallas-conformance load`
 //! (profile `bench/minimal-bridge/target.yaml`).
@@ -112,12 +114,44 @@ fn text(text: String, is_error: bool) -> CallToolResult {
     }
 }
 
+/// The chat completion request, serialized as it stands (no JSON tree built per call).
+#[derive(serde::Serialize)]
+struct ChatRequest<'a> {
+    model: &'a str,
+    messages: [ChatMessage<'a>; 1],
+}
+
+#[derive(serde::Serialize)]
+struct ChatMessage<'a> {
+    role: &'static str,
+    content: &'a str,
+}
+
+/// The part of a chat completion answer the bridge reads: the first choice's text.
+#[derive(serde::Deserialize)]
+struct ChatAnswer {
+    choices: Vec<ChatChoice>,
+}
+
+#[derive(serde::Deserialize)]
+struct ChatChoice {
+    message: ChatAnswerMessage,
+}
+
+#[derive(serde::Deserialize)]
+struct ChatAnswerMessage {
+    content: Option<String>,
+}
+
 impl Bridge {
     async fn send_message(&self, message: &str) -> CallToolResult {
-        let body = json!({
-            "model": self.0.model,
-            "messages": [{"role": "user", "content": message}],
-        });
+        let body = ChatRequest {
+            model: &self.0.model,
+            messages: [ChatMessage {
+                role: "user",
+                content: message,
+            }],
+        };
         let response = match self.0.http.post(&self.0.endpoint).json(&body).send().await {
             Ok(r) => r,
             Err(e) => return text(format!("model request failed: {e}"), true),
@@ -125,12 +159,14 @@ impl Bridge {
         if !response.status().is_success() {
             return text(format!("model answered {}", response.status()), true);
         }
-        match response.json::<Value>().await {
-            Ok(v) => match v
-                .pointer("/choices/0/message/content")
-                .and_then(Value::as_str)
+        match response.json::<ChatAnswer>().await {
+            Ok(answer) => match answer
+                .choices
+                .into_iter()
+                .next()
+                .and_then(|c| c.message.content)
             {
-                Some(s) => text(s.to_owned(), false),
+                Some(s) => text(s, false),
                 None => text("model answer has no text".into(), true),
             },
             Err(e) => text(format!("model answer unreadable: {e}"), true),
@@ -219,7 +255,14 @@ pub fn router(config: &Config) -> axum::Router {
         LocalSessionManager::default().into(),
         StreamableHttpServerConfig::default(),
     );
-    axum::Router::new().nest_service("/mcp", service)
+    // rmcp's `Service` impl clones the whole service (its allowed host and origin lists
+    // included) for every request; held once, a request costs a reference count.
+    let service = Arc::new(service);
+    let endpoint = axum::routing::any(move |request: axum::extract::Request| {
+        let service = service.clone();
+        async move { service.handle(request).await }
+    });
+    axum::Router::new().nest_service("/mcp", endpoint)
 }
 
 /// Serves until the process ends.

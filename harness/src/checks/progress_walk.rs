@@ -355,9 +355,25 @@ pub(super) fn prog_started_before_ended(c: &CheckSpec, o: &Observed) -> Outcome 
             ));
         }
         // The pairs are the call's witness; a call whose notes name no downstream tool adds none.
+        // Beside them, the tool calls the mock servers journaled while the call ran (calls of
+        // other steps running at the same time included), for the reader to set against them.
+        let journaled = o
+            .mcp_journals
+            .values()
+            .flatten()
+            .filter(|e| e.jsonrpc_method.as_deref() == Some("tools/call") && within(&e.time, s))
+            .count();
         Some(Outcome::Kept(
             (!pairs.is_empty())
-                .then(|| Witness::new(format!("`{}` (token {token})", s.name), pairs.join("; ")))
+                .then(|| {
+                    Witness::new(
+                        format!("`{}` (token {token})", s.name),
+                        format!(
+                            "{journaled} `tools/call` journaled by the mock servers while it ran; {}",
+                            pairs.join("; ")
+                        ),
+                    )
+                })
                 .into_iter()
                 .collect(),
         ))
