@@ -11,9 +11,9 @@
 //! placeholders whose variables come from the environment, from `.env` (quoted or not) or from
 //! both (the environment wins), beside the forwarded bearer; a downstream configured by a URL
 //! ending in `/` (seed 001's own form), whose path without the slash answers 307; a downstream
-//! that refuses any request without its configured credentials; a second turn with another bearer, its scheme
-//! spelt in any case; and the mode the process runs in (all agents, `--agent NAME`, or after a
-//! reload that changes one field).
+//! that refuses any request without its configured credentials; a second turn with another
+//! bearer, its scheme spelt in any case; and the mode the process runs in (all agents, `--agent
+//! NAME`, or after a reload that changes one field).
 //!
 //! The invariants are the suite's own checks (builtins that judge every deployed agent, such as
 //! REG-003's `{namespace}/{slug(k)}`, MSG-003's every image in a model request, MSG-005's
