@@ -171,10 +171,13 @@ impl Progress {
             return;
         };
         // `px-progress-sent-fire-and-forget`: the send is scheduled on its own task and never
-        // awaited, so that it cannot block the loop.
+        // awaited, so that it cannot block the loop. The task runs when the runtime gets to it;
+        // here it is held 100 ms, so that the late sends land after the call's result every
+        // time rather than by chance.
         if crate::defect!("px-progress-sent-fire-and-forget") {
             let sink = sink.clone();
             tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(100)).await;
                 let _ = sink.send(param).await;
             });
             return;
