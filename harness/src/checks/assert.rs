@@ -374,14 +374,53 @@ fn assert_output(p: &PathAssert, o: &Observed) -> Outcome {
             )),
             Err(mut e) => {
                 e.what = format!("step `{}` {}", s.name, e.what);
+                let mut evidence = vec![e];
+                evidence.extend(surrounding_object(s, &p.path));
                 return Outcome::Fail(
                     format!("step `{}`: `{}` does not hold", s.name, p.path),
-                    vec![e],
+                    evidence,
                 );
             }
         }
     }
     Outcome::Kept(kept)
+}
+
+/// The object around a failed field, for the failure's evidence: `$.health` beside a failed
+/// `$.health.status`, so the answer's other fields (its message) say why. Only for a plain
+/// `$.a.b` path whose parent is a small object.
+fn surrounding_object(s: &StepRecord, path: &str) -> Option<Evidence> {
+    let (parent, field) = path.rsplit_once('.')?;
+    let plain = |seg: &str| {
+        !seg.is_empty()
+            && seg
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    if parent == "$" || !parent.starts_with("$.") || !plain(field) {
+        return None;
+    }
+    if !parent[2..].split('.').all(plain) {
+        return None;
+    }
+    let (root, query) = s.output_query(parent);
+    let found = JsonPath::parse(&query).ok()?.query(&root).all();
+    let [Value::Object(m)] = found.as_slice() else {
+        return None;
+    };
+    if m.len() < 2 || m.len() > 12 {
+        return None;
+    }
+    let mut seen = Value::Object(m.clone()).to_string();
+    if seen.chars().count() > 400 {
+        seen = format!("{}…", seen.chars().take(400).collect::<String>());
+    }
+    Some(Evidence {
+        what: format!("step `{}` `{parent}`, around `{field}`", s.name),
+        expected: None,
+        seen: Some(seen),
+        path: None,
+    })
 }
 
 /// `timing:` a step's duration.
@@ -562,6 +601,27 @@ fn assert_llm_journal(j: &LlmJournalAssert, o: &Observed) -> Outcome {
         .collect();
     // What the requests of the other filters carried in the `body` fields, for the evidence.
     let carried = body_fields_seen(&j.body, &selected);
+    let examined = selected.len();
+    let carried = match (&j.body_contains, carried) {
+        (Some(text), carried) => Some(
+            [
+                carried,
+                Some(format!(
+                    "{} of the {examined} request(s) of the other filters carried {text:?}",
+                    selected.iter().filter(|e| body_contains(e, text)).count()
+                )),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("; "),
+        ),
+        (None, carried) => carried,
+    };
+    let selected: Vec<_> = selected
+        .into_iter()
+        .filter(|e| j.body_contains.as_ref().is_none_or(|t| body_contains(e, t)))
+        .collect();
     let selected: Vec<_> = selected
         .into_iter()
         .filter(|e| {
@@ -595,9 +655,16 @@ fn assert_llm_journal(j: &LlmJournalAssert, o: &Observed) -> Outcome {
         n.to_string(),
     )];
     if let Some(seen) = carried {
+        let mut wanted = Vec::new();
+        if !j.body.is_empty() {
+            wanted.push(json!(j.body).to_string());
+        }
+        if let Some(text) = &j.body_contains {
+            wanted.push(format!("a body containing {text:?}"));
+        }
         evidence.push(Evidence::new(
-            "the body fields of the requests the other filters select",
-            json!(j.body).to_string(),
+            "the bodies of the requests the other filters select",
+            wanted.join("; "),
             seen,
         ));
     }
@@ -651,6 +718,13 @@ fn body_fields_seen(
         })
         .collect();
     Some(format!("the requests carried {}", seen.join("; ")))
+}
+
+/// Whether `e`'s JSON body, written out, contains `text`.
+fn body_contains(e: &LlmJournalEntry, text: &str) -> bool {
+    e.body
+        .as_ref()
+        .is_some_and(|b| b.to_string().contains(text))
 }
 
 /// `llm_journal: {given_up_after}`: how long the client waited on each request the mock held
@@ -997,6 +1071,49 @@ mod tests {
                 .contains("{\"temperature\":0.6,\"top_p\":0.9}"),
             "{:?}",
             witnesses[0].seen
+        );
+    }
+
+    #[test]
+    fn llm_journal_body_contains_selects_the_requests_that_carried_the_text() {
+        let entry = |body: Value| LlmJournalEntry {
+            time: "2026-01-01T00:00:00Z".to_owned(),
+            method: "POST".to_owned(),
+            path: "/v1/chat/completions".to_owned(),
+            headers: Default::default(),
+            body: Some(body),
+            model: None,
+            matched_turn: None,
+            status: Some(200),
+            abandoned: None,
+        };
+        let mut o = Observed::default();
+        o.llm_journals.insert(
+            "openai".to_owned(),
+            vec![entry(
+                json!({"messages": [{"role": "user", "content": "hi"}]}),
+            )],
+        );
+        let j: LlmJournalAssert = serde_json::from_value(json!({
+            "llm": "openai", "body_contains": "rows", "count": {"min": 1}
+        }))
+        .unwrap();
+        let Outcome::Fail(_, evidence) = assert_llm_journal(&j, &o) else {
+            panic!("no request carried `rows`");
+        };
+        assert_eq!(
+            evidence[1].seen.as_deref(),
+            Some("0 of the 1 request(s) of the other filters carried \"rows\"")
+        );
+        o.llm_journals.get_mut("openai").unwrap().push(entry(
+            json!({"messages": [{"role": "tool", "content": "{\"rows\":3}"}]}),
+        ));
+        let Outcome::Kept(witnesses) = assert_llm_journal(&j, &o) else {
+            panic!("the tool result's request carried `rows`");
+        };
+        assert_eq!(
+            witnesses[0].seen,
+            "1 matching request(s); 1 of the 2 request(s) of the other filters carried \"rows\""
         );
     }
 

@@ -72,6 +72,9 @@ pub struct ScenarioContext {
     pub run_dir: PathBuf,
     /// Where each finished step is reported as it finishes.
     pub steps: Option<StepSink>,
+    /// The scenario's mocks, for the steps that wait on what they received (never kept alive
+    /// by a step: the scenario shuts them down).
+    pub mocks: std::sync::Weak<pallas_mocks::Ecosystem>,
 }
 
 impl ScenarioContext {

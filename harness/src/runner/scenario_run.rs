@@ -312,6 +312,7 @@ pub async fn run_one(
         step_timeout,
         run_dir: reach.run_dir,
         steps,
+        mocks: Arc::downgrade(&eco),
     };
     let start = Start {
         vars,

@@ -268,6 +268,11 @@ pub struct LlmJournalAssert {
     /// filters carried in those fields.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub body: BTreeMap<String, serde_json::Value>,
+    /// Only requests whose JSON body, written out, contains this text (e.g. a tool result's
+    /// marker: the model was sent it); the pass and the failure say how many requests of the
+    /// other filters were examined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_contains: Option<String>,
     /// How many requests select.
     pub count: CountSpec,
     /// How long the client waited on each selected request the mock held unanswered (a `hang`

@@ -232,6 +232,12 @@ pub struct SendStep {
     /// Send `notifications/cancelled` for this call after this many progress notifications.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancel_after_progress: Option<u32>,
+    /// With `cancel_after_progress`: cancel only once the scenario's mock MCP server has also
+    /// received a call of this tool (`server/tool`, e.g. `kernos/stuck`), so the cancellation
+    /// finds the downstream call in flight; after the step's timeout less a second, it cancels
+    /// anyway.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancel_once_called: Option<String>,
     /// Close the call's response stream after this many progress notifications, without
     /// `notifications/cancelled` (a client that went away; MCP: "Disconnection **SHOULD NOT** be
     /// interpreted as the client cancelling its request").

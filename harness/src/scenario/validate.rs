@@ -281,7 +281,7 @@ fn check_entries(
 }
 
 /// What a `send` step cannot combine.
-fn check_send(cx: &mut Ctx<'_>, m: &SendStep, line: usize) {
+fn check_send(cx: &mut Ctx<'_>, spec: &ScenarioSpec, m: &SendStep, line: usize) {
     if m.cancel_after_progress.is_some() && m.drop_after_progress.is_some() {
         let (l, c) = cx.find("drop_after_progress", line);
         cx.err(
@@ -290,6 +290,31 @@ fn check_send(cx: &mut Ctx<'_>, m: &SendStep, line: usize) {
             "`send` has both `cancel_after_progress` and `drop_after_progress`".into(),
             Some("a call is either cancelled or its stream dropped: keep one".into()),
         );
+    }
+    if let Some(called) = &m.cancel_once_called {
+        let (l, c) = cx.find("cancel_once_called", line);
+        if m.cancel_after_progress.is_none() {
+            cx.err(
+                l,
+                c,
+                "`cancel_once_called` without `cancel_after_progress`".into(),
+                Some("it delays a cancellation: add `cancel_after_progress`".into()),
+            );
+        }
+        let known = called.split_once('/').is_some_and(|(server, tool)| {
+            spec.ecosystem
+                .mcp_servers
+                .get(server)
+                .is_some_and(|s| s.tools.iter().any(|t| t.name == tool))
+        });
+        if !known {
+            cx.err(
+                l,
+                c,
+                format!("`cancel_once_called: {called}` names no tool of the ecosystem's mock MCP servers"),
+                Some("write `server/tool`, with a server under `ecosystem.mcp_servers` and one of its tools".into()),
+            );
+        }
     }
     if m.bearer_scheme.is_some() && m.bearer.is_none() {
         let (l, c) = cx.find("bearer_scheme", line);
@@ -372,7 +397,7 @@ fn check_step(
         check_predicate(cx, &u.that, line);
     }
     if let Some(m) = &step.send {
-        check_send(cx, m, line);
+        check_send(cx, spec, m, line);
     }
     // Templates inside the step.
     let extra: Vec<String> = if in_repeat {

@@ -88,6 +88,24 @@ fn a_send_both_cancelled_and_dropped_is_rejected_at_its_line() {
 }
 
 #[test]
+fn a_cancel_once_called_needs_its_cancel_and_a_known_mock_tool() {
+    let out = diag(
+        "id: x\ntitle: t\necosystem:\n  mcp_servers:\n    kernos:\n      tools: [{name: stuck, result: hang}]\ndeployment:\n  agents:\n    research: {}\nsteps:\n  - send: {agent: research, message: m,\n           cancel_once_called: kernos/stuk}\n",
+    );
+    assert!(
+        out.contains("`cancel_once_called` without `cancel_after_progress`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("`cancel_once_called: kernos/stuk` names no tool"),
+        "{out}"
+    );
+    assert!(out.contains("bad.yaml:12:"), "{out}");
+    let ok = "id: x\ntitle: t\necosystem:\n  mcp_servers:\n    kernos:\n      tools: [{name: stuck, result: hang}]\ndeployment:\n  agents:\n    research: {}\nsteps:\n  - send: {agent: research, message: m, cancel_after_progress: 1,\n           cancel_once_called: kernos/stuck}\n";
+    suite::parse_str("ok.yaml", ok).expect("valid");
+}
+
+#[test]
 fn a_bearer_scheme_without_a_bearer_is_rejected_at_its_line() {
     let out = diag(
         "id: x\ntitle: t\ndeployment:\n  agents:\n    research: {}\nsteps:\n  - send: {agent: research, message: m,\n           bearer_scheme: bearer}\n",

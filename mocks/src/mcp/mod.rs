@@ -234,6 +234,11 @@ impl McpMock {
         self.shared.journal.snapshot()
     }
 
+    /// Returns once a `tools/call` of `tool` is in the journal (at once if one already is).
+    pub async fn called(&self, tool: &str) {
+        self.shared.called(tool).await;
+    }
+
     /// Sessions opened by `initialize` and closed by `DELETE`.
     pub fn sessions(&self) -> SessionStats {
         self.shared.stats()

@@ -358,3 +358,34 @@ fn any_holds_when_one_alternative_holds() {
     .unwrap();
     assert!(matches!(check(&unknown), Outcome::Error(_)));
 }
+
+#[test]
+fn a_failed_field_shows_the_object_around_it() {
+    let mut s = step("h", None, vec![], vec![]);
+    s.action = "health".into();
+    s.set_request(json!({}));
+    s.set_output(json!({"health": {"status": "error", "message": "neo4j: HTTP 307"}}));
+    let o = observed(vec![s]);
+    let a: crate::scenario::AssertSpec = serde_json::from_value(
+        json!({"output": {"step": "h", "path": "$.health.status", "equals": "ok"}}),
+    )
+    .unwrap();
+    let Outcome::Fail(_, evidence) = crate::checks::assert::run(&a, &o) else {
+        panic!("an `error` status is no `ok`");
+    };
+    assert_eq!(evidence.len(), 2, "{evidence:?}");
+    assert_eq!(evidence[1].what, "step `h` `$.health`, around `status`");
+    assert!(
+        evidence[1]
+            .seen
+            .as_deref()
+            .is_some_and(|s| s.contains("neo4j: HTTP 307")),
+        "{evidence:?}"
+    );
+    // A held field shows its own value only.
+    let a: crate::scenario::AssertSpec = serde_json::from_value(
+        json!({"output": {"step": "h", "path": "$.health.status", "equals": "error"}}),
+    )
+    .unwrap();
+    assert!(matches!(crate::checks::assert::run(&a, &o), Outcome::Kept(w) if w.len() == 1));
+}

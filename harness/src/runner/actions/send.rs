@@ -48,6 +48,9 @@ impl Exec {
             if msg.method() == Some("notifications/progress") {
                 seen += 1;
                 if seen >= after && cancelled_at.is_none() {
+                    if let Some(called) = &m.cancel_once_called {
+                        self.until_called(called, timeout).await;
+                    }
                     let _ = c
                         .cancel(
                             &id,
@@ -134,4 +137,23 @@ fn start_streaming(
     let c = c.clone();
     let call = tokio::spawn(async move { c.request_streaming("tools/call", params, &o, tx).await });
     (call, rx)
+}
+
+impl Exec {
+    /// Returns once the scenario's mock MCP server `server` has received a call of `tool`
+    /// (`server/tool`), or when the step's `timeout` less a second has passed: a cancellation
+    /// that waited for it then finds the downstream call in flight.
+    async fn until_called(&self, called: &str, timeout: Duration) {
+        let Some((server, tool)) = called.split_once('/') else {
+            return;
+        };
+        let Some(mocks) = self.0.cx.mocks.upgrade() else {
+            return;
+        };
+        let Some(mock) = mocks.mcp(server) else {
+            return;
+        };
+        let patience = timeout.saturating_sub(Duration::from_secs(1));
+        let _ = tokio::time::timeout(patience, mock.called(tool)).await;
+    }
 }
