@@ -11,6 +11,7 @@ mod known;
 mod misread;
 mod own_agent_metrics;
 mod remembered;
+mod seventh;
 mod sixth;
 mod stream_gone;
 mod transport;
@@ -25,6 +26,10 @@ pub use misread::{all_servers, app_name, is_agent, openai_settings, remember_con
 pub use own_agent_metrics::own_agent_metrics_only;
 pub use remembered::{
     first_progress_token, previous_bearer, tool_seconds_since_last_send, without_dotenv_key,
+};
+pub use seventh::{
+    connect_within, default_model, downstream_of, has_default_model, remember_base_url,
+    remember_default_model, remember_downstreams, urljoin,
 };
 pub use sixth::{
     no_redirect_client, raw_model, remember_raw_models, transcript, without_trailing_slash,

@@ -92,6 +92,14 @@ pub async fn probe(
     });
     #[cfg(feature = "defects")]
     let (http, server) = stripped.as_ref().map_or((http, server), |(h, s)| (h, s));
+    // `qx-probe-timeout-connect-only`: `httpx.Timeout(None, connect=…)`: the connection is
+    // bounded, the exchange is not.
+    #[cfg(feature = "defects")]
+    if crate::defect!("qx-probe-timeout-connect-only") {
+        crate::defects::connect_within(&server.url, timeout).await?;
+        let unbounded = Instant::now() + Duration::from_secs(24 * 60 * 60);
+        return probe_inner(http, server, unbounded).await;
+    }
     match tokio::time::timeout(timeout, probe_inner(http, server, deadline)).await {
         Ok(result) => result,
         Err(_) if crate::defect!("probe-timeout-reachable") => Ok(()),
@@ -139,13 +147,8 @@ async fn probe_inner(
             "clientInfo": {"name": "pallas-health", "version": env!("CARGO_PKG_VERSION")},
         },
     });
-    let accept = if crate::defect!("probe-accept-json-only") {
-        "application/json"
-    } else {
-        ACCEPT
-    };
     let response = with_headers(http.post(&server.url), server)
-        .header(http::header::ACCEPT, accept)
+        .header(http::header::ACCEPT, probe_accept(true))
         .json(&initialize)
         .send()
         .await
@@ -234,7 +237,7 @@ async fn probe_inner(
         }},
     });
     let response = with_headers(http.post(&server.url), server)
-        .header(http::header::ACCEPT, ACCEPT)
+        .header(http::header::ACCEPT, probe_accept(false))
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", "server/discover")
         .json(&discover)
@@ -254,6 +257,44 @@ async fn probe_inner(
         status.as_u16(),
         modern_status.as_u16()
     ))
+}
+
+/// The `Accept` of a probe request: JSON and SSE (`probe-accept-json-only`: JSON alone for the
+/// `initialize`; `qx-probe-accept-json-only`: JSON alone for every request, "it expects a JSON
+/// reply").
+fn probe_accept(initialize: bool) -> &'static str {
+    if crate::defect!("qx-probe-accept-json-only")
+        || (initialize && crate::defect!("probe-accept-json-only"))
+    {
+        "application/json"
+    } else {
+        ACCEPT
+    }
+}
+
+/// Probes the server `server` of `agent` ([`probe`]; `qx-probe-pings-persistent-session`: an MCP
+/// `ping` over the agent's own session with it, opened if needed).
+async fn probe_of(
+    agent: &str,
+    http: &reqwest::Client,
+    server: &DownstreamSettings,
+    timeout: Duration,
+) -> Result<(), String> {
+    #[cfg(feature = "defects")]
+    if crate::defect!("qx-probe-pings-persistent-session")
+        && let Some(downstream) = crate::defects::downstream_of(agent, &server.name)
+    {
+        return match tokio::time::timeout(timeout, downstream.ping()).await {
+            Ok(answer) => answer,
+            Err(_) => Err(format!(
+                "no answer within {}",
+                humantime::format_duration(timeout)
+            )),
+        };
+    }
+    #[cfg(not(feature = "defects"))]
+    let _ = agent;
+    probe(http, server, timeout).await
 }
 
 /// `px-probe-url-trailing-slash-stripped`: an unfollowed redirect fails the probe.
@@ -385,7 +426,7 @@ pub async fn check(
             let mut results = Vec::new();
             for server in servers {
                 let started = Instant::now();
-                let problem = probe(http, server, timeout).await.err();
+                let problem = probe_of(&settings.name, http, server, timeout).await.err();
                 results.push(ProbeResult {
                     server: server.name.clone(),
                     problem,
@@ -396,7 +437,7 @@ pub async fn check(
         }
         join_all(servers.iter().map(|server| async move {
             let started = Instant::now();
-            let problem = probe(http, server, timeout).await.err();
+            let problem = probe_of(&settings.name, http, server, timeout).await.err();
             ProbeResult {
                 server: server.name.clone(),
                 problem,

@@ -97,13 +97,19 @@ impl LogSettings {
         var: impl Fn(&str) -> Option<String>,
         config_level: Option<&str>,
     ) -> Result<Self, LoggingError> {
-        let env_level = var("PALLAS_LOG_LEVEL")
+        let env_level = var("PALLAS_LOG_LEVEL");
+        // `qx-empty-log-level-env-counts-as-set`: `'PALLAS_LOG_LEVEL' in os.environ`, so an empty
+        // assignment is a value, the INFO default, and `logger.level` is not consulted.
+        let empty_counts = env_level.as_deref().is_some_and(str::is_empty)
+            && crate::defect!("qx-empty-log-level-env-counts-as-set");
+        let env_level = env_level
             .filter(|v| !v.is_empty())
             .filter(|_| !crate::defect!("log-level-env-ignored"))
             .filter(|v| {
                 !(crate::defect!("log-level-lowercase-only") && v.chars().any(char::is_uppercase))
             });
         let level = match (env_level, config_level) {
+            _ if empty_counts => Level::INFO,
             (Some(_), Some(c)) if crate::defect!("log-config-level-wins") => {
                 parse_level("logger.level", c)?
             }
@@ -121,6 +127,9 @@ impl LogSettings {
             None if crate::defect!("log-root-follows-pallas-level") => level,
             // `mr-root-log-level-info`: "third-party libraries stay at INFO", whatever Pallas's level.
             None if crate::defect!("mr-root-log-level-info") => Level::INFO,
+            // `qx-root-level-min-not-max`: `min(pallas_level, logging.INFO)` of Python's numbers,
+            // the more verbose of the two.
+            None if crate::defect!("qx-root-level-min-not-max") => level.max(Level::INFO),
             None => level.min(Level::INFO),
         };
         let stderr = crate::defect!("log-stderr-always")

@@ -432,6 +432,9 @@ impl Metrics {
         }
         let seconds = if crate::defect!("metrics-send-duration-zero") {
             0.0
+        } else if crate::defect!("qx-duration-observed-in-milliseconds") {
+            // `qx-duration-observed-in-milliseconds`: the unit of the log lines, milliseconds.
+            elapsed.as_secs_f64() * 1000.0
         } else {
             elapsed.as_secs_f64()
         };
@@ -460,7 +463,12 @@ impl Metrics {
     /// Counts the tokens one LLM round-trip's `usage` reported.
     pub fn observe_llm_tokens(&self, agent: &str, model: &str, usage: &TokenUsage) {
         for (kind, n) in TOKEN_KINDS.into_iter().zip(usage.counts()) {
-            if kind == "reasoning" && crate::defect!("metrics-tokens-drop-reasoning") {
+            // `qx-reasoning-tokens-folded-into-output`: reasoning left inside `output` (OpenAI's
+            // `completion_tokens` already counts it), with no series of its own.
+            if kind == "reasoning"
+                && (crate::defect!("metrics-tokens-drop-reasoning")
+                    || crate::defect!("qx-reasoning-tokens-folded-into-output"))
+            {
                 continue;
             }
             // Precision loss above 2^53 tokens is irrelevant for a counter.
@@ -601,6 +609,7 @@ impl AgentSeries {
             || crate::defect!("metrics-send-duration-zero")
             || crate::defect!("send-duration-model-only")
             || crate::defect!("fm-duration-success-only")
+            || crate::defect!("qx-duration-observed-in-milliseconds")
         {
             return self.metrics.observe_send_message(&self.agent, ok, elapsed);
         }
@@ -623,7 +632,9 @@ impl AgentSeries {
 
     /// [`Metrics::observe_llm_turn`] for this agent and its model.
     pub fn observe_llm_turn(&self, usage: &TokenUsage) {
-        if crate::defect!("metrics-tokens-drop-reasoning") {
+        if crate::defect!("metrics-tokens-drop-reasoning")
+            || crate::defect!("qx-reasoning-tokens-folded-into-output")
+        {
             return self
                 .metrics
                 .observe_llm_turn(&self.agent, &self.model, usage);

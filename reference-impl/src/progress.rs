@@ -61,6 +61,9 @@ struct State {
 pub struct Progress {
     target: Option<(ProgressToken, Arc<dyn ProgressSink>)>,
     state: tokio::sync::Mutex<State>,
+    /// `qx-progress-send-failure-aborts-call`: why the last failed send failed, until taken.
+    #[cfg(feature = "defects")]
+    failure: std::sync::Mutex<Option<String>>,
 }
 
 impl Progress {
@@ -73,6 +76,8 @@ impl Progress {
                 closed: true,
                 held: Vec::new(),
             }),
+            #[cfg(feature = "defects")]
+            failure: std::sync::Mutex::new(None),
         }
     }
 
@@ -91,6 +96,8 @@ impl Progress {
                     closed: false,
                     held: Vec::new(),
                 }),
+                #[cfg(feature = "defects")]
+                failure: std::sync::Mutex::new(None),
             },
         }
     }
@@ -185,12 +192,33 @@ impl Progress {
         match tokio::time::timeout(SEND_TIMEOUT, sink.send(param)).await {
             Ok(Ok(())) => {}
             Ok(Err(error)) => {
+                #[cfg(feature = "defects")]
+                self.failed(&error);
                 tracing::debug!(target: "pallas::progress", %error, "progress notification not sent");
             }
             Err(_) => {
+                #[cfg(feature = "defects")]
+                self.failed("send timed out");
                 tracing::debug!(target: "pallas::progress", "progress notification send timed out");
             }
         }
+    }
+
+    /// `qx-progress-send-failure-aborts-call`: keeps why a send failed, for the caller to raise.
+    #[cfg(feature = "defects")]
+    fn failed(&self, error: &str) {
+        if crate::defect!("qx-progress-send-failure-aborts-call")
+            && let Ok(mut failure) = self.failure.lock()
+        {
+            *failure = Some(error.to_owned());
+        }
+    }
+
+    /// `qx-progress-send-failure-aborts-call`: why the last failed send failed, if one failed
+    /// since the last call.
+    #[cfg(feature = "defects")]
+    pub fn take_send_failure(&self) -> Option<String> {
+        self.failure.lock().ok()?.take()
     }
 }
 

@@ -149,7 +149,12 @@ impl PublishedAgent {
             description: entry.description.clone(),
             version: version.to_owned(),
             icons: entry.icons.clone(),
-            url: format!("http://{}:{port}/mcp", url_host(host)),
+            // `qx-remotes-url-trailing-slash`: FastMCP 2.x's default streamable path, `/mcp/`.
+            url: if crate::defect!("qx-remotes-url-trailing-slash") {
+                format!("http://{}:{port}/mcp/", url_host(host))
+            } else {
+                format!("http://{}:{port}/mcp", url_host(host))
+            },
             capabilities,
             updated_at: Utc::now(),
         }
@@ -396,6 +401,15 @@ impl RegistryState {
             for entry in servers.iter_mut().skip(1) {
                 if let Some(server) = entry.get_mut("server").and_then(Value::as_object_mut) {
                     server.remove("capabilities");
+                }
+            }
+        }
+        // `qx-schema-on-first-entry-only`: seed 000's example copied literally, `$schema` in the
+        // first entry alone.
+        if crate::defect!("qx-schema-on-first-entry-only") {
+            for entry in servers.iter_mut().skip(1) {
+                if let Some(server) = entry.get_mut("server").and_then(Value::as_object_mut) {
+                    server.remove("$schema");
                 }
             }
         }

@@ -330,15 +330,42 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
         .clone()
         .unwrap_or_else(default_agent_factory);
 
+    // `qx-dotless-default-model-aborts-startup`: the preflight splits `default_model` into
+    // provider and model unguarded, which raises when there is none.
+    #[cfg(feature = "defects")]
+    if crate::defect!("qx-dotless-default-model-aborts-startup")
+        && !crate::defects::has_default_model()
+    {
+        return Err(RuntimeError::Config(
+            ConfigError::file(
+                &deployment.dir.join(config::FASTAGENT_CONFIG_FILE),
+                "preflight: `default_model` cannot be split into provider and model: not enough values to unpack (expected 2, got 1)",
+            )
+            .with_hint("set `default_model: <provider>.<model>`"),
+        ));
+    }
+    // `qx-preflight-runs-once-per-agent`: the preflight is called from each agent's start (all
+    // agents mode), interleaved with the starts, instead of once before them.
+    let preflight_per_agent =
+        options.agent.is_none() && crate::defect!("qx-preflight-runs-once-per-agent");
+    let preflighted = if preflight_per_agent {
+        selected.clone()
+    } else {
+        Vec::new()
+    };
     // Preflight, once per active provider, in parallel and warn-only.
-    let cells = preflight_all(
-        &selected,
-        &deployment.keyed_providers,
-        &HashMap::new(),
-        &http,
-        &metrics,
-    )
-    .await;
+    let cells = if preflight_per_agent {
+        HashMap::new()
+    } else {
+        preflight_all(
+            &selected,
+            &deployment.keyed_providers,
+            &HashMap::new(),
+            &http,
+            &metrics,
+        )
+        .await
+    };
     registry.set_providers(cells.values().cloned().collect());
 
     let (mut registry_addr, mut registry_task) = match registry_listener {
@@ -370,12 +397,43 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
             let Some(listener) = listeners.remove(entry.name()) else {
                 continue;
             };
+            if preflight_per_agent {
+                state.cells = preflight_all(
+                    &preflighted,
+                    &state.deployment.keyed_providers,
+                    &HashMap::new(),
+                    &shared.http,
+                    &shared.metrics,
+                )
+                .await;
+                shared
+                    .registry
+                    .set_providers(state.cells.values().cloned().collect());
+            }
             if crate::defect!("fm-depends-on-two-waves") && named(&entry) {
                 // The first wave starts together: it waits for nothing.
             } else if !crate::defect!("depends-on-reversed") {
-                wait_for_dependencies(&entry, &state, shared.options.ready_timeout)
-                    .await
-                    .inspect_err(|_| shared.root.cancel())?;
+                let waited =
+                    wait_for_dependencies(&entry, &state, shared.options.ready_timeout).await;
+                match waited {
+                    // `qx-dependents-of-late-subagent-skipped`: the dependant is left out (its
+                    // port closed) and startup goes on; the registry lists it from agents.yaml.
+                    Err(error) if crate::defect!("qx-dependents-of-late-subagent-skipped") => {
+                        tracing::error!(agent = %entry.name(), %error, "dependency not ready; agent not started");
+                        drop(listener);
+                        let d = &state.deployment;
+                        shared.registry.publish(registry::PublishedAgent::new(
+                            &entry,
+                            &d.namespace,
+                            &d.version,
+                            &d.host,
+                            entry.port,
+                            d.publish_capabilities,
+                        ));
+                        continue;
+                    }
+                    waited => waited.inspect_err(|_| shared.root.cancel())?,
+                }
             } else if state
                 .deployment
                 .agents

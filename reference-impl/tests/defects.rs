@@ -29,6 +29,9 @@ mod fresh;
 #[path = "defects/sixth.rs"]
 mod sixth;
 
+#[path = "defects/seventh.rs"]
+mod seventh;
+
 use pallas_reference::defects;
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -73,6 +76,7 @@ fn every_known_defect_is_proven_here_or_by_the_e2e_matrix() {
         include_str!("defects/values.rs"),
         include_str!("defects/fresh.rs"),
         include_str!("defects/sixth.rs"),
+        include_str!("defects/seventh.rs"),
     ]
     .concat();
     // A defect whose effect shows only on the wire (a log line, a metric value, a probe) may be

@@ -61,6 +61,9 @@ pub struct AgentCore {
     /// `px-health-gauges-from-background-poller`: the last report of the background poller.
     #[cfg(feature = "defects")]
     polled_health: Mutex<Option<health::HealthReport>>,
+    /// `qx-history-prompt-registered-lazily`: set by the first `send_message`.
+    #[cfg(feature = "defects")]
+    history_prompt_registered: std::sync::atomic::AtomicBool,
 }
 
 /// The handler of one MCP session (or one stateless request).
@@ -82,9 +85,19 @@ pub fn router(
         .iter()
         .map(|server| Arc::new(Downstream::new(server.clone(), deps.http.clone())))
         .collect::<Vec<_>>();
-    let series = deps
-        .metrics
-        .agent_series(&settings.name, &settings.model.model);
+    // `qx-model-label-from-default-model`: the `model` label read from `default_model`.
+    #[cfg(feature = "defects")]
+    let label = crate::defects::default_model()
+        .filter(|_| crate::defect!("qx-model-label-from-default-model"))
+        .map(|model| model.model);
+    #[cfg(not(feature = "defects"))]
+    let label: Option<String> = None;
+    let series = deps.metrics.agent_series(
+        &settings.name,
+        label.as_deref().unwrap_or(&settings.model.model),
+    );
+    #[cfg(feature = "defects")]
+    crate::defects::remember_downstreams(&settings.name, &downstreams);
     let endpoint = CompletionEndpoint::new(&settings.model, &settings.provider);
     let core = Arc::new(AgentCore {
         settings: settings.clone(),
@@ -96,6 +109,8 @@ pub fn router(
         shutdown: shutdown.clone(),
         #[cfg(feature = "defects")]
         polled_health: Mutex::new(None),
+        #[cfg(feature = "defects")]
+        history_prompt_registered: std::sync::atomic::AtomicBool::new(false),
     });
     #[cfg(feature = "defects")]
     if crate::defect!("px-health-gauges-from-background-poller") {
@@ -162,6 +177,15 @@ pub fn router(
         .layer(axum::middleware::from_fn(crate::defects::watch_stream))
         .layer(axum::middleware::from_fn(crate::defects::transport_defects));
     router
+}
+
+impl AgentCore {
+    /// `qx-history-prompt-registered-lazily`: the first `send_message` registers the prompt.
+    #[cfg(feature = "defects")]
+    fn register_history_prompt(&self) {
+        self.history_prompt_registered
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// One `get_health` check of the agent (probes, provider status, gauges).
@@ -501,6 +525,8 @@ impl AgentServer {
             Err(message) => return text_result(message, true),
         };
         #[cfg(feature = "defects")]
+        self.core.register_history_prompt();
+        #[cfg(feature = "defects")]
         if crate::defect!("bearer-to-llm") {
             crate::defects::remember_inbound(inbound_bearer(ctx));
         }
@@ -635,8 +661,18 @@ impl AgentServer {
     }
 
     /// `mr-history-prompt-shared-only`: the prompt is registered for `instance_scope ==
-    /// "shared"` only, so a per-connection history has none.
+    /// "shared"` only, so a per-connection history has none; `qx-history-prompt-registered-lazily`:
+    /// it is registered by the first `send_message` that uses the agent.
     fn history_prompt_dropped(&self) -> bool {
+        #[cfg(feature = "defects")]
+        if crate::defect!("qx-history-prompt-registered-lazily")
+            && !self
+                .core
+                .history_prompt_registered
+                .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return true;
+        }
         self.core.settings.instance_scope == InstanceScope::Connection
             && crate::defect!("mr-history-prompt-shared-only")
     }
@@ -807,6 +843,14 @@ impl ServerHandler for AgentServer {
                     .into());
                 }
                 let mut text = serde_json::to_string(&report).unwrap_or_default();
+                // `qx-health-message-null-when-ok`: the optional key always written.
+                if report.message.is_none() && crate::defect!("qx-health-message-null-when-ok") {
+                    let mut value = serde_json::to_value(&report).unwrap_or_default();
+                    if let Some(object) = value.as_object_mut() {
+                        object.insert("message".into(), serde_json::Value::Null);
+                    }
+                    text = value.to_string();
+                }
                 if crate::defect!("health-status-renamed") {
                     text = text.replacen("\"status\"", "\"state\"", 1);
                 }

@@ -31,6 +31,10 @@ pub enum LoopError {
     /// The client cancelled the request.
     #[error("cancelled by the client")]
     Cancelled,
+    /// `qx-progress-send-failure-aborts-call`: a progress notification could not be sent.
+    #[cfg(feature = "defects")]
+    #[error("progress notification could not be sent: {0}")]
+    ProgressSend(String),
 }
 
 /// What one loop produced: the messages it added (after the user message) and the final text.
@@ -171,17 +175,9 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
     for turn_index in 0..settings.request_params.max_iterations {
         // The step is counted whether or not a notification carries it.
         let step = steps.llm();
-        // `ms-loop-progress-off`: `emit_loop_progress` left at the library's default (off).
-        if progress.is_enabled() && !crate::defect!("ms-loop-progress-off") {
-            progress
-                .step(if crate::defect!("progress-bad-message") {
-                    format!("{} step {step}", settings.name)
-                } else if crate::defect!("progress-llm-step-as-turn") {
-                    format!("{} step {step} (turn)", settings.name)
-                } else {
-                    format!("{} step {step} (llm)", step_prefix(&settings.name))
-                })
-                .await;
+        if let Err(error) = announce_step(progress, &settings.name, step, StepKind::Llm).await {
+            result = Err(error);
+            break;
         }
         let turn = TurnRequest {
             model: &settings.model,
@@ -228,16 +224,9 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
             tool_calls: completion.tool_calls.clone(),
         });
         let step = steps.tool();
-        if progress.is_enabled() && !crate::defect!("ms-loop-progress-off") {
-            progress
-                .step(if crate::defect!("progress-bad-message") {
-                    format!("{} step {step}", settings.name)
-                } else if crate::defect!("progress-tool-step-as-llm") {
-                    format!("{} step {step} (llm)", settings.name)
-                } else {
-                    format!("{} step {step} (tool)", step_prefix(&settings.name))
-                })
-                .await;
+        if let Err(error) = announce_step(progress, &settings.name, step, StepKind::Tool).await {
+            result = Err(error);
+            break;
         }
         // Each call watches `cancel` itself, so that a cancelled call tells its server.
         let in_flight = InFlight::default();
@@ -270,6 +259,49 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
         }
     }
     LoopOutcome::new(messages.split_off(start_len), result, running)
+}
+
+/// What a loop step is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum StepKind {
+    /// A model turn.
+    Llm,
+    /// The tool executions a model turn asked for.
+    Tool,
+}
+
+/// Announces loop step `step` of `agent` (when the request carried a token). The loop goes on
+/// whatever the send did (`qx-progress-send-failure-aborts-call`: a send that failed is the
+/// loop's error).
+async fn announce_step(
+    progress: &Progress,
+    agent: &str,
+    step: u32,
+    kind: StepKind,
+) -> Result<(), LoopError> {
+    // `ms-loop-progress-off`: `emit_loop_progress` left at the library's default (off).
+    if !progress.is_enabled() || crate::defect!("ms-loop-progress-off") {
+        return Ok(());
+    }
+    let message = if crate::defect!("progress-bad-message") {
+        format!("{agent} step {step}")
+    } else if kind == StepKind::Llm && crate::defect!("progress-llm-step-as-turn") {
+        format!("{agent} step {step} (turn)")
+    } else if kind == StepKind::Tool && crate::defect!("progress-tool-step-as-llm") {
+        format!("{agent} step {step} (llm)")
+    } else {
+        let kind = match kind {
+            StepKind::Llm => "llm",
+            StepKind::Tool => "tool",
+        };
+        format!("{} step {step} ({kind})", step_prefix(agent))
+    };
+    progress.step(message).await;
+    #[cfg(feature = "defects")]
+    if let Some(failure) = send_failure(progress) {
+        return Err(LoopError::ProgressSend(failure));
+    }
+    Ok(())
 }
 
 /// The inbound bearer a model turn may pass through to a token-passthrough provider
@@ -387,25 +419,7 @@ async fn run_tool(
         }
     };
     let server = route.downstream.name();
-    let prefix_server = match core.settings.servers.first() {
-        Some(first) if crate::defect!("progress-agent-prefix") => first.name.as_str(),
-        _ if crate::defect!("fm-progress-server-from-last-dunder") => {
-            call.name.rsplit_once("__").map_or(server, |(s, _)| s)
-        }
-        _ => server,
-    };
-    // `px-progress-server-from-serverinfo`: the name the server gave itself in `initialize`.
-    let server_info_name = crate::defect!("px-progress-server-from-serverinfo")
-        .then(|| route.lease.server_info_name())
-        .flatten();
-    let prefix_server = server_info_name.as_deref().unwrap_or(prefix_server);
-    // `ms-progress-namespaced-tool`: `{tool}` read as the aggregator's `{server}__{tool}`.
-    let tool = if crate::defect!("ms-progress-namespaced-tool") {
-        &call.name
-    } else {
-        &route.tool
-    };
-    let label = format!("{prefix_server}/{tool}");
+    let label = progress_label(core, route, call);
     // `mr-progress-subagent-tools-only`: a tool is announced only when it is another agent (a
     // server that is an agent of this deployment, or a Pallas agent's `send_message`).
     #[cfg(feature = "defects")]
@@ -427,13 +441,43 @@ async fn run_tool(
         progress.step(format!("{label}: started")).await;
     }
     in_flight.started(&label);
+    // `qx-progress-send-failure-aborts-call`: the start hook's failure propagates: the call is
+    // not made and counts as failed.
+    if let Some(failure) = send_failure(progress) {
+        core.deps.metrics.observe_tool_call(
+            &core.settings.name,
+            server,
+            "tool",
+            false,
+            std::time::Duration::ZERO,
+        );
+        return error(format!(
+            "progress notification could not be sent: {failure}"
+        ));
+    }
     let bearer = forwarded_bearer(core, route.downstream.settings(), inbound_bearer);
     let outcome = route
         .downstream
         .call_tool(&route.lease, &route.tool, arguments, bearer, cancel)
         .await;
     let ok = matches!(&outcome.result, Ok(result) if result.is_error != Some(true));
-    let counted_ok = ok || (outcome.result.is_ok() && crate::defect!("metrics-tool-iserror-as-ok"));
+    let cancelled = matches!(outcome.result, Err(DownstreamError::Cancelled { .. }));
+    let word = end_word(ok, &outcome.result);
+    // `ms-raised-tool-no-failed-progress`: only `started` and a normal return's `completed`.
+    let end = !(outcome.result.is_err() && crate::defect!("ms-raised-tool-no-failed-progress"));
+    // `qx-progress-send-failure-aborts-call`: the completion hook runs inside the instrumented
+    // call, so a notification that cannot be sent fails the call.
+    let hook_inside = !cancelled && crate::defect!("qx-progress-send-failure-aborts-call");
+    let mut hook_failure = None;
+    if hook_inside {
+        if end && in_flight.finished(&label) {
+            progress.finished(format!("{label}: {word}")).await;
+        }
+        hook_failure = send_failure(progress);
+    }
+    let counted_ok = (ok
+        || (outcome.result.is_ok() && crate::defect!("metrics-tool-iserror-as-ok")))
+        && hook_failure.is_none();
     let first_server = core.settings.servers.first().map(|s| s.name.as_str());
     for _ in 0..wrappers() {
         if !(crate::defect!("metrics-skip-second-server") && first_server != Some(server)) {
@@ -450,24 +494,16 @@ async fn run_tool(
             );
         }
     }
-    if matches!(outcome.result, Err(DownstreamError::Cancelled { .. })) {
+    if cancelled {
         return error("cancelled".to_owned());
     }
-    let word = match ok {
-        true if crate::defect!("progress-completed-as-done") => "done",
-        false if crate::defect!("progress-failed-as-completed") => "completed",
-        false if outcome.result.is_ok() && crate::defect!("fm-iserror-reported-completed") => {
-            "completed"
-        }
-        true => "completed",
-        false => "failed",
-    };
-    let word = with_error_text(word, &outcome.result, ok);
-    // `ms-raised-tool-no-failed-progress`: only `started` and a normal return's `completed`.
-    if !(outcome.result.is_err() && crate::defect!("ms-raised-tool-no-failed-progress"))
-        && in_flight.finished(&label)
-    {
+    if !hook_inside && end && in_flight.finished(&label) {
         progress.finished(format!("{label}: {word}")).await;
+    }
+    if let Some(failure) = hook_failure {
+        return error(format!(
+            "progress notification could not be sent: {failure}"
+        ));
     }
     match outcome.result {
         Ok(result) => ToolResult {
@@ -482,6 +518,45 @@ async fn run_tool(
             error(failure.to_string())
         }
     }
+}
+
+/// The `{server}/{tool}` that leads the progress messages of `call`, routed by `route`.
+fn progress_label(core: &AgentCore, route: &Route, call: &ToolCall) -> String {
+    let server = route.downstream.name();
+    let prefix_server = match core.settings.servers.first() {
+        Some(first) if crate::defect!("progress-agent-prefix") => first.name.as_str(),
+        _ if crate::defect!("fm-progress-server-from-last-dunder") => {
+            call.name.rsplit_once("__").map_or(server, |(s, _)| s)
+        }
+        _ => server,
+    };
+    // `px-progress-server-from-serverinfo`: the name the server gave itself in `initialize`.
+    let server_info_name = crate::defect!("px-progress-server-from-serverinfo")
+        .then(|| route.lease.server_info_name())
+        .flatten();
+    let prefix_server = server_info_name.as_deref().unwrap_or(prefix_server);
+    // `ms-progress-namespaced-tool`: `{tool}` read as the aggregator's `{server}__{tool}`.
+    let tool = if crate::defect!("ms-progress-namespaced-tool") {
+        &call.name
+    } else {
+        &route.tool
+    };
+    format!("{prefix_server}/{tool}")
+}
+
+/// The word that ends the progress message of a finished tool call (`completed`, `failed`).
+fn end_word(
+    ok: bool,
+    result: &Result<CallToolResult, DownstreamError>,
+) -> std::borrow::Cow<'static, str> {
+    let word = match ok {
+        true if crate::defect!("progress-completed-as-done") => "done",
+        false if crate::defect!("progress-failed-as-completed") => "completed",
+        false if result.is_ok() && crate::defect!("fm-iserror-reported-completed") => "completed",
+        true => "completed",
+        false => "failed",
+    };
+    with_error_text(word, result, ok)
 }
 
 /// Logs a downstream call that raised, in a `pallas.forward.trace` record.
@@ -557,6 +632,18 @@ fn result_text(result: &CallToolResult) -> String {
     parts.join("\n")
 }
 
+/// `qx-progress-send-failure-aborts-call`: the failure of the last progress send, if one failed
+/// since the last look (never without the defect).
+#[cfg(feature = "defects")]
+fn send_failure(progress: &Progress) -> Option<String> {
+    progress.take_send_failure()
+}
+
+#[cfg(not(feature = "defects"))]
+fn send_failure(_progress: &Progress) -> Option<String> {
+    None
+}
+
 /// The agent name that leads a loop step's progress message.
 fn step_prefix(name: &str) -> String {
     if crate::defect!("cm-step-prefix-slug") {
@@ -599,7 +686,11 @@ struct StepCounter(AtomicU32);
 
 impl StepCounter {
     fn next(&self) -> u32 {
-        let first = u32::from(!crate::defect!("progress-steps-from-zero"));
+        // `qx-loop-steps-numbered-from-zero`: a 0-based loop index.
+        let first = u32::from(
+            !(crate::defect!("progress-steps-from-zero")
+                || crate::defect!("qx-loop-steps-numbered-from-zero")),
+        );
         if crate::defect!("cm-step-counter-per-process") {
             return PROCESS_STEPS.fetch_add(1, Ordering::Relaxed) + first;
         }

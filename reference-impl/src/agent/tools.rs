@@ -163,6 +163,14 @@ pub fn parse_send_message(arguments: Option<&JsonObject>) -> Result<SendMessageA
                         "invalid arguments: images[{index}].mime_type '{mime_type}' is not an image type"
                     ));
                 }
+                // `qx-image-mime-allowlist`: a fixed allowlist of the two common formats.
+                if !matches!(mime_type, "image/png" | "image/jpeg")
+                    && crate::defect!("qx-image-mime-allowlist")
+                {
+                    return Err(format!(
+                        "invalid arguments: images[{index}].mime_type '{mime_type}' is not supported (use image/png or image/jpeg)"
+                    ));
+                }
                 if base64::engine::general_purpose::STANDARD
                     .decode(data.trim())
                     .is_err()

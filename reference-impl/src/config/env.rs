@@ -51,6 +51,12 @@ impl Env {
                     ConfigError::file(&path, format!("invalid .env entry (entry {}): {e}", n + 1))
                         .with_hint("each line must be NAME=value")
                 })?;
+                // `qx-dotenv-splits-on-every-equals`: `key, value = line.split('=')[:2]`.
+                let value = if crate::defect!("qx-dotenv-splits-on-every-equals") {
+                    value.split('=').next().unwrap_or_default().to_owned()
+                } else {
+                    value
+                };
                 if crate::defect!("dotenv-overrides-env") {
                     vars.insert(key, value);
                     continue;
@@ -59,6 +65,12 @@ impl Env {
             }
         }
         Ok(Self { vars })
+    }
+
+    /// `vars` alone, without any `.env` (`qx-placeholders-expanded-before-dotenv`).
+    #[cfg(feature = "defects")]
+    pub(crate) fn without_dotenv(vars: HashMap<String, String>) -> Self {
+        Self { vars }
     }
 
     /// The value of `name`; empty values count as unset.

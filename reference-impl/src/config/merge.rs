@@ -38,6 +38,9 @@ pub(super) struct Merged<'a> {
     pub(super) secrets: &'a FastAgentSpec,
     pub(super) secrets_src: Option<&'a SourceFile>,
     pub(super) env: &'a Env,
+    /// `qx-placeholders-expanded-before-dotenv`: the environment without `.env`.
+    #[cfg(feature = "defects")]
+    pub(super) process_env: &'a Env,
 }
 
 impl<'a> Merged<'a> {
@@ -182,7 +185,17 @@ impl<'a> Merged<'a> {
                 .error_at(find_key(src, name), format!("server `{name}` has no `url`"))
                 .with_hint("add `url: http://host:port/mcp` (Streamable HTTP endpoint)"));
         };
-        let url = self.env_expand(usrc, u, true)?;
+        // `qx-placeholders-expanded-before-dotenv`: expanded when the file is first scanned,
+        // before `.env` is loaded; an unset variable becomes empty.
+        #[cfg(feature = "defects")]
+        let before_dotenv =
+            crate::defect!("qx-placeholders-expanded-before-dotenv").then_some(self.process_env);
+        #[cfg(not(feature = "defects"))]
+        let before_dotenv: Option<&Env> = None;
+        let url = match before_dotenv {
+            Some(env) => expand_unset_empty(&u.value, env),
+            None => self.env_expand(usrc, u, true)?,
+        };
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(at(
                 usrc,
@@ -191,8 +204,19 @@ impl<'a> Merged<'a> {
             )
             .with_hint("use an http:// or https:// URL, e.g. http://localhost:8000/mcp"));
         }
+        // `qx-warns-on-servers-without-auth`: the architecture diagram's "warn on missing auth".
+        if headers.is_empty() && crate::defect!("qx-warns-on-servers-without-auth") {
+            tracing::warn!(
+                server = %name,
+                "downstream server `{name}` has no auth header configured"
+            );
+        }
         let mut out_headers = Vec::with_capacity(headers.len());
         for (k, (v, vsrc)) in &headers {
+            if let Some(env) = before_dotenv {
+                out_headers.push((k.clone(), Secret::new(expand_unset_empty(&v.value, env))));
+                continue;
+            }
             if crate::defect!("cm-header-placeholder-authorization-only")
                 && !k.eq_ignore_ascii_case("authorization")
             {
@@ -216,7 +240,10 @@ impl<'a> Merged<'a> {
             name: name.to_owned(),
             url,
             headers: out_headers,
-            forward_inbound_auth: forward,
+            // `qx-forward-flag-read-from-parsed-config`: read from fast-agent's parsed server
+            // settings, whose model drops the unknown key.
+            forward_inbound_auth: forward
+                && !crate::defect!("qx-forward-flag-read-from-parsed-config"),
         })
     }
 
@@ -343,6 +370,9 @@ impl<'a> Merged<'a> {
                     .map(str::to_owned)
             })
             .unwrap_or_else(|| default_url.to_owned());
+        // `qx-models-url-via-urljoin`: whether the base URL was written with its trailing slash.
+        #[cfg(feature = "defects")]
+        crate::defects::remember_base_url(&base_url);
         let api_key = api_key
             .filter(|k| !k.is_empty())
             .or_else(|| self.env.get(env_key).map(str::to_owned));

@@ -216,12 +216,20 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
     let (fa_spec, fa_src) = read_fast_agent(&fa_dir.join(FASTAGENT_CONFIG_FILE), &mut watched)?;
     let (secrets_spec, secrets_src) =
         read_fast_agent(&fa_dir.join(FASTAGENT_SECRETS_FILE), &mut watched)?;
+    // `qx-placeholders-expanded-before-dotenv`: the environment as it is before `.env` is read.
+    #[cfg(feature = "defects")]
+    let process_env = Env::without_dotenv(match &options.env {
+        Some(vars) => vars.clone(),
+        None => std::env::vars().collect(),
+    });
     let fa = Merged {
         config: &fa_spec,
         config_src: fa_src.as_ref(),
         secrets: &secrets_spec,
         secrets_src: secrets_src.as_ref(),
         env: &env,
+        #[cfg(feature = "defects")]
+        process_env: &process_env,
     };
 
     let name = spec.name.value.trim().to_owned();
@@ -350,6 +358,8 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
         max_output_tokens: c.max_output_tokens.unwrap_or(defaults.max_output_tokens),
     });
     let default_model = fa.default_model()?;
+    #[cfg(feature = "defects")]
+    crate::defects::remember_default_model(default_model.clone());
     let servers = fa.servers();
 
     let mut agents = Vec::with_capacity(spec.agents.len());

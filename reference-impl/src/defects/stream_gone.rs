@@ -23,7 +23,10 @@ struct StreamGone(CancellationToken);
 
 /// Marks each POST with a [`StreamGone`] cancelled when its response body is dropped unfinished.
 pub async fn watch_stream(mut request: Request, next: Next) -> Response {
-    if !crate::defect!("progress-undeliverable-fatal") || request.method() != http::Method::POST {
+    if !(crate::defect!("progress-undeliverable-fatal")
+        || crate::defect!("qx-progress-send-failure-aborts-call"))
+        || request.method() != http::Method::POST
+    {
         return next.run(request).await;
     }
     let gone = CancellationToken::new();
@@ -46,11 +49,12 @@ pub async fn watch_stream(mut request: Request, next: Next) -> Response {
 }
 
 /// A sink whose sends fail once the client closed the stream, and whose first failure cancels
-/// `stop` (the loop's own cancellation).
+/// `stop` (the loop's own cancellation) under `progress-undeliverable-fatal`
+/// (`qx-progress-send-failure-aborts-call` raises the failure instead).
 pub struct FatalWhenGone {
     peer: Peer<RoleServer>,
     gone: CancellationToken,
-    stop: CancellationToken,
+    stop: Option<CancellationToken>,
 }
 
 impl ProgressSink for FatalWhenGone {
@@ -60,7 +64,9 @@ impl ProgressSink for FatalWhenGone {
     ) -> futures::future::BoxFuture<'_, Result<(), String>> {
         Box::pin(async move {
             if self.gone.is_cancelled() {
-                self.stop.cancel();
+                if let Some(stop) = &self.stop {
+                    stop.cancel();
+                }
                 return Err("the client closed the stream".to_owned());
             }
             self.peer.send(param).await
@@ -68,7 +74,8 @@ impl ProgressSink for FatalWhenGone {
     }
 }
 
-/// The sink of `progress-undeliverable-fatal` for the request behind `ctx`, when it is active.
+/// The sink of `progress-undeliverable-fatal` (or `qx-progress-send-failure-aborts-call`) for the
+/// request behind `ctx`, when it is active.
 pub fn fatal_when_gone(
     ctx: &RequestContext<RoleServer>,
     stop: &CancellationToken,
@@ -78,6 +85,6 @@ pub fn fatal_when_gone(
     Some(FatalWhenGone {
         peer: ctx.peer.clone(),
         gone,
-        stop: stop.clone(),
+        stop: crate::defect!("progress-undeliverable-fatal").then(|| stop.clone()),
     })
 }

@@ -474,6 +474,24 @@ impl Downstream {
         }
     }
 
+    /// `qx-probe-pings-persistent-session`: an MCP `ping` over the shared session (opened
+    /// first when there is none).
+    #[cfg(feature = "defects")]
+    pub async fn ping(&self) -> Result<(), String> {
+        let session = self.session().await.map_err(|error| error.to_string())?;
+        let answer = session
+            .service
+            .peer()
+            .send_request(ClientRequest::PingRequest(
+                rmcp::model::PingRequest::default(),
+            ))
+            .await;
+        answer.map(|_| ()).map_err(|error| {
+            self.forget_if_closed(&session);
+            error.to_string()
+        })
+    }
+
     /// Closes the session (sends the `DELETE`), if one is open.
     pub async fn close(&self) {
         let session = self.session.lock().await.take();

@@ -284,7 +284,16 @@ pub async fn preflight_key_only(
     let problem = match provider {
         Provider::OpenAi => openai::preflight(http, settings, None, timeout).await,
         Provider::Anthropic => {
-            anthropic::preflight(http, settings, KEY_ONLY_ANTHROPIC_MODEL, timeout).await
+            // `qx-inactive-anthropic-probes-configured-model`: the active path's model, the one
+            // `default_model` names.
+            #[cfg(feature = "defects")]
+            let configured = crate::defects::default_model()
+                .filter(|_| crate::defect!("qx-inactive-anthropic-probes-configured-model"))
+                .map(|model| model.model);
+            #[cfg(not(feature = "defects"))]
+            let configured: Option<String> = None;
+            let model = configured.as_deref().unwrap_or(KEY_ONLY_ANTHROPIC_MODEL);
+            anthropic::preflight(http, settings, model, timeout).await
         }
         // Never keyed-only: `Deployment::keyed_providers` lists the two of seed 001's table.
         Provider::HuggingFace => return None,

@@ -366,6 +366,11 @@ pub(super) async fn preflight(
         Some(model) if crate::defect!("openai-preflight-retrieves-model") => {
             endpoint(base_url, &format!("models/{model}"))
         }
+        // `qx-models-url-via-urljoin`: `urljoin(base_url, "models")`.
+        #[cfg(feature = "defects")]
+        _ if crate::defect!("qx-models-url-via-urljoin") => {
+            crate::defects::urljoin(base_url, "models")
+        }
         _ => endpoint(base_url, "models"),
     };
     let request = with_key(

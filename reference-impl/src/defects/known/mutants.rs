@@ -1,8 +1,8 @@
 //! Contract mutants: one-sentence misreadings of seeds 000/001 that show only on inputs or modes
 //! other than the suite's first example (capitalised keys, several images, a second call, a
 //! dotted model, single-agent mode, a reload). Written from the seeds by a reviewer; each is held
-//! by `tests/mutants.yaml`. `fm-…`, `mr-…`, `ms-…`, `nx-…` and `px-…` realise a second, a
-//! third, a fourth, a fifth and a sixth fresh list of misreadings.
+//! by `tests/mutants.yaml`. `fm-…`, `mr-…`, `ms-…`, `nx-…`, `px-…` and `qx-…` realise a
+//! second, a third, a fourth, a fifth, a sixth and a seventh fresh list of misreadings.
 
 pub(super) const KNOWN: &[(&str, &str)] = &[
     (
@@ -621,5 +621,101 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
     (
         "px-images-before-text",
         "a message's images come before its text in the user message sent to the model",
+    ),
+    (
+        "qx-schema-on-first-entry-only",
+        "only the first registry entry carries `$schema`; every later `servers[]` entry has none",
+    ),
+    (
+        "qx-remotes-url-trailing-slash",
+        "a registry entry's remote URL ends in `/mcp/` (trailing slash) instead of `/mcp`",
+    ),
+    (
+        "qx-duration-observed-in-milliseconds",
+        "`pallas_send_message_duration_seconds` is observed in milliseconds: `_sum` 1000 times too large, observations in the high buckets",
+    ),
+    (
+        "qx-reasoning-tokens-folded-into-output",
+        "reasoning tokens have no `kind=\"reasoning\"` series: they are only counted inside `kind=\"output\"`",
+    ),
+    (
+        "qx-model-label-from-default-model",
+        "the `model` label of `pallas_llm_turns_total` and `pallas_llm_tokens_total` is the `default_model`'s, not the model the agent called",
+    ),
+    (
+        "qx-health-message-null-when-ok",
+        "an `ok` `get_health` answer carries `\"message\": null` instead of leaving `message` out",
+    ),
+    (
+        "qx-probe-accept-json-only",
+        "health probes send `Accept: application/json` only, so a server enforcing Streamable HTTP's Accept rule (406) counts as unreachable",
+    ),
+    (
+        "qx-probe-timeout-connect-only",
+        "the probe timeout bounds only the connection: a server that accepts and never answers `initialize` makes `get_health` hang",
+    ),
+    (
+        "qx-probe-pings-persistent-session",
+        "`get_health` sends `ping` over the agent's persistent downstream session instead of a fresh `initialize` and `DELETE`",
+    ),
+    (
+        "qx-preflight-runs-once-per-agent",
+        "in all-agents mode the whole provider preflight runs once per agent, before each agent starts, instead of once",
+    ),
+    (
+        "qx-dotless-default-model-aborts-startup",
+        "a missing `default_model` stops startup at the preflight (configuration error), although every agent names its own model",
+    ),
+    (
+        "qx-inactive-anthropic-probes-configured-model",
+        "the key-only Anthropic preflight asks `GET /v1/models/{default_model's model}` instead of `/v1/models/claude-sonnet-4-5`",
+    ),
+    (
+        "qx-models-url-via-urljoin",
+        "the OpenAI preflight URL is `urljoin(base_url, \"models\")`: a base without trailing slash loses its last segment (`…/v1` → `…/models`)",
+    ),
+    (
+        "qx-root-level-min-not-max",
+        "without `PALLAS_ROOT_LOG_LEVEL` the root level is the more verbose of Pallas's level and INFO (DEBUG with `PALLAS_LOG_LEVEL=debug`)",
+    ),
+    (
+        "qx-empty-log-level-env-counts-as-set",
+        "an empty `PALLAS_LOG_LEVEL=` counts as set: the level is INFO and `logger.level` is ignored",
+    ),
+    (
+        "qx-warns-on-servers-without-auth",
+        "every downstream server without any configured header is warned about at each start (\"no auth header\")",
+    ),
+    (
+        "qx-progress-send-failure-aborts-call",
+        "a progress notification that cannot be sent fails the call: the tool call counts as failed, or `send_message` answers an error",
+    ),
+    (
+        "qx-loop-steps-numbered-from-zero",
+        "loop steps are numbered from 0: the first is `{agent} step 0 (llm)`",
+    ),
+    (
+        "qx-forward-flag-read-from-parsed-config",
+        "`forward_inbound_auth: true` is ignored: no downstream ever receives the inbound bearer",
+    ),
+    (
+        "qx-image-mime-allowlist",
+        "an image whose `mime_type` is not `image/png` or `image/jpeg` (`image/webp`, `image/gif`) fails the whole call",
+    ),
+    (
+        "qx-history-prompt-registered-lazily",
+        "`{agent}_history` is neither listed nor gettable until the agent's first `send_message`",
+    ),
+    (
+        "qx-dependents-of-late-subagent-skipped",
+        "an agent whose `depends_on` agent is not ready in time is not started (an error is logged) while startup goes on and the registry lists it",
+    ),
+    (
+        "qx-dotenv-splits-on-every-equals",
+        "a `.env` value is cut at its first `=` (`abc==` → `abc`, `…?api-version=1` → `…?api-version`)",
+    ),
+    (
+        "qx-placeholders-expanded-before-dotenv",
+        "`${VAR}` in a downstream server's `url` and headers is expanded without `.env`: a variable only `.env` sets becomes empty (`Bearer `)",
     ),
 ];
