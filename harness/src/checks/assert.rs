@@ -333,9 +333,13 @@ fn assert_output(p: &PathAssert, o: &Observed) -> Outcome {
             // saw no counterexample because it saw nothing.
             Ok(seen) if seen == NOTHING_SELECTED && p.count.is_some() => {
                 match filtered_collection(&p.path) {
+                    // Nothing there: what the step did receive is what could have held it.
                     None => kept.push(Witness::new(
                         format!("step `{}` `{}`", s.name, p.path),
-                        seen,
+                        match s.observed_summary() {
+                            Some(received) => format!("{seen}; the step received: {received}"),
+                            None => seen,
+                        },
                     )),
                     Some(collection) => {
                         let (root, query) = s.output_query(&collection);
@@ -416,7 +420,7 @@ fn surrounding_object(s: &StepRecord, path: &str) -> Option<Evidence> {
         seen = format!("{}…", seen.chars().take(400).collect::<String>());
     }
     Some(Evidence {
-        what: format!("step `{}` `{parent}`, around `{field}`", s.name),
+        what: format!("step `{}` `{parent}`, the object holding `{field}`", s.name),
         expected: None,
         seen: Some(seen),
         path: None,
@@ -601,20 +605,13 @@ fn assert_llm_journal(j: &LlmJournalAssert, o: &Observed) -> Outcome {
         .collect();
     // What the requests of the other filters carried in the `body` fields, for the evidence.
     let carried = body_fields_seen(&j.body, &selected);
-    let examined = selected.len();
     let carried = match (&j.body_contains, carried) {
         (Some(text), carried) => Some(
-            [
-                carried,
-                Some(format!(
-                    "{} of the {examined} request(s) of the other filters carried {text:?}",
-                    selected.iter().filter(|e| body_contains(e, text)).count()
-                )),
-            ]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join("; "),
+            [carried, Some(carried_text(&selected, text))]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join("; "),
         ),
         (None, carried) => carried,
     };
@@ -718,6 +715,44 @@ fn body_fields_seen(
         })
         .collect();
     Some(format!("the requests carried {}", seen.join("; ")))
+}
+
+/// How many of the `examined` requests carried `text`, and where the first one carried it: its
+/// place among them, its path and an excerpt around the text.
+fn carried_text(examined: &[&LlmJournalEntry], text: &str) -> String {
+    let carrying: Vec<(usize, &&LlmJournalEntry)> = examined
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| body_contains(e, text))
+        .collect();
+    let mut out = format!(
+        "{} of the {} request(s) of the other filters carried {text:?}",
+        carrying.len(),
+        examined.len()
+    );
+    if let Some((i, e)) = carrying.first() {
+        let body = e.body.as_ref().map(Value::to_string).unwrap_or_default();
+        if let Some(at) = body.find(text) {
+            let from = body[..at]
+                .char_indices()
+                .rev()
+                .nth(59)
+                .map_or(0, |(i, _)| i);
+            let to = body[at..]
+                .char_indices()
+                .nth(text.chars().count() + 40)
+                .map_or(body.len(), |(i, _)| at + i);
+            out.push_str(&format!(
+                "; the first, request {} of {} ({} {}): …{}…",
+                i + 1,
+                examined.len(),
+                e.method,
+                e.path,
+                &body[from..to]
+            ));
+        }
+    }
+    out
 }
 
 /// Whether `e`'s JSON body, written out, contains `text`.
@@ -1113,7 +1148,7 @@ mod tests {
         };
         assert_eq!(
             witnesses[0].seen,
-            "1 matching request(s); 1 of the 2 request(s) of the other filters carried \"rows\""
+            "1 matching request(s); 1 of the 2 request(s) of the other filters carried \"rows\"; the first, request 2 of 2 (POST /v1/chat/completions): …{\"messages\":[{\"role\":\"tool\",\"content\":\"{\\\"rows\\\":3}\"}]}…"
         );
     }
 

@@ -389,7 +389,7 @@ fn settle(listed: Vec<Listed>, judge: &Judge<'_>) -> Vec<CheckResult> {
         // a pass it would contradict the witness it stands beside.
         if let Some(note) = l.note.filter(|_| result.verdict != Verdict::Pass) {
             let note = format!(
-                "built-in evaluator (not deciding: the assertion states the rule here): {}",
+                "the check's own reading (not deciding: the entry's assertion states the rule here): {}",
                 judge.redactor.text(&note)
             );
             result.reason = if result.reason.is_empty() {
@@ -566,7 +566,7 @@ mod tests {
             .expect("the entry is reported");
         assert_eq!(entry.verdict, Verdict::Pass, "the held assertion decides");
         assert!(
-            !entry.reason.contains("built-in evaluator"),
+            !entry.reason.contains("own reading"),
             "a pass carries no note that contradicts its witness: {}",
             entry.reason
         );

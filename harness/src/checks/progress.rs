@@ -39,7 +39,7 @@ pub(super) const CHECKS: &[Check] = &[
     Check::new("PROG-010", prog_cancel)
         .premise(premise::cancelled_after_progress)
         .params::<ProgressCancel>()
-        .by_default("250 ms after the progress that triggered `cancel_after_progress`"),
+        .by_default("250 ms after the client sent `notifications/cancelled`"),
     Check::assertion("PROG-012").folds(Fold {
         into: "PROG-005",
         when: folded_into_prog_005,

@@ -1,19 +1,20 @@
-//! The images a generated message carries: real PNG and JPEG files (the types every vision model
-//! takes), each different from its first bytes on.
+//! The images a generated message carries: real PNG, GIF and JPEG files (types every vision model
+//! of the seeds' providers takes), each different from its first bytes on.
 
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-/// Image `i` of a message: a real PNG (even `i`, `i + 1` pixels wide, coloured from `bytes`) or
-/// JPEG (odd `i`, its density set to `i`), the two types every vision model takes; every image's
-/// data differs from its first bytes on.
+/// Image `i` of a message, by `i % 3`: a real PNG (`i + 1` pixels wide, coloured from `bytes`), a
+/// GIF (its one colour from `bytes`, its width `i + 1`) or a JPEG (its density set to `i + 1`):
+/// types OpenAI's and Anthropic's vision models both take, so a message of two images or more
+/// carries more than PNG; every image's data differs from its first bytes on.
 pub(super) fn image_json((i, bytes): (usize, &Vec<u8>)) -> Value {
     let n = u16::try_from(i + 1).unwrap_or(1);
     let rgb = [0, 1, 2].map(|k| bytes.get(k).copied().unwrap_or(0));
-    let (data, mime) = if i % 2 == 0 {
-        (png(n, rgb), "image/png")
-    } else {
-        (jpeg(n), "image/jpeg")
+    let (data, mime) = match i % 3 {
+        0 => (png(n, rgb), "image/png"),
+        1 => (gif(n, rgb), "image/gif"),
+        _ => (jpeg(n), "image/jpeg"),
     };
     json!({
         "data": base64::engine::general_purpose::STANDARD.encode(&data),
@@ -42,6 +43,51 @@ fn jpeg(density: u16) -> Vec<u8> {
     if let Some(d) = out.get_mut(14..16) {
         d.copy_from_slice(&density.to_be_bytes());
     }
+    out
+}
+
+/// A `width`×1 GIF89a of one colour `rgb` (a two-entry colour table, every pixel index 0).
+fn gif(width: u16, rgb: [u8; 3]) -> Vec<u8> {
+    let mut out = b"GIF89a".to_vec();
+    out.extend_from_slice(&width.to_le_bytes());
+    out.extend_from_slice(&1u16.to_le_bytes());
+    // A global colour table of 2 entries, background 0, no aspect ratio.
+    out.extend_from_slice(&[0x80, 0, 0]);
+    out.extend_from_slice(&rgb);
+    out.extend_from_slice(&[0xFF, 0xFF, 0xFF]);
+    // The image: at (0, 0), `width`×1, no local table.
+    out.push(0x2C);
+    out.extend_from_slice(&[0, 0, 0, 0]);
+    out.extend_from_slice(&width.to_le_bytes());
+    out.extend_from_slice(&1u16.to_le_bytes());
+    out.push(0);
+    // LZW, minimum code size 2: a clear code before each pixel's index 0 (so the table never
+    // grows and every code keeps 3 bits), then the end code.
+    let mut codes: Vec<u16> = std::iter::repeat_n([4u16, 0], usize::from(width))
+        .flatten()
+        .collect();
+    codes.push(5);
+    let mut bits: u32 = 0;
+    let mut used = 0u32;
+    let mut data = Vec::new();
+    for code in &codes {
+        bits |= u32::from(*code) << used;
+        used += 3;
+        while used >= 8 {
+            data.push((bits & 0xFF) as u8);
+            bits >>= 8;
+            used -= 8;
+        }
+    }
+    if used > 0 {
+        data.push((bits & 0xFF) as u8);
+    }
+    out.push(2);
+    for block in data.chunks(255) {
+        out.push(u8::try_from(block.len()).unwrap_or(255));
+        out.extend_from_slice(block);
+    }
+    out.extend_from_slice(&[0, 0x3B]);
     out
 }
 

@@ -75,7 +75,7 @@ fn same_cause(a: (&ScenarioResult, &CheckResult), b: (&ScenarioResult, &CheckRes
 fn cause(s: &ScenarioResult, c: &CheckResult) -> String {
     let reason = c
         .reason
-        .split("; built-in evaluator (not deciding")
+        .split("; the check's own reading (not deciding")
         .next()
         .unwrap_or_default();
     s.steps.iter().fold(reason.to_owned(), |r, step| {
@@ -267,7 +267,7 @@ mod tests {
             named(
                 "b",
                 "limited",
-                "step `limited`: `$.result.isError` does not hold; built-in evaluator (not deciding: the assertion states the rule here): no",
+                "step `limited`: `$.result.isError` does not hold; the check's own reading (not deciding: the entry's assertion states the rule here): no",
             ),
             // Another field named in backticks is another cause.
             named("c", "cut", "step `cut`: `$.result.content` does not hold"),

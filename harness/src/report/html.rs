@@ -388,16 +388,20 @@ pub fn html(run: &RunResult) -> String {
         out,
         "<section id=\"scenarios\">\n<h2>Scenarios</h2>\n<table>\n<thead><tr><th>scenario</th><th>title</th><th>file</th><th>verdict</th><th class=\"n\">checks</th><th class=\"n\">time</th></tr></thead>\n<tbody>"
     );
+    let pallas = super::claims_a_pallas(&run.claims);
     for s in &run.scenarios {
+        let not_judged =
+            s.skipped.is_none() && crate::runner::binds_a_pallas_only(&s.checks, s.verdict, pallas);
         let _ = writeln!(
             out,
             "<tr class=\"v-{v}\"><td><code>{}</code></td><td>{}{}</td><td><code>{}</code></td><td><span class=\"tag\">{v}</span></td><td class=\"n\">{}</td><td class=\"n\">{:.2}s</td></tr>",
             esc(&s.id),
             esc(&s.title),
-            s.skipped
-                .as_ref()
-                .map(|w| format!(" <span class=\"muted\">(skipped: {})</span>", esc(w)))
-                .unwrap_or_default(),
+            match &s.skipped {
+                Some(w) => format!(" <span class=\"muted\">(skipped: {})</span>", esc(w)),
+                None if not_judged => " <span class=\"muted\">(ran; every entry it judges binds a Pallas, which this target does not claim to be: shown, not judged)</span>".to_owned(),
+                None => String::new(),
+            },
             esc(&s.file),
             s.checks.len(),
             s.duration_ms / 1000.0,

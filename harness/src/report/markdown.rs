@@ -71,19 +71,31 @@ pub fn markdown(run: &RunResult) -> String {
         out,
         "\n## Scenarios\n\n| scenario | verdict | checks |\n|---|---|---|"
     );
+    let pallas = super::claims_a_pallas(&run.claims);
+    let mut shown_not_judged = false;
     for s in &run.scenarios {
         let ids: Vec<String> = s
             .checks
             .iter()
             .map(|k| format!("{} {}", k.id, check_icon(k)))
             .collect();
+        let pallas_only =
+            s.skipped.is_none() && crate::runner::binds_a_pallas_only(&s.checks, s.verdict, pallas);
+        shown_not_judged |= pallas_only;
         let _ = writeln!(
             out,
-            "| `{}` {} | {} | {} |",
+            "| `{}` {} | {}{} | {} |",
             s.id,
             s.title.replace('|', "\\|"),
             icon(s.verdict),
+            if pallas_only { " (binds a Pallas)" } else { "" },
             ids.join(", ")
+        );
+    }
+    if shown_not_judged {
+        let _ = writeln!(
+            out,
+            "\n*skip (binds a Pallas)*: the scenario ran, and every entry it was written to judge binds a Pallas alone (seed 000's and 001's Pallas wording), which this target does not claim to be: its entries are shown, not judged; a failure among them would still count."
         );
     }
     let mut failures = String::new();

@@ -113,3 +113,12 @@ pub fn json_text(run: &RunResult) -> String {
     s.push('\n');
     s
 }
+
+/// Whether `claims` (a report's claimed capabilities) hold a Pallas-only one: the target is a
+/// Pallas, and the entries that bind a Pallas alone are judged on it.
+fn claims_a_pallas(claims: &[String]) -> bool {
+    claims.iter().any(|c| {
+        serde_json::from_value::<crate::vocab::Capability>(serde_json::Value::String(c.clone()))
+            .is_ok_and(crate::vocab::Capability::is_pallas_only)
+    })
+}

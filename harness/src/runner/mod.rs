@@ -31,7 +31,7 @@ pub use events::{
     parse_jsonl, scenario_events, to_jsonl,
 };
 pub use merge::{MergeError, Merged, merge_streams, partition_warnings};
-pub use overall::overall;
+pub use overall::{binds_a_pallas_only, overall};
 pub use partition::Partition;
 
 use crate::checks::{CheckResult, Grading, Verdict};

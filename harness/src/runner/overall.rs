@@ -73,9 +73,59 @@ pub fn overall(checks: &[CheckResult], error: bool, pallas: bool) -> Verdict {
     }
 }
 
+/// Whether a scenario that ran is `skip` only because every entry it was written to judge binds a
+/// Pallas alone (`scale: pallas`) and the target claims no Pallas-only capability: its entries
+/// are shown, not judged. Reports say so beside the verdict.
+pub fn binds_a_pallas_only(checks: &[CheckResult], verdict: Verdict, pallas: bool) -> bool {
+    verdict == Verdict::Skip
+        && !pallas
+        && checks
+            .iter()
+            .any(|c| !c.premise && !c.location.is_empty() && c.verdict != Verdict::Skip)
+        && checks
+            .iter()
+            .filter(|c| !c.premise && !c.location.is_empty())
+            .all(|c| {
+                crate::catalog::get(&c.id).is_some_and(|d| d.scale == crate::rules::Scale::Pallas)
+            })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_skip_of_pallas_only_entries_that_ran_is_told_apart_from_a_skip_that_ran_nothing() {
+        let mut round_trip = entry(Verdict::Pass, "s.yaml:6", false);
+        round_trip.id = "MSG-002".into();
+        let premise = entry(Verdict::Pass, "s.yaml:2", true);
+        let checks = [round_trip.clone(), premise.clone()];
+        let verdict = overall(&checks, false, false);
+        assert_eq!(verdict, Verdict::Skip);
+        assert!(binds_a_pallas_only(&checks, verdict, false));
+        // On a Pallas it is judged, and a passing one is a pass.
+        assert!(!binds_a_pallas_only(
+            &checks,
+            overall(&checks, false, true),
+            true
+        ));
+        // Entries that were all skipped ran nothing to show.
+        let mut skipped = round_trip.clone();
+        skipped.verdict = Verdict::Skip;
+        assert!(!binds_a_pallas_only(
+            &[skipped, premise.clone()],
+            Verdict::Skip,
+            false
+        ));
+        // An entry that binds every bridge: not this reason.
+        let mut generic = entry(Verdict::Skip, "s.yaml:7", false);
+        generic.id = "MCP-001".into();
+        assert!(!binds_a_pallas_only(
+            &[round_trip, generic, premise],
+            Verdict::Skip,
+            false
+        ));
+    }
 
     fn entry(verdict: Verdict, location: &str, premise: bool) -> CheckResult {
         CheckResult {

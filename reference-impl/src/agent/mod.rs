@@ -552,7 +552,7 @@ impl AgentServer {
                 true,
             );
         }
-        let cancel = ctx.ct.child_token();
+        let cancel = call_cancellation(ctx);
         let progress = Progress::new(ctx.meta.get_progress_token(), ctx.peer.clone());
         #[cfg(feature = "defects")]
         let progress = crate::defects::fatal_when_gone(ctx, &cancel).map_or(progress, |sink| {
@@ -916,5 +916,15 @@ impl ServerHandler for AgentServer {
                 self.core.settings.name
             ))
             .into())
+    }
+}
+
+/// What cancels a call: the client's `notifications/cancelled` for it (`cancel-ignored`:
+/// nothing, the call runs on whatever the client cancels).
+fn call_cancellation(ctx: &RequestContext<RoleServer>) -> CancellationToken {
+    if crate::defect!("cancel-ignored") {
+        CancellationToken::new()
+    } else {
+        ctx.ct.child_token()
     }
 }

@@ -374,7 +374,10 @@ fn a_failed_field_shows_the_object_around_it() {
         panic!("an `error` status is no `ok`");
     };
     assert_eq!(evidence.len(), 2, "{evidence:?}");
-    assert_eq!(evidence[1].what, "step `h` `$.health`, around `status`");
+    assert_eq!(
+        evidence[1].what,
+        "step `h` `$.health`, the object holding `status`"
+    );
     assert!(
         evidence[1]
             .seen

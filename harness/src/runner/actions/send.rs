@@ -51,6 +51,8 @@ impl Exec {
                     if let Some(called) = &m.cancel_once_called {
                         self.until_called(called, timeout).await;
                     }
+                    // When the cancellation leaves: what came before it was sent before it.
+                    let sent_at = self.0.cx.client.recorder().now_ms();
                     let _ = c
                         .cancel(
                             &id,
@@ -62,7 +64,7 @@ impl Exec {
                             },
                         )
                         .await;
-                    cancelled_at = Some(msg.at_ms);
+                    cancelled_at = Some(sent_at.max(msg.at_ms));
                 }
             }
         }

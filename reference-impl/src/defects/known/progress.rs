@@ -46,6 +46,10 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "a cancelled call gets one more notification on its stream",
     ),
     (
+        "cancel-ignored",
+        "`notifications/cancelled` is ignored: the call's loop goes on to its result",
+    ),
+    (
         "progress-bad-message",
         "loop step messages lose their `(llm)` / `(tool)` suffix",
     ),
