@@ -1,19 +1,24 @@
-//! The images a generated message carries: real PNG, GIF and JPEG files (types every vision model
-//! of the seeds' providers takes), each different from its first bytes on.
+//! The images a generated message carries: real PNG, WebP and JPEG files (types the vision
+//! models of both of the seeds' providers take), the PNGs and JPEGs each different from the
+//! others, a message's one WebP the same tiny image.
 
 use base64::Engine as _;
 use serde_json::{Value, json};
 
 /// Image `i` of a message, by `i % 3`: a real PNG (`i + 1` pixels wide, coloured from `bytes`), a
-/// GIF (its one colour from `bytes`, its width `i + 1`) or a JPEG (its density set to `i + 1`):
-/// types OpenAI's and Anthropic's vision models both take, so a message of two images or more
-/// carries more than PNG; every image's data differs from its first bytes on.
+/// WebP ([`TINY_WEBP`]) or a JPEG (its density set to `i + 1`): types OpenAI's and Anthropic's
+/// vision models both take, so a message of two images or more carries more than PNG.
 pub(super) fn image_json((i, bytes): (usize, &Vec<u8>)) -> Value {
     let n = u16::try_from(i + 1).unwrap_or(1);
     let rgb = [0, 1, 2].map(|k| bytes.get(k).copied().unwrap_or(0));
     let (data, mime) = match i % 3 {
         0 => (png(n, rgb), "image/png"),
-        1 => (gif(n, rgb), "image/gif"),
+        1 => (
+            base64::engine::general_purpose::STANDARD
+                .decode(TINY_WEBP)
+                .unwrap_or_default(),
+            "image/webp",
+        ),
         _ => (jpeg(n), "image/jpeg"),
     };
     json!({
@@ -46,50 +51,8 @@ fn jpeg(density: u16) -> Vec<u8> {
     out
 }
 
-/// A `width`×1 GIF89a of one colour `rgb` (a two-entry colour table, every pixel index 0).
-fn gif(width: u16, rgb: [u8; 3]) -> Vec<u8> {
-    let mut out = b"GIF89a".to_vec();
-    out.extend_from_slice(&width.to_le_bytes());
-    out.extend_from_slice(&1u16.to_le_bytes());
-    // A global colour table of 2 entries, background 0, no aspect ratio.
-    out.extend_from_slice(&[0x80, 0, 0]);
-    out.extend_from_slice(&rgb);
-    out.extend_from_slice(&[0xFF, 0xFF, 0xFF]);
-    // The image: at (0, 0), `width`×1, no local table.
-    out.push(0x2C);
-    out.extend_from_slice(&[0, 0, 0, 0]);
-    out.extend_from_slice(&width.to_le_bytes());
-    out.extend_from_slice(&1u16.to_le_bytes());
-    out.push(0);
-    // LZW, minimum code size 2: a clear code before each pixel's index 0 (so the table never
-    // grows and every code keeps 3 bits), then the end code.
-    let mut codes: Vec<u16> = std::iter::repeat_n([4u16, 0], usize::from(width))
-        .flatten()
-        .collect();
-    codes.push(5);
-    let mut bits: u32 = 0;
-    let mut used = 0u32;
-    let mut data = Vec::new();
-    for code in &codes {
-        bits |= u32::from(*code) << used;
-        used += 3;
-        while used >= 8 {
-            data.push((bits & 0xFF) as u8);
-            bits >>= 8;
-            used -= 8;
-        }
-    }
-    if used > 0 {
-        data.push((bits & 0xFF) as u8);
-    }
-    out.push(2);
-    for block in data.chunks(255) {
-        out.push(u8::try_from(block.len()).unwrap_or(255));
-        out.extend_from_slice(block);
-    }
-    out.extend_from_slice(&[0, 0x3B]);
-    out
-}
+/// A 1×1 lossless WebP (VP8L), a message's one WebP.
+const TINY_WEBP: &str = "UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA==";
 
 /// A `width`×1 RGB PNG of one colour (zlib stored block, no compression).
 fn png(width: u16, rgb: [u8; 3]) -> Vec<u8> {
