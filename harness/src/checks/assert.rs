@@ -684,7 +684,16 @@ fn assert_llm_journal(j: &LlmJournalAssert, o: &Observed) -> Outcome {
         ));
     }
     Outcome::Fail(
-        format!("{n} request(s) reached mock LLM `{}`", j.llm),
+        format!(
+            "{n} request(s) to mock LLM `{}` matched, where {} {}",
+            j.llm,
+            if j.body.is_empty() && j.body_contains.is_none() {
+                "the count wants"
+            } else {
+                "the count (of those carrying the body asked for) wants"
+            },
+            j.count.describe()
+        ),
         evidence,
     )
 }

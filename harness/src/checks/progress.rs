@@ -407,7 +407,9 @@ pub(super) fn prog_cancel(c: &CheckSpec, o: &Observed) -> Outcome {
         kept.push(Witness::new(
             &s.name,
             format!(
-                "cancelled at {at:.0} ms, then {after} progress notification(s) within the {grace:.0} ms grace and none later; {received} message(s) on the stream",
+                "cancelled at {at:.0} ms, then {after} progress notification(s) within the {grace:.0} ms grace and none later while the call's stream was read, until {ended:.0} ms ({watched:.0} ms after the cancellation); {received} message(s) on the stream",
+                ended = s.ended_ms,
+                watched = (s.ended_ms - at).max(0.0),
             ),
         ));
     }

@@ -95,7 +95,7 @@ pub fn markdown(run: &RunResult) -> String {
     if shown_not_judged {
         let _ = writeln!(
             out,
-            "\n*skip (binds a Pallas)*: the scenario ran, and every entry it was written to judge binds a Pallas alone (seed 000's and 001's Pallas wording), which this target does not claim to be: its entries are shown, not judged; a failure among them would still count."
+            "\n*skip (binds a Pallas)*: the scenario ran, and every entry it was written to judge binds a Pallas alone (seed 000's and 001's Pallas wording), which this target does not claim to be: their passes are shown, not counted for the scenario; a failure among them would still fail it."
         );
     }
     let mut failures = String::new();
