@@ -407,24 +407,73 @@ fn surrounding_object(s: &StepRecord, path: &str) -> Option<Evidence> {
     if !parent[2..].split('.').all(plain) {
         return None;
     }
-    let (root, query) = s.output_query(parent);
-    let found = JsonPath::parse(&query).ok()?.query(&root).all();
-    let [Value::Object(m)] = found.as_slice() else {
-        return None;
+    // A member each, its scalar as written (a long string cut), a list or an object by its
+    // size: a received message is read in place, never copied whole.
+    let members: Vec<(String, String)> = match s.output_node(parent) {
+        Some(node) => node
+            .as_object()?
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), bounded_ref(v)))
+            .collect(),
+        None => {
+            let (root, query) = s.output_query(parent);
+            let found = JsonPath::parse(&query).ok()?.query(&root).all();
+            let [Value::Object(m)] = found.as_slice() else {
+                return None;
+            };
+            m.iter().map(|(k, v)| (k.clone(), bounded(v))).collect()
+        }
     };
-    if m.len() < 2 || m.len() > 12 {
+    if members.len() < 2 || members.len() > 12 {
         return None;
     }
-    let mut seen = Value::Object(m.clone()).to_string();
-    if seen.chars().count() > 400 {
-        seen = format!("{}…", seen.chars().take(400).collect::<String>());
-    }
+    let seen = members
+        .iter()
+        .map(|(k, v)| format!("{}: {v}", Value::String(k.clone())))
+        .collect::<Vec<_>>()
+        .join(", ");
     Some(Evidence {
         what: format!("step `{}` `{parent}`, the object holding `{field}`", s.name),
         expected: None,
-        seen: Some(seen),
+        seen: Some(format!("{{{seen}}}")),
         path: None,
     })
+}
+
+/// The longest string member [`surrounding_object`] shows whole.
+const MEMBER_SHOWN: usize = 200;
+
+/// A member's value for [`surrounding_object`]: a scalar as JSON (a string past
+/// [`MEMBER_SHOWN`] characters cut, its length stated), a list or an object by its size.
+fn bounded(v: &Value) -> String {
+    match v {
+        Value::String(text) => bounded_str(text),
+        Value::Array(a) => format!("[{} item(s)]", a.len()),
+        Value::Object(m) => format!("{{{} member(s)}}", m.len()),
+        other => other.to_string(),
+    }
+}
+
+/// [`bounded`] of a value read in place.
+fn bounded_ref(v: crate::compact::JsonRef<'_>) -> String {
+    if let Some(text) = v.as_str() {
+        bounded_str(text)
+    } else if let Some(a) = v.as_array() {
+        format!("[{} item(s)]", a.len())
+    } else if let Some(m) = v.as_object() {
+        format!("{{{} member(s)}}", m.len())
+    } else {
+        v.to_value().to_string()
+    }
+}
+
+fn bounded_str(text: &str) -> String {
+    let chars = text.chars().count();
+    if chars <= MEMBER_SHOWN {
+        return Value::String(text.to_owned()).to_string();
+    }
+    let cut: String = text.chars().take(MEMBER_SHOWN).collect();
+    format!("{}… ({chars} characters)", Value::String(cut))
 }
 
 /// `timing:` a step's duration.
