@@ -28,8 +28,8 @@ pub use remembered::{
     first_progress_token, previous_bearer, tool_seconds_since_last_send, without_dotenv_key,
 };
 pub use seventh::{
-    connect_within, default_model, downstream_of, has_default_model, remember_base_url,
-    remember_default_model, remember_downstreams, urljoin,
+    connect_within, default_model, has_default_model, remember_base_url, remember_default_model,
+    urljoin,
 };
 pub use sixth::{
     no_redirect_client, raw_model, remember_raw_models, transcript, without_trailing_slash,

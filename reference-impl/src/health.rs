@@ -282,7 +282,7 @@ async fn probe_of(
 ) -> Result<(), String> {
     #[cfg(feature = "defects")]
     if crate::defect!("qx-probe-pings-persistent-session")
-        && let Some(downstream) = crate::defects::downstream_of(agent, &server.name)
+        && let Some(downstream) = crate::downstream::remembered::downstream_of(agent, &server.name)
     {
         return match tokio::time::timeout(timeout, downstream.ping()).await {
             Ok(answer) => answer,

@@ -1,5 +1,8 @@
 //! The MCP server of one agent: `send_message`, `get_health`, the `{agent}_history` prompt.
 //!
+//! One idea: the agent's MCP service, from its router to each tool's answer; the agent loop
+//! itself is [`run`], the tool definitions [`tools`].
+//!
 //! [`router`] mounts an rmcp Streamable HTTP service at `/mcp`: MCP 2025-11-25 with sessions,
 //! and 2026-07-28 requests answered statelessly as rmcp does. The configured `host` is allowed
 //! in rmcp's Host check besides loopback.
@@ -97,7 +100,7 @@ pub fn router(
         label.as_deref().unwrap_or(&settings.model.model),
     );
     #[cfg(feature = "defects")]
-    crate::defects::remember_downstreams(&settings.name, &downstreams);
+    crate::downstream::remembered::remember_downstreams(&settings.name, &downstreams);
     let endpoint = CompletionEndpoint::new(&settings.model, &settings.provider);
     let core = Arc::new(AgentCore {
         settings: settings.clone(),

@@ -1,21 +1,18 @@
 //! What the seventh set of contract mutants (`qx-…`) remembers from the configuration or needs
 //! besides: the `default_model` of the configuration loaded last, which provider base URLs were
-//! written with a trailing slash, each agent's downstream clients, a URL joined the way Python's
+//! written with a trailing slash, a URL joined the way Python's
 //! `urljoin` joins it and a connection check bounded on its own.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex, Weak};
+use std::collections::BTreeSet;
+use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::downstream::Downstream;
 use crate::settings::ModelRef;
 
 /// The `default_model` of the configuration loaded last (`None`: none configured).
 static DEFAULT_MODEL: Mutex<Option<ModelRef>> = Mutex::new(None);
 /// `qx-models-url-via-urljoin`: provider base URLs (trailing slash removed) written with one.
 static SLASHED_BASE_URLS: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
-/// `qx-probe-pings-persistent-session`: agent → its downstream clients, in the card's order.
-static DOWNSTREAMS: Mutex<BTreeMap<String, Vec<Weak<Downstream>>>> = Mutex::new(BTreeMap::new());
 
 /// What the configuration just loaded says `default_model` is.
 pub fn remember_default_model(model: Option<ModelRef>) {
@@ -62,27 +59,6 @@ pub fn urljoin(base_url: &str, path: &str) -> String {
     reqwest::Url::parse(&base)
         .and_then(|url| url.join(path))
         .map_or_else(|_| format!("{trimmed}/{path}"), |url| url.to_string())
-}
-
-/// `qx-probe-pings-persistent-session`: the downstream clients `agent` calls its tools through.
-pub fn remember_downstreams(agent: &str, downstreams: &[Arc<Downstream>]) {
-    if let Ok(mut all) = DOWNSTREAMS.lock() {
-        all.insert(
-            agent.to_owned(),
-            downstreams.iter().map(Arc::downgrade).collect(),
-        );
-    }
-}
-
-/// `qx-probe-pings-persistent-session`: the client of `agent` for the server called `server`.
-pub fn downstream_of(agent: &str, server: &str) -> Option<Arc<Downstream>> {
-    DOWNSTREAMS
-        .lock()
-        .ok()?
-        .get(agent)?
-        .iter()
-        .filter_map(Weak::upgrade)
-        .find(|downstream| downstream.name() == server)
 }
 
 /// `qx-probe-timeout-connect-only`: a TCP connection to the host of `url` within `timeout` (the

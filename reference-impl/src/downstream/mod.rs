@@ -7,6 +7,8 @@
 //! request. A request without a bearer therefore sends none, whatever ran before it.
 
 mod client;
+#[cfg(feature = "defects")]
+pub mod remembered;
 
 pub use client::BearerAwareClient;
 
