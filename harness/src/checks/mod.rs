@@ -383,8 +383,15 @@ fn settle(listed: Vec<Listed>, judge: &Judge<'_>) -> Vec<CheckResult> {
                 "the scenario's premise \"{premise}\" does not hold, so what this entry judges was not exercised"
             ));
         }
+        let held = matches!(outcome, Outcome::Kept(_));
         let mut result = judge.judge(l.subject, outcome, &l.scope);
         result.premise = l.premise;
+        if l.premise && held && result.verdict == Verdict::Info {
+            // A premise that held is shown as held beside the entries it lets judge, and is
+            // counted apart from the passes (it judges no rule).
+            result.verdict = Verdict::Pass;
+            result.reason.clear();
+        }
         // A note of the built-in evaluator shows where it disagrees with a non-passing entry; on
         // a pass it would contradict the witness it stands beside.
         if let Some(note) = l.note.filter(|_| result.verdict != Verdict::Pass) {

@@ -418,12 +418,20 @@ impl CheckResult {
             (Verdict::Info, _) => format!("not implemented (MAY): {reason}"),
             _ => reason,
         };
+        if verdict == Verdict::Pass && subject.rule.is_none() {
+            // A pass holds the check's rules; the first is the one its level and quote are.
+            subject.rule = subject.rules.first().map(|r| r.id.clone());
+        }
         let mode = subject.mode.map(str::to_owned);
         Self {
-            quote: subject.quote.filter(|_| verdict != Verdict::Pass),
-            rule: subject
-                .rule
-                .filter(|_| matches!(verdict, Verdict::Fail | Verdict::Warn | Verdict::Info)),
+            // A pass cites the rule it held to, as a breach cites the rule it broke.
+            quote: subject.quote,
+            rule: subject.rule.filter(|_| {
+                matches!(
+                    verdict,
+                    Verdict::Pass | Verdict::Fail | Verdict::Warn | Verdict::Info
+                )
+            }),
             id: subject.id,
             level: subject.level,
             refs: subject.refs,
@@ -520,6 +528,15 @@ fn grade(level: Level, outcome: Outcome, g: Grading) -> Graded {
             Vec::new(),
             Vec::new(),
         ),
+        // An informational entry is never graded: what it saw is shown, as information.
+        Outcome::Kept(w) if level == Level::Info => {
+            let seen = w
+                .iter()
+                .find(|w| !w.is_empty())
+                .map(|w| format!("held; seen at {}: {}", w.what, w.seen))
+                .unwrap_or_default();
+            (Verdict::Info, seen, Vec::new(), w)
+        }
         Outcome::Kept(w) => (Verdict::Pass, String::new(), Vec::new(), w),
         Outcome::NotApplicable(r) => (Verdict::Skip, r, Vec::new(), Vec::new()),
         Outcome::Inconclusive(r) => (Verdict::Inconclusive, r, Vec::new(), Vec::new()),
@@ -656,8 +673,28 @@ mod tests {
         );
         assert_eq!((pass.verdict, pass.level), (Verdict::Pass, Level::Must));
         assert_eq!(pass.observed, vec![Witness::new("step `s`", "HTTP 200")]);
-        assert_eq!(pass.rule, None);
-        assert_eq!(pass.quote, None);
+        assert_eq!(
+            (pass.rule.as_deref(), pass.quote.as_deref()),
+            (Some("one"), Some("one quote")),
+            "a pass cites the rule it held to"
+        );
+    }
+
+    #[test]
+    fn an_informational_entry_that_holds_is_information_not_a_pass() {
+        let subject = Subject::assertion(Level::Info, vec![], "t".into(), String::new());
+        let held = judge(subject.clone(), Outcome::kept("step `s`", "HTTP 200"));
+        assert_eq!(held.verdict, Verdict::Info, "{held:?}");
+        assert!(
+            held.reason.starts_with("informational") && held.reason.contains("HTTP 200"),
+            "{}",
+            held.reason
+        );
+        assert_eq!(held.observed, vec![Witness::new("step `s`", "HTTP 200")]);
+        let not = judge(subject, Outcome::Fail("not seen".into(), vec![]));
+        assert_eq!(not.verdict, Verdict::Info);
+        let s = crate::matrix::levels::scope([&held, &not]);
+        assert_eq!((s.judged, s.reached), (0, 0), "information is not judged");
     }
 
     #[test]

@@ -97,9 +97,9 @@ pub struct Score {
     pub must: Counts,
     /// SHOULD entries by verdict.
     pub should: Counts,
-    /// MAY and INFO entries by verdict (never used for the level).
+    /// MAY entries by verdict (never used for the level; informational entries are in none).
     pub may: Counts,
-    /// Entries skipped at any level (not counted).
+    /// Entries skipped at a graded level (not counted).
     pub skipped: usize,
     /// Claimed capabilities never seen on the wire: their entries are left out of the level.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -134,7 +134,8 @@ pub fn score<'a>(entries: impl IntoIterator<Item = &'a CheckResult>) -> Score {
     let (mut first_must, mut first_must_unobserved) = (None, None);
     let (mut first_should, mut first_should_unobserved) = (None, None);
     let mut skipped = 0;
-    for c in entries {
+    // Information is never graded: it is in none of the counts.
+    for c in entries.into_iter().filter(|c| c.level != Level::Info) {
         if c.verdict == Verdict::Skip {
             skipped += 1;
         }
@@ -157,7 +158,8 @@ pub fn score<'a>(entries: impl IntoIterator<Item = &'a CheckResult>) -> Score {
                     first_should_unobserved = Some(c);
                 }
             }
-            Level::May | Level::Info => may.add(c),
+            Level::May => may.add(c),
+            Level::Info => {}
         }
     }
     let mut s = Score {
@@ -327,7 +329,7 @@ pub fn scope<'a>(entries: impl IntoIterator<Item = &'a CheckResult>) -> Scope {
         reached: 0,
     };
     for c in entries {
-        if c.verdict == Verdict::Skip || c.premise {
+        if c.verdict == Verdict::Skip || c.premise || c.level == Level::Info {
             continue;
         }
         s.reached += 1;

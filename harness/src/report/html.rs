@@ -63,21 +63,49 @@ fn count_of(c: &Counts, v: Verdict) -> usize {
     }
 }
 
+/// The rule an entry cites, with its quote: the rule broken by a breach, else the rule held to
+/// (a pass) or read (information).
+fn cited(out: &mut String, c: &CheckResult, quote: &str) {
+    if let Some(id) = &c.rule {
+        let how = match c.verdict {
+            Verdict::Fail | Verdict::Warn => "rule broken",
+            Verdict::Pass => "rule held",
+            _ => "rule",
+        };
+        let _ = write!(
+            out,
+            "<p class=\"rule\">{how}: <code>{}</code> ({})</p>",
+            esc(id),
+            c.level.as_str()
+        );
+    }
+    let _ = write!(out, "<blockquote class=\"quote\">{}</blockquote>", esc(quote));
+}
+
+/// What an entry observed, one witness per item.
+fn witnesses(out: &mut String, c: &CheckResult) {
+    let _ = write!(out, "<ul class=\"witnesses\">");
+    for w in &c.observed {
+        let _ = write!(
+            out,
+            "<li>{}: <code>{}</code></li>",
+            esc(&w.what),
+            esc(&w.seen)
+        );
+    }
+    let _ = write!(out, "</ul>");
+}
+
 fn evidence(out: &mut String, s: &ScenarioResult, c: &CheckResult) {
     let _ = write!(out, "<details><summary>evidence</summary>");
     if !c.reason.is_empty() {
         let _ = write!(out, "<p class=\"reason\">{}</p>", esc(&c.reason));
     }
     if let Some(q) = &c.quote {
-        if let Some(id) = &c.rule {
-            let _ = write!(
-                out,
-                "<p class=\"rule\">rule broken: <code>{}</code> ({})</p>",
-                esc(id),
-                c.level.as_str()
-            );
-        }
-        let _ = write!(out, "<blockquote class=\"quote\">{}</blockquote>", esc(q));
+        cited(out, c, q);
+    }
+    if c.verdict == Verdict::Info && !c.observed.is_empty() {
+        witnesses(out, c);
     }
     let _ = write!(out, "<dl class=\"ev\">");
     if !c.refs.is_empty() {
@@ -332,18 +360,14 @@ pub fn html(run: &RunResult) -> String {
             // What the pass observed, on demand.
             let _ = write!(
                 out,
-                "<details class=\"observed\"><summary>observed{}</summary><ul>",
+                "<details class=\"observed\"><summary>observed{}</summary>",
                 if c.premise { " (premise)" } else { "" }
             );
-            for w in &c.observed {
-                let _ = write!(
-                    out,
-                    "<li>{}: <code>{}</code></li>",
-                    esc(&w.what),
-                    esc(&w.seen)
-                );
+            if let Some(q) = &c.quote {
+                cited(&mut out, c, q);
             }
-            let _ = write!(out, "</ul></details>");
+            witnesses(&mut out, c);
+            let _ = write!(out, "</details>");
         }
         let _ = writeln!(out, "</td></tr>");
     }
@@ -390,8 +414,7 @@ pub fn html(run: &RunResult) -> String {
     );
     let pallas = super::claims_a_pallas(&run.claims);
     for s in &run.scenarios {
-        let not_judged =
-            s.skipped.is_none() && crate::runner::binds_a_pallas_only(&s.checks, s.verdict, pallas);
+        let not_judged = super::not_judged(s, pallas);
         let _ = writeln!(
             out,
             "<tr class=\"v-{v}\"><td><code>{}</code></td><td>{}{}</td><td><code>{}</code></td><td><span class=\"tag\">{v}</span></td><td class=\"n\">{}</td><td class=\"n\">{:.2}s</td></tr>",
@@ -399,8 +422,10 @@ pub fn html(run: &RunResult) -> String {
             esc(&s.title),
             match &s.skipped {
                 Some(w) => format!(" <span class=\"muted\">(skipped: {})</span>", esc(w)),
-                None if not_judged => " <span class=\"muted\">(ran; every entry it judges binds a Pallas, which this target does not claim to be: shown, not judged)</span>".to_owned(),
-                None => String::new(),
+                None => match &not_judged {
+                    Some(why) => format!(" <span class=\"muted\">({})</span>", esc(why)),
+                    None => String::new(),
+                },
             },
             esc(&s.file),
             s.checks.len(),

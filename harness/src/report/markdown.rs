@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::checks::Verdict;
+use crate::checks::{CheckResult, Verdict};
 use crate::runner::RunResult;
 
 fn icon(v: Verdict) -> &'static str {
@@ -79,8 +79,7 @@ pub fn markdown(run: &RunResult) -> String {
             .iter()
             .map(|k| format!("{} {}", k.id, check_icon(k)))
             .collect();
-        let pallas_only =
-            s.skipped.is_none() && crate::runner::binds_a_pallas_only(&s.checks, s.verdict, pallas);
+        let pallas_only = super::not_judged(s, pallas).is_some();
         shown_not_judged |= pallas_only;
         let _ = writeln!(
             out,
@@ -95,7 +94,7 @@ pub fn markdown(run: &RunResult) -> String {
     if shown_not_judged {
         let _ = writeln!(
             out,
-            "\n*skip (binds a Pallas)*: the scenario ran, and every entry it was written to judge binds a Pallas alone (seed 000's and 001's Pallas wording), which this target does not claim to be: their passes are shown, not counted for the scenario; a failure among them would still fail it."
+            "\n*skip (binds a Pallas)*: the scenario ran, and every entry it was written to judge binds a Pallas alone (seed 000's and 001's Pallas wording), which this target does not claim to be: their passes are shown, not counted for the scenario (a failure among them would still count); the automatic MCP entries beside them are judged as in every scenario. The JSON report gives each such scenario's entries in its `not_judged`."
         );
     }
     let mut failures = String::new();
@@ -221,26 +220,40 @@ fn not_judged(out: &mut String, run: &RunResult) {
 /// What each pass observed: per scenario, folded, every pass with its witnesses (the observed
 /// value that could have broken the rule).
 fn observed(out: &mut String, run: &RunResult) {
-    let passes = |s: &crate::runner::ScenarioResult| {
-        s.checks
-            .iter()
-            .filter(|k| k.verdict == Verdict::Pass)
-            .count()
+    // A pass, or information that was seen.
+    let shown = |k: &CheckResult| {
+        k.verdict == Verdict::Pass || (k.verdict == Verdict::Info && !k.observed.is_empty())
     };
-    if run.scenarios.iter().all(|s| passes(s) == 0) {
+    let count = |s: &crate::runner::ScenarioResult, v: Verdict| {
+        s.checks.iter().filter(|k| k.verdict == v && shown(k)).count()
+    };
+    let any = |s: &crate::runner::ScenarioResult| s.checks.iter().any(|k| shown(k));
+    if !run.scenarios.iter().any(any) {
         return;
     }
     let _ = writeln!(out, "\n## What each pass observed\n");
-    for s in run.scenarios.iter().filter(|s| passes(s) > 0) {
+    for s in run.scenarios.iter().filter(|s| any(s)) {
+        let info = match count(s, Verdict::Info) {
+            0 => String::new(),
+            n => format!(", {n} informational"),
+        };
         let _ = writeln!(
             out,
-            "<details><summary><code>{}</code>: {} pass(es)</summary>\n",
+            "<details><summary><code>{}</code>: {} pass(es){info}</summary>\n",
             s.id,
-            passes(s)
+            count(s, Verdict::Pass)
         );
-        for k in s.checks.iter().filter(|k| k.verdict == Verdict::Pass) {
-            let premise = if k.premise { " (premise)" } else { "" };
-            let _ = writeln!(out, "- {}{premise} — {}", k.id, k.title.replace('|', "\\|"));
+        for k in s.checks.iter().filter(|k| shown(k)) {
+            let kind = match (k.premise, k.verdict) {
+                (true, _) => " (premise)".to_owned(),
+                (_, Verdict::Info) => " (information, not judged)".to_owned(),
+                _ => k
+                    .rule
+                    .as_deref()
+                    .map(|r| format!(" (rule `{r}`, {})", k.level.as_str()))
+                    .unwrap_or_default(),
+            };
+            let _ = writeln!(out, "- {}{kind} — {}", k.id, k.title.replace('|', "\\|"));
             for w in &k.observed {
                 let _ = writeln!(
                     out,
