@@ -79,7 +79,11 @@ fn cited(out: &mut String, c: &CheckResult, quote: &str) {
             c.level.as_str()
         );
     }
-    let _ = write!(out, "<blockquote class=\"quote\">{}</blockquote>", esc(quote));
+    let _ = write!(
+        out,
+        "<blockquote class=\"quote\">{}</blockquote>",
+        esc(quote)
+    );
 }
 
 /// What an entry observed, one witness per item.

@@ -225,7 +225,10 @@ fn observed(out: &mut String, run: &RunResult) {
         k.verdict == Verdict::Pass || (k.verdict == Verdict::Info && !k.observed.is_empty())
     };
     let count = |s: &crate::runner::ScenarioResult, v: Verdict| {
-        s.checks.iter().filter(|k| k.verdict == v && shown(k)).count()
+        s.checks
+            .iter()
+            .filter(|k| k.verdict == v && shown(k))
+            .count()
     };
     let any = |s: &crate::runner::ScenarioResult| s.checks.iter().any(|k| shown(k));
     if !run.scenarios.iter().any(any) {

@@ -130,7 +130,11 @@ pub(crate) fn not_judged(s: &crate::runner::ScenarioResult, pallas: bool) -> Opt
         return None;
     }
     let mut own: Vec<(&str, usize)> = Vec::new();
-    for c in s.checks.iter().filter(|c| !c.premise && !c.location.is_empty()) {
+    for c in s
+        .checks
+        .iter()
+        .filter(|c| !c.premise && !c.location.is_empty())
+    {
         match own.iter_mut().find(|(id, _)| *id == c.id) {
             Some((_, n)) => *n += 1,
             None => own.push((&c.id, 1)),
@@ -138,7 +142,13 @@ pub(crate) fn not_judged(s: &crate::runner::ScenarioResult, pallas: bool) -> Opt
     }
     let own: Vec<String> = own
         .iter()
-        .map(|(id, n)| if *n > 1 { format!("{id} ×{n}") } else { (*id).to_owned() })
+        .map(|(id, n)| {
+            if *n > 1 {
+                format!("{id} ×{n}")
+            } else {
+                (*id).to_owned()
+            }
+        })
         .collect();
     Some(format!(
         "ran; every entry it was written to judge ({}) binds a Pallas alone (seed 000's and 001's Pallas wording), and the target claims no Pallas-only capability: their passes are shown, not counted for the scenario (a failure among them would still count); the automatic MCP entries are judged as in every scenario",
@@ -203,7 +213,9 @@ mod tests {
             error: None,
         };
         let doc = json(&run(vec!["tools".into()]));
-        let why = doc["scenarios"][0]["not_judged"].as_str().unwrap_or_default();
+        let why = doc["scenarios"][0]["not_judged"]
+            .as_str()
+            .unwrap_or_default();
         assert!(
             why.contains("MSG-002 ×2") && why.contains("binds a Pallas alone"),
             "{doc}"

@@ -715,7 +715,12 @@ impl AgentServer {
                 ChatMessage::Assistant {
                     text: Some(text), ..
                 } if !text.is_empty() => {
-                    messages.push(PromptMessage::new_text(Role::Assistant, text));
+                    let role = if crate::defect!("history-answers-as-user") {
+                        Role::User
+                    } else {
+                        Role::Assistant
+                    };
+                    messages.push(PromptMessage::new_text(role, text));
                 }
                 _ => {}
             }

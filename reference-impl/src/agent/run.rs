@@ -378,6 +378,17 @@ fn count_turn(
             .observe_llm_tokens(&settings.name, &settings.model.model, turn_usage);
     } else {
         core.series.observe_llm_turn(turn_usage);
+        // `metrics-turn-also-under-default-model`: a second count of the turn under the model
+        // `default_model` names, for an agent on its own model.
+        #[cfg(feature = "defects")]
+        if crate::defect!("metrics-turn-also-under-default-model")
+            && let Some(default) = crate::defects::default_model()
+            && default.model != settings.model.model
+        {
+            core.deps
+                .metrics
+                .observe_llm_turn(&settings.name, &default.model, turn_usage);
+        }
     }
 }
 

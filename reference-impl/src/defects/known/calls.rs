@@ -44,6 +44,10 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
     ),
     ("history-empty", "`{agent}_history` is always empty"),
     (
+        "history-answers-as-user",
+        "`{agent}_history` gives the model's answers the `user` role",
+    ),
+    (
         "history-images-dropped",
         "`{agent}_history` keeps a message's text but not its images",
     ),

@@ -63,6 +63,10 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "`pallas_llm_turns_total` counts only the final LLM turn of a call, not every round-trip",
     ),
     (
+        "metrics-turn-also-under-default-model",
+        "an agent on its own model has each LLM turn counted under that model and again under `default_model`'s",
+    ),
+    (
         "metrics-tokens-drop-reasoning",
         "`pallas_llm_tokens_total` never counts the `reasoning` kind",
     ),
