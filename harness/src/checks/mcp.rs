@@ -271,7 +271,9 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
             ));
         }
         if s.observation.cancelled_at_ms().is_some() {
-            continue; // the client cancelled it: the receiver should not answer
+            // The client cancelled it: the receiver should not answer.
+            kept.push(Witness::new(&s.name, CANCELLED));
+            continue;
         }
         if s.error.is_none()
             && s.observation.exchange().is_some_and(|x| {
@@ -298,11 +300,18 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
             ));
         }
     }
-    if kept.iter().all(|w| w.seen.ends_with(NOT_JUDGED)) {
+    if kept
+        .iter()
+        .all(|w| w.seen.ends_with(NOT_JUDGED) || w.seen == CANCELLED)
+    {
         return Outcome::Inconclusive("no request got a JSON-RPC response to judge".into());
     }
     Outcome::Kept(kept)
 }
+
+/// The witness row of a request the client cancelled, which MCP-009 leaves out (shown beside the
+/// judged ones, never a witness alone).
+const CANCELLED: &str = "cancelled by the client (notifications/cancelled): not judged (MCP: the receiver should not answer it)";
 
 /// The end of a witness row that names a request MCP-009 left out (shown beside the judged ones,
 /// never a witness alone).
