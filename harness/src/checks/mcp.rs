@@ -43,13 +43,15 @@ pub(super) const CHECKS: &[Check] = &[
         .by_default("the `notifications/initialized` of `connect` steps, `request` steps with `notification: true`, raw steps POSTing a notification or a response: when answered 2xx, 202 with no body (an HTTP error status is not judged)"),
 ];
 
-/// The actions that send an MCP request and expect its response.
+/// The actions that send an MCP request and expect its response (a `request` step that sends a
+/// notification aside: [`requests_of`]).
 const REQUESTS: &[ActionKind] = &[
     ActionKind::ListTools,
     ActionKind::Health,
     ActionKind::Send,
     ActionKind::Call,
     ActionKind::History,
+    ActionKind::Request,
 ];
 
 /// [`REQUESTS`] and `connect`'s `initialize`.
@@ -59,8 +61,18 @@ const REQUESTS_AND_CONNECT: &[ActionKind] = &[
     ActionKind::Send,
     ActionKind::Call,
     ActionKind::History,
+    ActionKind::Request,
     ActionKind::Connect,
 ];
+
+/// The steps of `kinds` the check selects that sent a request (a `request` step with
+/// `notification: true` expects no response).
+fn requests_of<'a>(o: &'a Observed, c: &CheckSpec, kinds: &[ActionKind]) -> Vec<&'a StepRecord> {
+    steps_of(o, c, kinds)
+        .into_iter()
+        .filter(|s| !matches!(s.action(), Some(StepAction::Request(r)) if r.notification))
+        .collect()
+}
 
 pub(super) fn wire_valid(o: &Observed) -> Outcome {
     if o.received.is_empty() {
@@ -197,7 +209,7 @@ pub(super) fn handshake(c: &CheckSpec, o: &Observed) -> Outcome {
 }
 
 pub(super) fn content_types(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, REQUESTS_AND_CONNECT);
+    let steps = requests_of(o, c, REQUESTS_AND_CONNECT);
     if steps.is_empty() {
         return na("MCP request");
     }
@@ -233,7 +245,7 @@ pub(super) fn content_types(c: &CheckSpec, o: &Observed) -> Outcome {
 }
 
 pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, REQUESTS);
+    let steps = requests_of(o, c, REQUESTS);
     let raw = raw_requests(o, c);
     if steps.is_empty() && raw.is_empty() {
         return na("MCP request");
@@ -480,7 +492,7 @@ fn raw_stray_response<'a>(s: &'a StepRecord, sent: &Value) -> Option<JsonRef<'a>
 /// MCP-010: one response per request; the stream carries nothing after it, least of all a
 /// second response to the same id.
 pub(super) fn one_response(c: &CheckSpec, o: &Observed) -> Outcome {
-    let steps = steps_of(o, c, REQUESTS);
+    let steps = requests_of(o, c, REQUESTS);
     if steps.is_empty() {
         return na("MCP request");
     }
