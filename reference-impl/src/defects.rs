@@ -6,6 +6,7 @@ use std::sync::{Mutex, RwLock};
 
 use crate::settings::Secret;
 
+mod eighth;
 mod fresh;
 mod known;
 mod misread;
@@ -16,6 +17,11 @@ mod sixth;
 mod stream_gone;
 mod transport;
 mod yaml_scalar;
+pub use eighth::{
+    QuietAfterCancel, bearer_required, forget_unset_header_servers, has_unset_header_var,
+    health_bearer, json_response_only, namespace_configured, plain_text_line, remember_health,
+    remember_namespace_configured, remember_unset_header_server, unhealthy, with_health_bearer,
+};
 pub use fresh::{
     FreshConfiguration, created_seconds, declared_capabilities, first_token_of,
     model_database_capabilities, openai_env_base_url, openmetrics, project_name, published_bearer,
@@ -122,6 +128,7 @@ pub fn set(names: &[&'static str]) {
     }
     remembered::forget();
     fresh::forget();
+    eighth::forget();
 }
 
 /// Reads [`ENV_VAR`] once at startup and activates what it names; returns the active names.

@@ -114,7 +114,17 @@ fn with_headers(
     mut request: reqwest::RequestBuilder,
     server: &DownstreamSettings,
 ) -> reqwest::RequestBuilder {
+    // `rx-probe-forwards-bearer-to-all-servers`: the bearer of the `get_health` call, set as the
+    // probe's own auth, on every server.
+    #[cfg(feature = "defects")]
+    let forwarded = crate::defects::health_bearer()
+        .filter(|_| crate::defect!("rx-probe-forwards-bearer-to-all-servers"));
+    #[cfg(not(feature = "defects"))]
+    let forwarded: Option<crate::settings::Secret> = None;
     for (name, value) in &server.headers {
+        if forwarded.is_some() && name.eq_ignore_ascii_case("authorization") {
+            continue;
+        }
         // `mr-probe-authorization-only`: "auth headers" read as `Authorization` alone.
         if crate::defect!("mr-probe-authorization-only")
             && !name.eq_ignore_ascii_case("authorization")
@@ -122,6 +132,9 @@ fn with_headers(
             continue;
         }
         request = request.header(name.as_str(), value.expose());
+    }
+    if let Some(bearer) = forwarded {
+        request = request.bearer_auth(bearer.expose());
     }
     #[cfg(feature = "defects")]
     if crate::defect!("probe-with-bearer")
@@ -137,19 +150,9 @@ async fn probe_inner(
     server: &DownstreamSettings,
     deadline: Instant,
 ) -> Result<(), String> {
-    let initialize = json!({
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "pallas-health", "version": env!("CARGO_PKG_VERSION")},
-        },
-    });
     let response = with_headers(http.post(&server.url), server)
         .header(http::header::ACCEPT, probe_accept(true))
-        .json(&initialize)
+        .json(&initialize_request())
         .send()
         .await
         .map_err(|error| describe(&error))?;
@@ -225,6 +228,10 @@ async fn probe_inner(
         }
         _ => {}
     }
+    // `rx-initialize-probe-minimal-params`: the probe is that one `initialize`.
+    if crate::defect!("rx-initialize-probe-minimal-params") {
+        return Err(format!("initialize answered HTTP {}", status.as_u16()));
+    }
     // No session era: a 2026-07-28 server answers `server/discover`.
     let discover = json!({
         "jsonrpc": "2.0",
@@ -257,6 +264,29 @@ async fn probe_inner(
         status.as_u16(),
         modern_status.as_u16()
     ))
+}
+
+/// The probe's `initialize` request (`rx-initialize-probe-minimal-params`: `protocolVersion`
+/// alone, "only reachability matters").
+fn initialize_request() -> Value {
+    if crate::defect!("rx-initialize-probe-minimal-params") {
+        return json!({
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18"},
+        });
+    }
+    json!({
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "pallas-health", "version": env!("CARGO_PKG_VERSION")},
+        },
+    })
 }
 
 /// The `Accept` of a probe request: JSON and SSE (`probe-accept-json-only`: JSON alone for the
@@ -504,6 +534,11 @@ pub async fn check(
     if !(report.status == HealthStatus::Error && crate::defect!("mr-health-error-as-tool-error")) {
         metrics.set_agent_health(&settings.name, report.status.as_str());
     }
+    // `rx-registry-hides-unhealthy-agents`: the registry leaves out an agent that reports `error`.
+    #[cfg(feature = "defects")]
+    if crate::defect!("rx-registry-hides-unhealthy-agents") {
+        crate::defects::remember_health(&settings.name, report.status == HealthStatus::Error);
+    }
     report
 }
 
@@ -562,6 +597,21 @@ pub fn summarize(probes: &[ProbeResult], provider: &ProviderStatus, serving: boo
     if !unreachable.is_empty() {
         parts.push(format!("Unreachable: {}", unreachable.join(", ")));
     }
+    // `rx-slow-probe-reported-degraded`: "slow responses" as a check of its own, against the
+    // "under 1 second" target.
+    parts.extend(
+        probes
+            .iter()
+            .filter(|probe| probe.problem.is_none() && probe.elapsed > SLOW_PROBE)
+            .filter(|_| crate::defect!("rx-slow-probe-reported-degraded"))
+            .map(|probe| {
+                format!(
+                    "{} slow ({:.1}s)",
+                    probe.server,
+                    probe.elapsed.as_secs_f64()
+                )
+            }),
+    );
     if !slow.is_empty() {
         parts.push(format!("Slow: {}", slow.join(", ")));
     }

@@ -396,6 +396,14 @@ impl Drop for Record {
         {
             let _ = f.write_record(line.as_bytes());
         }
+        // `rx-stderr-handler-plain-text`: journald adds its own metadata, so stderr gets
+        // `%(levelname)s %(name)s: %(message)s`; only the file keeps JSON.
+        #[cfg(feature = "defects")]
+        if self.target.stderr && crate::defect!("rx-stderr-handler-plain-text") {
+            let text = crate::defects::plain_text_line(&line);
+            let _ = io::stderr().lock().write_all(text.as_bytes());
+            return;
+        }
         if self.target.stderr {
             let _ = io::stderr().lock().write_all(line.as_bytes());
             // `ms-stderr-pallas-records-twice`: a stderr handler on `pallas` and on root, which

@@ -96,6 +96,10 @@ struct Inner {
     downstream_up: GaugeVec,
     llm_provider_up: GaugeVec,
     agent_health_status: GaugeVec,
+    /// `rx-duration-histogram-outcome-label`: the histogram was declared with `outcome`.
+    duration_by_outcome: bool,
+    /// `rx-health-gauge-copies-daedalus-labels`: the health gauge was declared with `instance`.
+    health_by_instance: bool,
 }
 
 impl Default for Metrics {
@@ -158,13 +162,19 @@ impl Metrics {
             1.0
         });
         registry.register(Box::new(up.clone()))?;
+        // `rx-private-registry-drops-process-metrics`: a private `CollectorRegistry()`, without
+        // the default collectors.
         #[cfg(target_os = "linux")]
-        if !crate::defect!("metrics-no-process-collector") {
+        if !crate::defect!("metrics-no-process-collector")
+            && !crate::defect!("rx-private-registry-drops-process-metrics")
+        {
             registry.register(Box::new(
                 prometheus::process_collector::ProcessCollector::for_self(),
             ))?;
         }
 
+        let duration_by_outcome = crate::defect!("rx-duration-histogram-outcome-label");
+        let health_by_instance = crate::defect!("rx-health-gauge-copies-daedalus-labels");
         let inner = Inner {
             #[cfg(feature = "defects")]
             up,
@@ -183,7 +193,12 @@ impl Metrics {
             send_message_duration: histogram(
                 "pallas_send_message_duration_seconds",
                 "End-to-end wall-clock duration of send_message, the whole agent loop included",
-                &["agent"],
+                // `rx-duration-histogram-outcome-label`: the counter's labels, mirrored.
+                if duration_by_outcome {
+                    &["agent", "outcome"][..]
+                } else {
+                    &["agent"][..]
+                },
                 // `ms-send-duration-default-buckets`: prometheus_client's defaults (0.005 … 10 s).
                 if crate::defect!("ms-send-duration-default-buckets") {
                     prometheus::DEFAULT_BUCKETS
@@ -225,8 +240,15 @@ impl Metrics {
             agent_health_status: gauge(
                 "pallas_agent_health_status",
                 "Aggregate of the last get_health: 1 ok, 0.5 degraded, 0 error",
-                &["agent"],
+                // `rx-health-gauge-copies-daedalus-labels`: Daedalus's `{instance, agent}`.
+                if health_by_instance {
+                    &["instance", "agent"][..]
+                } else {
+                    &["agent"][..]
+                },
             )?,
+            duration_by_outcome,
+            health_by_instance,
             registry,
         };
         Ok(Metrics(Arc::new(inner)))
@@ -241,6 +263,12 @@ impl Metrics {
         }
         let mut text = String::from_utf8_lossy(&buf).into_owned();
         self.declare_unused_families(&families, &mut text);
+        // `rx-agent-info-as-info-metric`: a `prometheus_client.Info`, whose samples take `_info`.
+        if crate::defect!("rx-agent-info-as-info-metric") {
+            text = text
+                .replace("pallas_agent_info{", "pallas_agent_info_info{")
+                .replace("pallas_agent_info ", "pallas_agent_info_info ");
+        }
         if crate::defect!("metrics-missing-metric") {
             return text
                 .lines()
@@ -330,7 +358,8 @@ impl Metrics {
                 .send_message_total
                 .with_label_values(&[agent, outcome]);
         }
-        if !crate::defect!("metrics-duration-never-sampled") {
+        // `rx-duration-histogram-outcome-label`: a series per outcome appears with its first call.
+        if !crate::defect!("metrics-duration-never-sampled") && !self.0.duration_by_outcome {
             self.0.send_message_duration.with_label_values(&[agent]);
         }
     }
@@ -368,7 +397,15 @@ impl Metrics {
                 .agent_info
                 .remove_label_values(&[agent, &port.to_string()]);
         }
-        let _ = self.0.agent_health_status.remove_label_values(&[agent]);
+        if self.0.health_by_instance {
+            let instance = health_instance();
+            let _ = self
+                .0
+                .agent_health_status
+                .remove_label_values(&[instance.as_str(), agent]);
+        } else {
+            let _ = self.0.agent_health_status.remove_label_values(&[agent]);
+        }
     }
 
     /// `send-duration-model-only`: the seconds `agent`'s downstream operations took so far.
@@ -445,6 +482,13 @@ impl Metrics {
         } else {
             seconds
         };
+        if self.0.duration_by_outcome {
+            self.0
+                .send_message_duration
+                .with_label_values(&[agent, outcome(ok)])
+                .observe(seconds);
+            return;
+        }
         self.0
             .send_message_duration
             .with_label_values(&[agent])
@@ -568,11 +612,32 @@ impl Metrics {
         } else {
             agent.to_owned()
         };
+        if self.0.health_by_instance {
+            let instance = health_instance();
+            self.0
+                .agent_health_status
+                .with_label_values(&[instance.as_str(), label.as_str()])
+                .set(value);
+            return;
+        }
         self.0
             .agent_health_status
             .with_label_values(&[label.as_str()])
             .set(value);
     }
+}
+
+/// `rx-health-gauge-copies-daedalus-labels`: the `instance` label, the `agents.yaml` `name`.
+#[cfg(feature = "defects")]
+fn health_instance() -> String {
+    Some(crate::defects::project_name())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "pallas".to_owned())
+}
+
+#[cfg(not(feature = "defects"))]
+fn health_instance() -> String {
+    String::new()
 }
 
 /// One agent's `send_message` and model-turn series ([`Metrics::agent_series`]), so that a call
@@ -610,6 +675,7 @@ impl AgentSeries {
             || crate::defect!("send-duration-model-only")
             || crate::defect!("fm-duration-success-only")
             || crate::defect!("qx-duration-observed-in-milliseconds")
+            || self.metrics.0.duration_by_outcome
         {
             return self.metrics.observe_send_message(&self.agent, ok, elapsed);
         }

@@ -143,6 +143,13 @@ impl PublishedAgent {
                     crate::defects::project_name(),
                     s.name.replace('_', "-")
                 ),
+                // `rx-registry-name-without-namespace`: no `namespace` configured, the bare slug.
+                #[cfg(feature = "defects")]
+                _ if crate::defect!("rx-registry-name-without-namespace")
+                    && !crate::defects::namespace_configured() =>
+                {
+                    s.name.replace('_', "-")
+                }
                 _ => registry_name(namespace, &s.name),
             },
             title: entry.title.clone(),
@@ -207,7 +214,13 @@ impl PublishedAgent {
         } else {
             self.url.clone()
         };
-        let mut remotes = vec![json!({ "type": "streamable-http", "url": url })];
+        // `rx-remotes-type-http`: fast-agent's own transport name, `http`.
+        let transport = if crate::defect!("rx-remotes-type-http") {
+            "http"
+        } else {
+            "streamable-http"
+        };
+        let mut remotes = vec![json!({ "type": transport, "url": url })];
         if crate::defect!("registry-extra-dead-remote") {
             remotes.push(json!({ "type": "streamable-http", "url": format!("{}-v2", self.url) }));
         }
@@ -392,7 +405,17 @@ impl RegistryState {
 
     /// The catalogue document: `{"servers": [...]}`.
     pub fn document(&self) -> Value {
-        self.document_of(&self.agents())
+        let agents = self.agents();
+        // `rx-registry-hides-unhealthy-agents`: "currently provided" read as "currently usable".
+        #[cfg(feature = "defects")]
+        let agents: Vec<PublishedAgent> = agents
+            .into_iter()
+            .filter(|agent| {
+                !(crate::defect!("rx-registry-hides-unhealthy-agents")
+                    && crate::defects::unhealthy(&agent.agent))
+            })
+            .collect();
+        self.document_of(&agents)
     }
 
     fn document_of(&self, agents: &[PublishedAgent]) -> Value {

@@ -236,12 +236,18 @@ impl std::fmt::Debug for RunningPallas {
     clippy::too_many_lines,
     reason = "seed 001's startup sequence (preflight, subagents first, registry, one server per agent) in its order"
 )]
-pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, RuntimeError> {
+pub async fn start(dir: &Path, mut options: StartOptions) -> Result<RunningPallas, RuntimeError> {
     let deployment = config::load(dir, &options.load)?;
     // Taken now, not when the watch task first runs, so every later change triggers a reload.
     let watched = deployment.watched_files.clone();
     let initial_fingerprint = fingerprint(&watched);
     let file = deployment.agents_file.display().to_string();
+    // `rx-unknown-agent-name-starts-all`: `if cfg: _run_single(...) else: _start_all()`.
+    if options.agent.as_deref().is_some_and(|name| {
+        deployment.agent(name).is_none() && crate::defect!("rx-unknown-agent-name-starts-all")
+    }) {
+        options.agent = None;
+    }
     if let Some(name) = &options.agent
         && deployment.agent(name).is_none()
     {
@@ -410,6 +416,29 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
                     .registry
                     .set_providers(state.cells.values().cloned().collect());
             }
+            // `rx-unset-header-var-blocks-agent`: "the calls would only fail later": the agent
+            // is not started (its port closed); the registry lists it from agents.yaml.
+            #[cfg(feature = "defects")]
+            if crate::defect!("rx-unset-header-var-blocks-agent")
+                && entry
+                    .settings
+                    .servers
+                    .iter()
+                    .any(|server| crate::defects::has_unset_header_var(&server.name))
+            {
+                tracing::error!(agent = %entry.name(), "a downstream header references an unset environment variable; agent not started");
+                drop(listener);
+                let d = &state.deployment;
+                shared.registry.publish(registry::PublishedAgent::new(
+                    &entry,
+                    &d.namespace,
+                    &d.version,
+                    &d.host,
+                    entry.port,
+                    d.publish_capabilities,
+                ));
+                continue;
+            }
             if crate::defect!("fm-depends-on-two-waves") && named(&entry) {
                 // The first wave starts together: it waits for nothing.
             } else if !crate::defect!("depends-on-reversed") {
@@ -451,6 +480,14 @@ pub async fn start(dir: &Path, options: StartOptions) -> Result<RunningPallas, R
                 if let Err(reason) = wait_ready(&url, shared.options.ready_timeout).await {
                     tracing::warn!(agent = %running.entry.name(), %url, %reason, "agent not ready in time; starting the next one");
                 }
+            }
+            // `rx-registry-hides-unhealthy-agents`: each agent's port probed once it serves; one
+            // that does not pass counts as unhealthy.
+            #[cfg(feature = "defects")]
+            if crate::defect!("rx-registry-hides-unhealthy-agents") {
+                let url = format!("http://{}/mcp", loopback(running.addr));
+                let ready = wait_ready(&url, shared.options.ready_timeout).await;
+                crate::defects::remember_health(running.entry.name(), ready.is_err());
             }
             state
                 .agents

@@ -32,6 +32,9 @@ mod sixth;
 #[path = "defects/seventh.rs"]
 mod seventh;
 
+#[path = "defects/eighth.rs"]
+mod eighth;
+
 use pallas_reference::defects;
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -77,6 +80,7 @@ fn every_known_defect_is_proven_here_or_by_the_e2e_matrix() {
         include_str!("defects/fresh.rs"),
         include_str!("defects/sixth.rs"),
         include_str!("defects/seventh.rs"),
+        include_str!("defects/eighth.rs"),
     ]
     .concat();
     // A defect whose effect shows only on the wire (a log line, a metric value, a probe) may be

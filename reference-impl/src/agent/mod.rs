@@ -67,6 +67,9 @@ pub struct AgentCore {
     /// `qx-history-prompt-registered-lazily`: set by the first `send_message`.
     #[cfg(feature = "defects")]
     history_prompt_registered: std::sync::atomic::AtomicBool,
+    /// `rx-health-queued-behind-send-message`: the one lock every `tools/call` goes through.
+    #[cfg(feature = "defects")]
+    calls: tokio::sync::Mutex<()>,
 }
 
 /// The handler of one MCP session (or one stateless request).
@@ -83,6 +86,7 @@ pub fn router(
     deps: AgentDeps,
     shutdown: CancellationToken,
 ) -> axum::Router {
+    let settings = with_default_temperature(settings);
     let downstreams = settings
         .servers
         .iter()
@@ -114,6 +118,8 @@ pub fn router(
         polled_health: Mutex::new(None),
         #[cfg(feature = "defects")]
         history_prompt_registered: std::sync::atomic::AtomicBool::new(false),
+        #[cfg(feature = "defects")]
+        calls: tokio::sync::Mutex::new(()),
     });
     #[cfg(feature = "defects")]
     if crate::defect!("px-health-gauges-from-background-poller") {
@@ -178,11 +184,42 @@ pub fn router(
         ))
         .layer(axum::middleware::from_fn(wire_defects))
         .layer(axum::middleware::from_fn(crate::defects::watch_stream))
+        .layer(axum::middleware::from_fn(
+            crate::defects::json_response_only,
+        ))
+        .layer(axum::middleware::from_fn(crate::defects::bearer_required))
         .layer(axum::middleware::from_fn(crate::defects::transport_defects));
     router
 }
 
+/// `rx-default-temperature-injected`: an agent whose card sets no sampling parameter gets
+/// Pallas's "sane default", `temperature: 0.7`.
+fn with_default_temperature(settings: Arc<AgentSettings>) -> Arc<AgentSettings> {
+    let params = &settings.request_params;
+    if params.temperature.is_none()
+        && params.top_p.is_none()
+        && params.top_k.is_none()
+        && crate::defect!("rx-default-temperature-injected")
+    {
+        let mut settings = (*settings).clone();
+        settings.request_params.temperature = Some(0.7);
+        return Arc::new(settings);
+    }
+    settings
+}
+
 impl AgentCore {
+    /// `rx-health-queued-behind-send-message`: the lock around all tool handling, held by the
+    /// caller until it answers.
+    #[cfg(feature = "defects")]
+    async fn serialised(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        if crate::defect!("rx-health-queued-behind-send-message") {
+            Some(self.calls.lock().await)
+        } else {
+            None
+        }
+    }
+
     /// `qx-history-prompt-registered-lazily`: the first `send_message` registers the prompt.
     #[cfg(feature = "defects")]
     fn register_history_prompt(&self) {
@@ -452,6 +489,40 @@ fn user_messages(mut parts: Vec<Part>) -> Vec<ChatMessage> {
     vec![ChatMessage::User(parts)]
 }
 
+/// The progress reporter of the call behind `ctx`, whose loop `cancel` stops.
+fn call_progress(ctx: &RequestContext<RoleServer>, cancel: &CancellationToken) -> Progress {
+    let progress = Progress::new(ctx.meta.get_progress_token(), ctx.peer.clone());
+    #[cfg(feature = "defects")]
+    let progress = crate::defects::fatal_when_gone(ctx, cancel).map_or(progress, |sink| {
+        Progress::new(ctx.meta.get_progress_token(), sink)
+    });
+    // `rx-cancel-does-not-stop-loop`: a cancellation only stops the progress.
+    #[cfg(feature = "defects")]
+    let progress = if crate::defect!("rx-cancel-does-not-stop-loop") {
+        Progress::new(
+            ctx.meta.get_progress_token(),
+            crate::defects::QuietAfterCancel::new(ctx.peer.clone(), ctx.ct.clone()),
+        )
+    } else {
+        progress
+    };
+    #[cfg(not(feature = "defects"))]
+    let _ = cancel;
+    progress
+}
+
+/// The text part of a user message (`rx-empty-text-dropped-with-images`: none for an empty
+/// text next to images, "noise").
+fn text_part(message: String, with_images: bool) -> Vec<Part> {
+    if with_images
+        && message.trim().is_empty()
+        && crate::defect!("rx-empty-text-dropped-with-images")
+    {
+        return Vec::new();
+    }
+    vec![Part::Text(message)]
+}
+
 /// `px-progress-token-made-mandatory`: the client's rule ("must include a progressToken")
 /// enforced by the server: a call without one is refused.
 fn token_required(ctx: &RequestContext<RoleServer>) -> Option<CallToolResult> {
@@ -500,6 +571,11 @@ impl AgentServer {
     ) -> CallToolResult {
         let started = Instant::now();
         let result = self.send_message_inner(request, ctx).await;
+        // `rx-cancelled-send-message-not-counted`: the recordings after an `except Exception`,
+        // which a cancellation (a `BaseException`) skips.
+        if ctx.ct.is_cancelled() && crate::defect!("rx-cancelled-send-message-not-counted") {
+            return result;
+        }
         let ok = result.is_error != Some(true);
         self.core.series.observe_send_message(ok, started.elapsed());
         result
@@ -556,17 +632,15 @@ impl AgentServer {
             );
         }
         let cancel = call_cancellation(ctx);
-        let progress = Progress::new(ctx.meta.get_progress_token(), ctx.peer.clone());
-        #[cfg(feature = "defects")]
-        let progress = crate::defects::fatal_when_gone(ctx, &cancel).map_or(progress, |sink| {
-            Progress::new(ctx.meta.get_progress_token(), sink)
-        });
-        let mut user_parts = vec![Part::Text(args.message)];
+        let progress = call_progress(ctx, &cancel);
+        let mut user_parts = text_part(args.message, !args.images.is_empty());
         if !crate::defect!("images-dropped") {
             user_parts.extend(args.images);
         }
         let user = user_messages(user_parts);
+        // `rx-shared-scope-history-not-kept`: always a fresh instance (the request-scope path).
         let mut messages = match &self.history {
+            Some(_) if crate::defect!("rx-shared-scope-history-not-kept") => Vec::new(),
             Some(history) => history.lock().map(|h| h.clone()).unwrap_or_default(),
             None => Vec::new(),
         };
@@ -616,6 +690,9 @@ impl AgentServer {
                     && let Some(user) = kept
                     && let Ok(mut history) = history.lock()
                 {
+                    if crate::defect!("rx-shared-scope-history-not-kept") {
+                        history.clear();
+                    }
                     history.extend(user);
                     history.extend(outcome.added);
                 }
@@ -632,6 +709,22 @@ impl AgentServer {
                 !crate::defect!("provider-error-as-success"),
             ),
         }
+    }
+
+    /// The check of a `get_health` call (`rx-probe-forwards-bearer-to-all-servers`: with the
+    /// call's bearer in scope of its probes).
+    async fn check_health_for(&self, ctx: &RequestContext<RoleServer>) -> health::HealthReport {
+        #[cfg(feature = "defects")]
+        if crate::defect!("rx-probe-forwards-bearer-to-all-servers") {
+            return crate::defects::with_health_bearer(
+                inbound_bearer(ctx),
+                check_health(&self.core),
+            )
+            .await;
+        }
+        #[cfg(not(feature = "defects"))]
+        let _ = ctx;
+        check_health(&self.core).await
     }
 
     /// `mr-tokens-cumulative-across-requests`: the history's running totals (before this call)
@@ -774,6 +867,8 @@ impl ServerHandler for AgentServer {
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        #[cfg(feature = "defects")]
+        let _serialised = self.core.serialised().await;
         match request.name.as_ref() {
             name if name == tools::send_message_name(&self.core.settings.name) => {
                 Ok(self.send_message(&request, &ctx).await.into())
@@ -784,6 +879,7 @@ impl ServerHandler for AgentServer {
                         .series
                         .observe_send_message(true, std::time::Duration::ZERO);
                 }
+                health_arguments_present(&request)?;
                 // `ms-health-tool-framework-schema`: no schema says no arguments, so any pass.
                 if request
                     .arguments
@@ -829,7 +925,7 @@ impl ServerHandler for AgentServer {
                 let polled: Option<health::HealthReport> = None;
                 let report = match polled {
                     Some(report) => report,
-                    None => check_health(&self.core).await,
+                    None => self.check_health_for(&ctx).await,
                 };
                 if report.status != health::HealthStatus::Ok && crate::defect!("health-llm-summary")
                 {
@@ -876,7 +972,7 @@ impl ServerHandler for AgentServer {
                 // that clients "see the problem".
                 let flagged = report.status != health::HealthStatus::Ok
                     && crate::defect!("nx-health-nonok-iserror");
-                Ok(text_result(text, flagged).into())
+                Ok(health_result(&report, text, flagged).into())
             }
             other if crate::defect!("unknown-tool-is-result") => {
                 Ok(text_result(format!("tool not found: {other}"), true).into())
@@ -927,10 +1023,38 @@ impl ServerHandler for AgentServer {
     }
 }
 
+/// `rx-health-requires-arguments-object`: `arguments` validated against the empty schema, so an
+/// absent one is invalid.
+fn health_arguments_present(request: &CallToolRequestParams) -> Result<(), McpError> {
+    if request.arguments.is_none() && crate::defect!("rx-health-requires-arguments-object") {
+        return Err(McpError::invalid_params(
+            "get_health: `arguments` is required (an empty object)",
+            None,
+        ));
+    }
+    Ok(())
+}
+
+/// The `get_health` result of `report`, written as `text` (`rx-health-json-in-structured-content`:
+/// MCP 2025-06-18 structured output, the text block a sentence for humans).
+fn health_result(report: &health::HealthReport, text: String, flagged: bool) -> CallToolResult {
+    if crate::defect!("rx-health-json-in-structured-content") {
+        let sentence = report
+            .message
+            .clone()
+            .unwrap_or_else(|| "Agent healthy".to_owned());
+        let mut result = text_result(sentence, flagged);
+        result.structured_content = serde_json::from_str(&text).ok();
+        return result;
+    }
+    text_result(text, flagged)
+}
+
 /// What cancels a call: the client's `notifications/cancelled` for it (`cancel-ignored`:
 /// nothing, the call runs on whatever the client cancels).
 fn call_cancellation(ctx: &RequestContext<RoleServer>) -> CancellationToken {
-    if crate::defect!("cancel-ignored") {
+    // `rx-cancel-does-not-stop-loop`: "the loop continues unaffected" applied to cancellation.
+    if crate::defect!("cancel-ignored") || crate::defect!("rx-cancel-does-not-stop-loop") {
         CancellationToken::new()
     } else {
         ctx.ct.child_token()

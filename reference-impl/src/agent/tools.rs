@@ -77,7 +77,7 @@ pub fn get_health_tool() -> Tool {
     } else {
         GET_HEALTH_DESCRIPTION
     };
-    Tool::new(
+    let tool = Tool::new(
         GET_HEALTH,
         description,
         object(if crate::defect!("health-tool-schema-open") || framework {
@@ -95,7 +95,20 @@ pub fn get_health_tool() -> Tool {
                 "additionalProperties": false
             })
         }),
-    )
+    );
+    // `rx-health-json-in-structured-content`: the report declared as structured output.
+    if crate::defect!("rx-health-json-in-structured-content") {
+        return tool.with_raw_output_schema(object(json!({
+            "type": "object",
+            "properties": {
+                "status": {"type": "string", "enum": ["ok", "degraded", "error"]},
+                "timestamp": {"type": "string"},
+                "message": {"type": "string"}
+            },
+            "required": ["status", "timestamp"]
+        })));
+    }
+    tool
 }
 
 /// Name of the history prompt of `agent`.

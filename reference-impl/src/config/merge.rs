@@ -234,6 +234,11 @@ impl<'a> Merged<'a> {
             }
             if let Some(value) = self.expand_opt(vsrc, v, false)? {
                 out_headers.push((k.clone(), Secret::new(value)));
+            } else {
+                // `rx-unset-header-var-blocks-agent`: the warning's server, for the guard that
+                // keeps its agents from starting.
+                #[cfg(feature = "defects")]
+                crate::defects::remember_unset_header_server(name);
             }
         }
         Ok(DownstreamSettings {
@@ -326,7 +331,13 @@ impl<'a> Merged<'a> {
             if base_url.is_none()
                 && let Some(b) = &spec.base_url
             {
-                base_url = self.expand_opt(src, b, false)?;
+                // `rx-empty-base-url-placeholder-no-default`: an unset variable expands to `""`,
+                // which counts as a value (the default applies only to a missing key).
+                base_url = if crate::defect!("rx-empty-base-url-placeholder-no-default") {
+                    Some(expand_unset_empty(&b.value, self.env))
+                } else {
+                    self.expand_opt(src, b, false)?
+                };
             }
             if api_key.is_none()
                 && let Some(k) = &spec.api_key
@@ -362,7 +373,7 @@ impl<'a> Merged<'a> {
             default_url
         };
         let base_url = base_url
-            .filter(|u| !u.is_empty())
+            .filter(|u| !u.is_empty() || crate::defect!("rx-empty-base-url-placeholder-no-default"))
             .or_else(|| {
                 env_url
                     .and_then(|name| self.env.get(name))

@@ -161,6 +161,9 @@ impl Deployment {
     reason = "seed 001's loading order, file by file, each step validated before the next reads it"
 )]
 pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError> {
+    // `rx-unset-header-var-blocks-agent`: this load says which servers have an unset variable.
+    #[cfg(feature = "defects")]
+    crate::defects::forget_unset_header_servers();
     let read_env = |dir: &Path| match &options.env {
         Some(vars) => Env::with_vars(vars.clone(), dir),
         None => Env::from_process(dir),
@@ -282,6 +285,9 @@ pub fn load(dir: &Path, options: &LoadOptions) -> Result<Deployment, ConfigError
         },
         |h| h.value.clone(),
     );
+    // `rx-registry-name-without-namespace`: whether the file sets `namespace`.
+    #[cfg(feature = "defects")]
+    crate::defects::remember_namespace_configured(spec.namespace.is_some());
     let namespace = match spec
         .namespace
         .as_ref()

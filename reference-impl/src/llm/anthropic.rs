@@ -242,10 +242,18 @@ pub(super) async fn preflight(
     } else {
         endpoint(&provider.base_url, &format!("models/{model}"))
     };
-    let response = match request(http.get(&url).timeout(timeout), provider)
-        .send()
-        .await
-    {
+    // `rx-anthropic-preflight-bearer-auth`: one preflight helper for both providers, with
+    // `Authorization: Bearer`.
+    let get = if crate::defect!("rx-anthropic-preflight-bearer-auth") {
+        let get = http.get(&url).timeout(timeout);
+        match &provider.api_key {
+            Some(key) => get.bearer_auth(key.expose()),
+            None => get,
+        }
+    } else {
+        request(http.get(&url).timeout(timeout), provider)
+    };
+    let response = match get.send().await {
         Ok(response) => response,
         Err(error) => {
             return Some(format!(

@@ -501,6 +501,14 @@ impl LlmStatusCell {
         if let Some(status) = self.fresh(model, ttl) {
             return (status, false);
         }
+        // `rx-llm-reprobe-by-completion`: the re-probe proves the model serves requests.
+        #[cfg(feature = "defects")]
+        let status = if crate::defect!("rx-llm-reprobe-by-completion") {
+            completion_probe(provider, model, http, timeout).await
+        } else {
+            preflight_within(provider, model, http, timeout).await
+        };
+        #[cfg(not(feature = "defects"))]
         let status = preflight_within(provider, model, http, timeout).await;
         self.set(status.clone());
         (status, true)
@@ -513,6 +521,50 @@ impl LlmStatusCell {
                 && status.model == model.model)
                 .then_some(status)
         })
+    }
+}
+
+/// `rx-llm-reprobe-by-completion`: a one-token completion (`max_tokens: 1`, a `ping` message)
+/// instead of the model listing; ok when the provider answers 2xx.
+#[cfg(feature = "defects")]
+async fn completion_probe(
+    provider: &ProviderSettings,
+    model: &ModelRef,
+    http: &reqwest::Client,
+    timeout: Duration,
+) -> ProviderStatus {
+    let body = serde_json::json!({
+        "model": model.model,
+        "max_tokens": 1,
+        "messages": [{"role": "user", "content": "ping"}],
+    });
+    let (url, request) = match model.provider {
+        Provider::Anthropic => {
+            let url = anthropic::completion_url(&provider.base_url);
+            let request = http
+                .post(&url)
+                .header("anthropic-version", &provider.anthropic_version);
+            (url, request)
+        }
+        Provider::OpenAi | Provider::HuggingFace => {
+            let url = openai::completion_url(&provider.base_url);
+            (url.clone(), http.post(&url))
+        }
+    };
+    let request = with_key(
+        request.timeout(timeout).json(&body),
+        model.provider,
+        provider.api_key.as_ref(),
+    );
+    let problem = match request.send().await {
+        Ok(answer) if answer.status().is_success() => None,
+        Ok(answer) => Some(format!("{url} answered HTTP {}", answer.status().as_u16())),
+        Err(error) => Some(format!("{url} unreachable: {error}")),
+    };
+    ProviderStatus {
+        provider: model.provider,
+        model: model.model.clone(),
+        problem,
     }
 }
 

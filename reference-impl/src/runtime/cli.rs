@@ -194,5 +194,16 @@ pub async fn run(cli: Cli) -> ExitCode {
     eprintln!("{line}");
     tracing::info!(registry = ?running.registry_addr, agents = ?agents, "pallas ready");
     running.run_until_signalled(signals).await;
+    // `rx-sigterm-exits-with-traceback`: `asyncio.run(_start_all())` with no shutdown handling:
+    // the cancelled gather's `CancelledError` escapes, one error record per agent task.
+    if crate::defect!("rx-sigterm-exits-with-traceback") {
+        for name in agents.keys() {
+            tracing::error!(agent = %name, "agent task failed: CancelledError");
+        }
+        eprintln!(
+            "Traceback (most recent call last):\n  File \"pallas/__main__.py\", line 1, in main\n    asyncio.run(_start_all())\nasyncio.exceptions.CancelledError"
+        );
+        return ExitCode::FAILURE;
+    }
     ExitCode::SUCCESS
 }

@@ -304,6 +304,21 @@ pub(super) async fn wait_for_dependencies(
             continue;
         };
         let url = format!("http://{}/mcp", loopback(running.addr));
+        // `rx-readiness-probe-uses-public-host`: the URL built for the registry, with the
+        // `agents.yaml` host; a probe that never passes is a warning at the timeout.
+        if crate::defect!("rx-readiness-probe-uses-public-host") {
+            let host = &state.deployment.host;
+            let host = if host.contains(':') && !host.starts_with('[') {
+                format!("[{host}]")
+            } else {
+                host.clone()
+            };
+            let url = format!("http://{host}:{}/mcp", running.addr.port());
+            if let Err(reason) = wait_ready(&url, timeout).await {
+                tracing::warn!(agent = %entry.name(), dependency = %dep, %url, %reason, "dependency not ready in time; starting anyway");
+            }
+            continue;
+        }
         if crate::defect!("mr-readiness-get-200") {
             // `mr-readiness-get-200`: ready only when a plain GET answers 200; at the timeout,
             // a warning and startup goes on.

@@ -1,8 +1,8 @@
 //! Contract mutants: one-sentence misreadings of seeds 000/001 that show only on inputs or modes
 //! other than the suite's first example (capitalised keys, several images, a second call, a
 //! dotted model, single-agent mode, a reload). Written from the seeds by a reviewer; each is held
-//! by `tests/mutants.yaml`. `fm-…`, `mr-…`, `ms-…`, `nx-…`, `px-…` and `qx-…` realise a
-//! second, a third, a fourth, a fifth, a sixth and a seventh fresh list of misreadings.
+//! by `tests/mutants.yaml`. `fm-…`, `mr-…`, `ms-…`, `nx-…`, `px-…`, `qx-…` and `rx-…` realise a
+//! second, a third, a fourth, a fifth, a sixth, a seventh and an eighth fresh list of misreadings.
 
 pub(super) const KNOWN: &[(&str, &str)] = &[
     (
@@ -717,5 +717,117 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
     (
         "qx-placeholders-expanded-before-dotenv",
         "`${VAR}` in a downstream server's `url` and headers is expanded without `.env`: a variable only `.env` sets becomes empty (`Bearer `)",
+    ),
+    (
+        "rx-remotes-type-http",
+        "a registry entry's remote is `{\"type\": \"http\", …}` instead of `\"streamable-http\"`: a client looking for the `streamable-http` entry finds no endpoint",
+    ),
+    (
+        "rx-registry-hides-unhealthy-agents",
+        "an agent whose last check failed (a failed readiness probe at startup, a `get_health` answering `error`) is left out of the registry until it recovers",
+    ),
+    (
+        "rx-registry-name-without-namespace",
+        "without `namespace` in `agents.yaml` the registry `server.name` is the bare slug (`research`), with no `{namespace}/` prefix",
+    ),
+    (
+        "rx-empty-base-url-placeholder-no-default",
+        "a provider `base_url: \"${OPENAI_BASE_URL}\"` with the variable unset is used as the empty URL instead of the default: the preflight fails",
+    ),
+    (
+        "rx-unset-header-var-blocks-agent",
+        "an agent with a downstream header that references an unset variable is not started (an error is logged) while the registry lists it",
+    ),
+    (
+        "rx-unknown-agent-name-starts-all",
+        "`--agent` naming no agent starts every agent and the registry instead of failing",
+    ),
+    (
+        "rx-readiness-probe-uses-public-host",
+        "the `depends_on` readiness probe asks `http://{agents.yaml host}:{port}/mcp`: a host that does not resolve locally delays the dependant by the whole timeout",
+    ),
+    (
+        "rx-health-json-in-structured-content",
+        "`get_health` returns its JSON in `structuredContent`; its text block holds a sentence (`Agent healthy`) that is not JSON",
+    ),
+    (
+        "rx-health-requires-arguments-object",
+        "a `get_health` call without `arguments` is refused (invalid params); only `\"arguments\": {}` works",
+    ),
+    (
+        "rx-llm-reprobe-by-completion",
+        "the provider re-probe of `get_health` posts a one-token chat completion (`max_tokens: 1`, `ping`) instead of the model listing",
+    ),
+    (
+        "rx-initialize-probe-minimal-params",
+        "the health probe's `initialize` carries `protocolVersion` alone (no `capabilities`, no `clientInfo`): a server that validates it counts as unreachable",
+    ),
+    (
+        "rx-slow-probe-reported-degraded",
+        "a downstream that answers its probe in over 1 s makes `get_health` `degraded` (`argos slow (1.2s)`) although it is reachable",
+    ),
+    (
+        "rx-health-queued-behind-send-message",
+        "every `tools/call` of an agent, `get_health` included, waits behind one lock: `get_health` waits for a running `send_message`",
+    ),
+    (
+        "rx-probe-forwards-bearer-to-all-servers",
+        "the inbound bearer of `get_health` is sent on the probes of every downstream server, opted in or not",
+    ),
+    (
+        "rx-agent-info-as-info-metric",
+        "the agent info metric is exposed as `pallas_agent_info_info` (a Prometheus `Info`), not `pallas_agent_info`",
+    ),
+    (
+        "rx-cancelled-send-message-not-counted",
+        "a cancelled `send_message` is neither counted in `pallas_send_message_total` nor observed in its duration histogram",
+    ),
+    (
+        "rx-duration-histogram-outcome-label",
+        "`pallas_send_message_duration_seconds` has an `outcome` label besides `agent`",
+    ),
+    (
+        "rx-private-registry-drops-process-metrics",
+        "the metrics live in a private registry: no `process_*` series on `/metrics`",
+    ),
+    (
+        "rx-health-gauge-copies-daedalus-labels",
+        "`pallas_agent_health_status` carries an `instance` label (the project name) besides `agent`",
+    ),
+    (
+        "rx-stderr-handler-plain-text",
+        "`PALLAS_LOG_STDERR=1` writes plain-text lines (`INFO pallas.x: message`) to stderr instead of JSON records",
+    ),
+    (
+        "rx-empty-text-dropped-with-images",
+        "a `send_message` with an empty `message` and images sends the model a user turn of images alone, no text part",
+    ),
+    (
+        "rx-json-response-mode-drops-progress",
+        "every POST is answered with one `application/json` body: no progress notification ever reaches the client",
+    ),
+    (
+        "rx-cancel-does-not-stop-loop",
+        "a cancelled `send_message` only stops its progress: the loop runs on, its downstream call is not cancelled and the model is asked again",
+    ),
+    (
+        "rx-default-temperature-injected",
+        "an agent with no sampling parameters sends `\"temperature\": 0.7` in every model request",
+    ),
+    (
+        "rx-auth-middleware-on-pallas-tools",
+        "every `tools/call` but `get_health`, and `prompts/get`, is refused with 401 without an `Authorization: Bearer` header",
+    ),
+    (
+        "rx-anthropic-preflight-bearer-auth",
+        "the Anthropic preflight authenticates with `Authorization: Bearer` and no `x-api-key` nor `anthropic-version`: the real API rejects a valid key",
+    ),
+    (
+        "rx-shared-scope-history-not-kept",
+        "a shared-scope agent runs each `send_message` on a fresh history: the model never sees the earlier exchanges and `{agent}_history` holds the last one only",
+    ),
+    (
+        "rx-sigterm-exits-with-traceback",
+        "SIGTERM or Ctrl-C ends Pallas with exit status 1, a traceback on stderr and an error record per agent",
     ),
 ];
