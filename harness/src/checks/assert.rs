@@ -192,8 +192,25 @@ fn predicate_over<'a, N: Selected<'a>>(p: &PathAssert, nodes: Vec<N>) -> Result<
         Some(n) => nodes.into_iter().take(n).collect(),
         None => nodes,
     };
+    // `parse_json`: a string holding JSON is judged as that JSON by the schema too.
+    let parsed: Option<Vec<Value>> = p.parse_json.then(|| {
+        nodes
+            .iter()
+            .map(|n| {
+                let text = n.text();
+                serde_json::from_str::<Value>(&text).unwrap_or(Value::String(text))
+            })
+            .collect()
+    });
+    let schema_error = |schema: &Value| match &parsed {
+        Some(values) => {
+            let refs: Vec<&Value> = values.iter().collect();
+            <&Value as Selected>::schema_error(&refs, schema)
+        }
+        None => N::schema_error(&nodes, schema),
+    };
     if let Some(schema) = &p.schema
-        && let Some(err) = N::schema_error(&nodes, schema)
+        && let Some(err) = schema_error(schema)
             .map_err(|e| Evidence::new("schema", "a valid JSON Schema", e.to_string()))?
     {
         return Err(Evidence {
@@ -1086,6 +1103,18 @@ mod tests {
         .unwrap();
         assert!(predicate_over(&p, vec![doc.root()]).is_ok());
         assert!(predicate(&p, &note).is_ok());
+        // A schema judges the parsed JSON as well, read in place or built.
+        let schema = |required: &str| -> PathAssert {
+            serde_json::from_value(json!({"path": "$", "parse_json": true,
+                "schema": {"type": "object", "required": [required]}}))
+            .unwrap()
+        };
+        assert!(predicate_over(&schema("a"), vec![doc.root()]).is_ok());
+        assert!(predicate(&schema("a"), &note).is_ok());
+        assert!(predicate_over(&schema("b"), vec![doc.root()]).is_err());
+        assert!(predicate(&schema("b"), &note).is_err());
+        let not_json = json!("status: ok");
+        assert!(predicate(&schema("status"), &not_json).is_err());
     }
 
     #[test]
