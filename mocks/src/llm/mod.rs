@@ -299,6 +299,14 @@ async fn api_handler(
     if let Some(resp) = check_auth(&shared, &headers) {
         return finish(&shared, ticket, None, effects.latency, resp).await;
     }
+    // Anthropic's API wants its version header on every request, model listings included.
+    if dialect == Dialect::Anthropic
+        && !matches!(ep, Endpoint::Unknown)
+        && !headers.contains_key("anthropic-version")
+    {
+        let r = error_response(dialect, 400, "anthropic-version: header is required", None);
+        return finish(&shared, ticket, None, effects.latency, r).await;
+    }
 
     let parsed = match (&ep, parsed) {
         (Endpoint::Completion, Some(p)) => p,
@@ -333,10 +341,6 @@ async fn api_handler(
         }
     };
 
-    if dialect == Dialect::Anthropic && !headers.contains_key("anthropic-version") {
-        let r = error_response(dialect, 400, "anthropic-version: header is required", None);
-        return finish(&shared, ticket, None, effects.latency, r).await;
-    }
     let conv = match parsed {
         Ok(c) => c,
         Err(e) => {

@@ -180,8 +180,12 @@ async fn overloaded_529_uses_the_anthropic_error_shape() {
 async fn models_are_listed_in_anthropic_shape() {
     let m = llm("dialect: anthropic\nmodels: [claude-x]\n").await;
     let c = client();
+    // Like the real API, the version header is required on model listings too.
+    let unversioned = c.get(format!("{}/v1/models", m.url())).send().await.unwrap();
+    assert_eq!(unversioned.status(), 400);
     let r: Value = c
         .get(format!("{}/v1/models", m.url()))
+        .header("anthropic-version", "2023-06-01")
         .send()
         .await
         .unwrap()
@@ -192,6 +196,7 @@ async fn models_are_listed_in_anthropic_shape() {
     assert_eq!(r["has_more"], false);
     let missing = c
         .get(format!("{}/v1/models/other", m.url()))
+        .header("anthropic-version", "2023-06-01")
         .send()
         .await
         .unwrap();
