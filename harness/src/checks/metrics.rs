@@ -215,6 +215,24 @@ pub(super) fn met_families(c: &CheckSpec, o: &Observed) -> Outcome {
                         ));
                     }
                 }
+                // The table gives each metric its labels: a series with another one is
+                // another series than the seed's (a selector or join on the seed's labels
+                // no longer finds it alone).
+                let extra: Vec<&str> = have
+                    .iter()
+                    .copied()
+                    .filter(|l| !labels.contains(l))
+                    .collect();
+                if !extra.is_empty() {
+                    return Some(fail(
+                        format!("`{sname}` carries label(s) {extra:?}, which the seed's table does not list"),
+                        vec![Evidence::new(
+                            sname,
+                            format!("labels {labels:?}"),
+                            format!("{have:?}"),
+                        )],
+                    ));
+                }
             }
         }
         if !absent.is_empty() {
@@ -245,7 +263,7 @@ pub(super) fn met_families(c: &CheckSpec, o: &Observed) -> Outcome {
                 .map(|(i, part)| {
                     Witness::new(
                         format!(
-                            "`{}` (HTTP {}), seed families {}–{} of {n}, every sample with its seed labels",
+                            "`{}` (HTTP {}), seed families {}–{} of {n}, every sample with exactly its seed labels",
                             s.name,
                             status(s),
                             i * 4 + 1,

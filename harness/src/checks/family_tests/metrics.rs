@@ -72,6 +72,18 @@ fn met_002_wants_samples_where_the_seed_implies_them_and_names_every_absent_one(
     // Before any call, the labelled families may be declared without samples.
     let o = obs(vec![scrape("m", 0, json!(all))]);
     kept(run("MET-002", &CheckSpec::default(), &o));
+    // A series with a label the table does not list is another series than the seed's.
+    let mut extra = all.clone();
+    extra[1] = json!({"name": "pallas_agent_info", "kind": "gauge", "samples": [
+        {"name": "pallas_agent_info", "labels": {"agent": "a", "port": "1", "instance": "x"}, "value": 1.0}]});
+    let Outcome::Fail(reason, _) = run(
+        "MET-002",
+        &CheckSpec::default(),
+        &obs(vec![scrape("m", 0, json!(extra))]),
+    ) else {
+        panic!("an extra label must fail")
+    };
+    assert!(reason.contains("\"instance\""), "{reason}");
     // After a call, the send_message families must have samples.
     let o = obs(vec![
         bearer_step("send", 0, 1, None),
