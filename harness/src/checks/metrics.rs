@@ -225,7 +225,9 @@ pub(super) fn met_families(c: &CheckSpec, o: &Observed) -> Outcome {
                     .collect();
                 if !extra.is_empty() {
                     return Some(fail(
-                        format!("`{sname}` carries label(s) {extra:?}, which the seed's table does not list"),
+                        format!(
+                            "`{sname}` carries label(s) {extra:?}, which the seed's table does not list"
+                        ),
                         vec![Evidence::new(
                             sname,
                             format!("labels {labels:?}"),

@@ -181,7 +181,11 @@ async fn models_are_listed_in_anthropic_shape() {
     let m = llm("dialect: anthropic\nmodels: [claude-x]\n").await;
     let c = client();
     // Like the real API, the version header is required on model listings too.
-    let unversioned = c.get(format!("{}/v1/models", m.url())).send().await.unwrap();
+    let unversioned = c
+        .get(format!("{}/v1/models", m.url()))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(unversioned.status(), 400);
     let r: Value = c
         .get(format!("{}/v1/models", m.url()))

@@ -151,6 +151,19 @@ async fn collect_tools(
     (defs, routes, leases)
 }
 
+/// The tool result's text: what the model said beside its tool calls, turn by turn, then its
+/// final text, each apart from the next by a blank line.
+fn final_text(mut said: Vec<String>, last: String) -> String {
+    // `rx-final-result-last-turn-only`: the last turn's text alone.
+    if said.is_empty() || crate::defect!("rx-final-result-last-turn-only") {
+        return last;
+    }
+    if !last.trim().is_empty() {
+        said.push(last);
+    }
+    said.join("\n\n")
+}
+
 /// Runs the loop.
 pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
     let LoopRequest {
@@ -172,6 +185,9 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
     let mut result = Err(LoopError::IterationCap(
         settings.request_params.max_iterations,
     ));
+    // What the model said beside its tool calls ("Let me look into that..."): seed 000 has it
+    // "included in the final tool result".
+    let mut said: Vec<String> = Vec::new();
     for turn_index in 0..settings.request_params.max_iterations {
         // The step is counted whether or not a notification carries it.
         let step = steps.llm();
@@ -216,8 +232,13 @@ pub async fn run(core: &AgentCore, request: LoopRequest<'_>) -> LoopOutcome {
                 text: Some(text.clone()),
                 tool_calls: Vec::new(),
             });
-            result = Ok(text);
+            result = Ok(final_text(said, text));
             break;
+        }
+        if let Some(text) = completion.text.as_deref().map(str::trim)
+            && !text.is_empty()
+        {
+            said.push(text.to_owned());
         }
         messages.push(ChatMessage::Assistant {
             text: completion.text.clone(),

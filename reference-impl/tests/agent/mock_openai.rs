@@ -143,8 +143,18 @@ async fn chat(State(state): State<Arc<LlmState>>, Json(body): Json<Value>) -> Re
         }))
         .into_response()
     } else {
+        // `SAY …` lines are what the model says beside its tool calls.
+        let said: Vec<&str> = text
+            .lines()
+            .filter_map(|line| line.trim().strip_prefix("SAY "))
+            .collect();
+        let content = if said.is_empty() {
+            Value::Null
+        } else {
+            Value::String(said.join(" "))
+        };
         Json(json!({
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": calls}, "finish_reason": "tool_calls"}],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content, "tool_calls": calls}, "finish_reason": "tool_calls"}],
             "usage": usage,
         }))
         .into_response()

@@ -1197,3 +1197,30 @@ async fn rx_shared_scope_history_not_kept_forgets_the_first_exchange() {
         assert_eq!(messages, history, "{defects:?}: {:?}", get.messages);
     }
 }
+
+#[tokio::test]
+async fn rx_final_result_last_turn_only_drops_what_the_model_said_beside_its_tool_calls() {
+    let d = Defects::take().await;
+    for (defects, kept) in [
+        (&[][..], true),
+        (&["rx-final-result-last-turn-only"][..], false),
+    ] {
+        d.set(defects);
+        let (llm, _argos, agent) = jarvis_with_argos().await;
+        let mut client = RawClient::connect(&agent.url).await.unwrap();
+        let reply = client
+            .send("SAY Let me look into that...\nCALL_TOOL argos__search_web {}")
+            .await
+            .unwrap();
+        assert!(!reply.is_error(), "{defects:?}");
+        let text = reply.text();
+        assert!(text.contains("tool results:"), "{defects:?}: {text}");
+        assert_eq!(
+            text.contains("Let me look into that..."),
+            kept,
+            "{defects:?}: {text}"
+        );
+        // The model did say it: the second request carries it in the assistant turn.
+        assert_eq!(llm.requests().len(), 2);
+    }
+}

@@ -807,6 +807,10 @@ pub(super) const KNOWN: &[(&str, &str)] = &[
         "every POST is answered with one `application/json` body: no progress notification ever reaches the client",
     ),
     (
+        "rx-final-result-last-turn-only",
+        "the `send_message` result holds the last model turn's text alone: what the model said beside its tool calls is dropped",
+    ),
+    (
         "rx-cancel-does-not-stop-loop",
         "a cancelled `send_message` only stops its progress: the loop runs on, its downstream call is not cancelled and the model is asked again",
     ),
