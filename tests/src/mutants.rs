@@ -12,7 +12,7 @@ pub const FILE: &str = "tests/mutants.yaml";
 /// review's misreadings, `fm-`: a fresh set the kit's authors never saw before it was realised,
 /// `mr-`, `ms-`, `nx-`, `px-`, `qx-`: a third, fourth, fifth, sixth and seventh fresh set, each measured on first contact with
 /// the kit as it was): they are held by [`FILE`], not by `tests/defects.yaml`.
-pub const PREFIXES: [&str; 7] = ["cm-", "fm-", "mr-", "ms-", "nx-", "px-", "qx-"];
+pub const PREFIXES: [&str; 8] = ["cm-", "fm-", "mr-", "ms-", "nx-", "px-", "qx-", "rx-"];
 
 /// Whether a reference defect realises a contract mutant (see [`PREFIXES`]).
 pub fn is_mutant_defect(name: &str) -> bool {

@@ -230,7 +230,7 @@ fn observed(out: &mut String, run: &RunResult) {
             .filter(|k| k.verdict == v && shown(k))
             .count()
     };
-    let any = |s: &crate::runner::ScenarioResult| s.checks.iter().any(|k| shown(k));
+    let any = |s: &crate::runner::ScenarioResult| s.checks.iter().any(&shown);
     if !run.scenarios.iter().any(any) {
         return;
     }
