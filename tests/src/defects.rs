@@ -138,14 +138,21 @@ impl DefectTable {
     /// knows: unknown or duplicated names, unknown check IDs, scenario globs that match nothing,
     /// defects missing from the table, catalog checks neither caught nor explained, explanations
     /// of checks that are caught, allowed warnings on MUST checks.
-    pub fn problems(&self, scenarios: &[Scenario], known_defects: &[&str]) -> Vec<String> {
+    /// `mutants`: the reference's contract mutants, which the table may also list (for a check
+    /// only a contract mutant breaks) but need not.
+    pub fn problems(
+        &self,
+        scenarios: &[Scenario],
+        known_defects: &[&str],
+        mutants: &[&str],
+    ) -> Vec<String> {
         let mut out = Vec::new();
         let mut seen = BTreeSet::new();
         for d in &self.defects {
             if !seen.insert(d.name.as_str()) {
                 out.push(format!("defect `{}` is listed twice", d.name));
             }
-            if !known_defects.contains(&d.name.as_str()) {
+            if !known_defects.contains(&d.name.as_str()) && !mutants.contains(&d.name.as_str()) {
                 out.push(format!(
                     "defect `{}` is not a defect the reference knows ({})",
                     d.name,

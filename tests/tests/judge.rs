@@ -205,7 +205,7 @@ fn defect_table_rejects_unknown_names_and_unexplained_checks() -> Result<(), Fai
         "defects:\n  - name: a\n    summary: s\n    scenarios: [nothing-*]\n    catches: [NOPE-001]\nuncaught: {}\n",
     )
     .map_err(|e| Failed::from(e.to_string()))?;
-    let problems = table.problems(&[], &["b"]).join("\n");
+    let problems = table.problems(&[], &["b"], &[]).join("\n");
     for want in [
         "defect `a` is not a defect the reference knows",
         "no scenario id matches `nothing-*`",
