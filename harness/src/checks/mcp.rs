@@ -282,8 +282,10 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
                 s.name
             ));
         }
-        if s.observation.cancelled_at_ms().is_some() {
-            // The client cancelled it: the receiver should not answer.
+        let answer = s.observation.exchange().and_then(|x| x.response.as_ref());
+        let cancelled = s.observation.cancelled_at_ms().is_some();
+        if cancelled && answer.is_none_or(|r| r.root().is_null()) {
+            // The client cancelled it and it went unanswered, as MCP asks of the receiver.
             kept.push(Witness::new(&s.name, CANCELLED));
             continue;
         }
@@ -301,13 +303,18 @@ pub(super) fn responses(c: &CheckSpec, o: &Observed) -> Outcome {
                 )],
             );
         }
-        if let Some(r) = s.observation.exchange().and_then(|x| x.response.as_ref()) {
+        if let Some(r) = answer {
             kept.push(Witness::new(
                 &s.name,
                 format!(
-                    "a response with the request's id {}",
+                    "a response with the request's id {}{}",
                     r.get("id")
-                        .map_or_else(|| "(none)".to_owned(), |i| i.to_string())
+                        .map_or_else(|| "(none)".to_owned(), |i| i.to_string()),
+                    if cancelled {
+                        " (answered though the client had cancelled it)"
+                    } else {
+                        ""
+                    }
                 ),
             ));
         }

@@ -155,6 +155,24 @@ fn must_be_sampled(o: &Observed, scrape: &StepRecord, name: &str) -> bool {
     }
 }
 
+/// The rule (of MET-002's) that is seed 001's table row of metric `name`.
+fn metric_rule(name: &str) -> &'static str {
+    match name {
+        "pallas_up" => "s001.metric-up",
+        "pallas_agent_info" => "s001.metric-agent-info",
+        "pallas_send_message_duration_seconds" => "s001.metric-send-message-duration",
+        "pallas_llm_turns_total" => "s001.metric-llm-turns",
+        "pallas_llm_tokens_total" => "s001.metric-llm-tokens",
+        "pallas_tool_calls_total" => "s001.metric-tool-calls",
+        "pallas_tool_call_duration_seconds" => "s001.metric-tool-call-duration",
+        "pallas_downstream_up" => "s001.metric-downstream-up",
+        "pallas_llm_provider_up" => "s001.metric-llm-provider-up",
+        "pallas_agent_health_status" => "s001.metric-agent-health-status",
+        // `pallas_send_message_total`: the row the table's first rule quotes.
+        _ => "s001.metrics-reference",
+    }
+}
+
 /// MET-002: every seed metric family is present with its type and labels; labels are judged on
 /// samples, so a family that must have samples by then (see [`must_be_sampled`]) and has none
 /// fails: a declared family alone does not pass.
@@ -174,14 +192,16 @@ pub(super) fn met_families(c: &CheckSpec, o: &Observed) -> Outcome {
             // nothing has touched yet) is present: its declared type still has to match.
             let k = f.kind.as_str();
             if k != *kind {
-                return Some(fail(
+                return Some(Outcome::breaks(
+                    metric_rule(name),
                     format!("`{name}` has type {k}"),
                     vec![Evidence::new(name.to_string(), kind.to_string(), k)],
                 ));
             }
             if f.samples.is_empty() {
                 if must_be_sampled(o, s, name) {
-                    return Some(fail(
+                    return Some(Outcome::breaks(
+                        metric_rule(name),
                         format!("`{name}` is declared but has no sample"),
                         vec![Evidence::new(
                             &s.name,
@@ -205,7 +225,8 @@ pub(super) fn met_families(c: &CheckSpec, o: &Observed) -> Outcome {
                     .collect();
                 for l in *labels {
                     if !have.contains(l) {
-                        return Some(fail(
+                        return Some(Outcome::breaks(
+                            metric_rule(name),
                             format!("`{sname}` lacks label `{l}`"),
                             vec![Evidence::new(
                                 sname,
@@ -224,7 +245,8 @@ pub(super) fn met_families(c: &CheckSpec, o: &Observed) -> Outcome {
                     .filter(|l| !labels.contains(l))
                     .collect();
                 if !extra.is_empty() {
-                    return Some(fail(
+                    return Some(Outcome::breaks(
+                        metric_rule(name),
                         format!(
                             "`{sname}` carries label(s) {extra:?}, which the seed's table does not list"
                         ),

@@ -125,6 +125,29 @@ fn kept_entries(
     kept
 }
 
+/// The texts the scenario's entries look for in a model request's body (`body_contains`).
+fn body_texts(scenario: &Scenario) -> Vec<String> {
+    fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, v) in m {
+                    match (k.as_str(), v) {
+                        ("body_contains", serde_json::Value::String(t)) => out.push(t.clone()),
+                        _ => walk(v, out),
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(v) = serde_json::to_value(&scenario.spec.checks) {
+        walk(&v, &mut out);
+    }
+    out
+}
+
 /// `run --self-test`: every pass (premises aside) judged again over each
 /// [`selftest::Perturbation`] of what was observed; one that survives them all could not have
 /// failed, and becomes an `error` that says so.
@@ -134,9 +157,10 @@ fn self_test(
     claims: &dyn Fn(Capability) -> bool,
     results: &mut [CheckResult],
 ) {
+    let texts = body_texts(scenario);
     let perturbed: Vec<BTreeMap<(String, String), bool>> = selftest::Perturbation::ALL
         .iter()
-        .map(|p| kept_entries(scenario, &p.apply(observed), claims))
+        .map(|p| kept_entries(scenario, &p.apply_breaking(observed, &texts), claims))
         .collect();
     for r in results
         .iter_mut()
@@ -267,6 +291,11 @@ fn listed_entry(
                 .unwrap_or_else(|| "scenario assertion".into()),
             location,
         ),
+    };
+    // The entry states which of the check's rules it judges: every verdict cites that rule.
+    let subject = match &check.rule {
+        Some(rule) => subject.stating(rule),
+        None => subject,
     };
     if let Some(cap) = check.requires.iter().find(|c| !claims(**c)) {
         return Listed {

@@ -44,7 +44,15 @@ impl Perturbation {
     }
 
     /// A perturbed copy of `o`.
+    #[cfg(test)]
     pub fn apply(self, o: &Observed) -> Observed {
+        self.apply_breaking(o, &[])
+    }
+
+    /// A perturbed copy of `o`; the inference requests [`Self::WrongType`] adds carry each of
+    /// `texts` in their body (the texts the scenario's assertions look for in a request body:
+    /// the breaking value of "no request carried it").
+    pub fn apply_breaking(self, o: &Observed, texts: &[String]) -> Observed {
         let mut p = o.clone();
         p.received.clear();
         for s in &mut p.steps {
@@ -135,7 +143,7 @@ impl Perturbation {
                                 method: "POST".into(),
                                 path: path.into(),
                                 headers: [("authorization".to_owned(), breaking.clone())].into(),
-                                body: None,
+                                body: (!texts.is_empty()).then(|| breaking_body(texts)),
                                 model: None,
                                 matched_turn: None,
                                 status: Some(599),
@@ -166,6 +174,19 @@ impl Perturbation {
         };
         p
     }
+}
+
+/// A request body that, written out, contains each of `texts`: a text that is itself a JSON
+/// string (`"temperature"`, a key looked for) is a key of the body, any other a value.
+fn breaking_body(texts: &[String]) -> Value {
+    let mut body = serde_json::Map::new();
+    for (i, t) in texts.iter().enumerate() {
+        match serde_json::from_str::<Value>(t) {
+            Ok(Value::String(key)) => body.insert(key, Value::from("self-test")),
+            _ => body.insert(format!("self-test-{i}"), Value::String(t.clone())),
+        };
+    }
+    Value::Object(body)
 }
 
 /// An `Authorization` value holding every bearer the run sent and every secret it holds.
@@ -218,6 +239,18 @@ mod tests {
     use crate::checks::Outcome;
     use crate::observation::StepRecord;
     use serde_json::json;
+
+    #[test]
+    fn the_breaking_body_holds_every_text_looked_for_as_written() {
+        let texts = [
+            "\"temperature\"".to_owned(),
+            "stuck-finished-7f3".to_owned(),
+        ];
+        let written = breaking_body(&texts).to_string();
+        for t in &texts {
+            assert!(written.contains(t.as_str()), "{written} lacks {t}");
+        }
+    }
 
     fn observed() -> Observed {
         let mut s = StepRecord {

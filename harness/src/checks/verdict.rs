@@ -275,7 +275,16 @@ impl Subject {
         Self {
             id: def.id.clone(),
             level: def.level,
-            refs: def.refs.clone(),
+            // A source several of the check's rules share is named once.
+            refs: def
+                .refs
+                .iter()
+                .fold(Vec::new(), |mut refs: Vec<String>, r| {
+                    if !refs.contains(r) {
+                        refs.push(r.clone());
+                    }
+                    refs
+                }),
             quote: Some(def.quote.clone()),
             rules: def.rule_defs.clone(),
             rule: None,
@@ -285,6 +294,19 @@ impl Subject {
             location,
             mode: None,
         }
+    }
+
+    /// The same subject stating rule `id` of its check (an entry's `rule:`): every verdict, a pass
+    /// included, shows that rule's level, quote and source. Unchanged when the check has no such
+    /// rule (validation refuses that entry).
+    pub fn stating(mut self, id: &str) -> Self {
+        if let Some(r) = self.rules.iter().find(|r| r.id == id).cloned() {
+            self.level = r.level;
+            self.quote = Some(r.quote);
+            self.refs = vec![r.source];
+            self.rule = Some(r.id);
+        }
+        self
     }
 
     /// The same subject judged in the reading `mode` (its check's declared mode).

@@ -363,7 +363,7 @@ pub fn score_pallas<'a>(entries: impl IntoIterator<Item = &'a CheckResult>) -> S
         s.level = ConformanceLevel::NotScored;
         s.decided_by = None;
         s.reason = format!(
-            "not a Pallas on this report: every entry of a Pallas-only capability ({}) was skipped, a capability its profile does not claim",
+            "not a Pallas on this report: no entry of a Pallas-only capability was judged ({} skipped: the profile does not claim the capability, or no such entry ran)",
             s.skipped
         );
         return s;
@@ -382,7 +382,7 @@ pub fn score_pallas<'a>(entries: impl IntoIterator<Item = &'a CheckResult>) -> S
         s.level = ConformanceLevel::NotScored;
         s.decided_by = None;
         s.reason = format!(
-            "no entry of `{}` was judged (its checks skipped: the profile does not claim it); seed 000 says a Pallas exposes a registry endpoint, a `get_health` tool on each agent and progress notifications",
+            "no entry of `{}` was judged on this report (the profile does not claim it, or no such entry ran); seed 000 says a Pallas exposes a registry endpoint, a `get_health` tool on each agent and progress notifications",
             missing.join("`, `")
         );
     }
@@ -434,7 +434,7 @@ mod tests {
         let s = score_pallas(&skipped);
         assert_eq!(s.level, ConformanceLevel::NotScored);
         assert!(s.reason.starts_with("not a Pallas"), "{}", s.reason);
-        assert!(s.reason.contains("(2)"), "{}", s.reason);
+        assert!(s.reason.contains("(2 skipped"), "{}", s.reason);
         // Every interface seed 000 says a Pallas exposes judged: scored.
         let judged = [
             entry("REG-001", Level::Must, Verdict::Pass),

@@ -29,8 +29,14 @@ fn skipped(s: &Scenario, reason: String) -> ScenarioResult {
             let location = s.check_location(i);
             let subject = match c.check.as_deref().and_then(crate::catalog::get) {
                 Some(def) => checks::subject_of(def, c.title.clone(), location),
+                // As when it runs: a premise judges no rule, an unattributed assertion is at
+                // the level its author wrote.
                 None => checks::Subject::assertion(
-                    c.level.unwrap_or(crate::scenario::Level::Should),
+                    c.level.unwrap_or(if c.premise {
+                        crate::scenario::Level::Info
+                    } else {
+                        crate::scenario::Level::Should
+                    }),
                     s.spec.refs.clone(),
                     c.title
                         .clone()
@@ -38,13 +44,19 @@ fn skipped(s: &Scenario, reason: String) -> ScenarioResult {
                     location,
                 ),
             };
-            CheckResult::judged(
+            let subject = match &c.rule {
+                Some(rule) => subject.stating(rule),
+                None => subject,
+            };
+            let mut result = CheckResult::judged(
                 subject,
                 checks::Outcome::NotApplicable(reason.clone()),
                 &none,
                 Default::default(),
                 &Redactor::default(),
-            )
+            );
+            result.premise = c.premise;
+            result
         })
         .collect();
     ScenarioResult {

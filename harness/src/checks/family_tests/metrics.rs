@@ -57,13 +57,19 @@ fn met_002_wants_samples_where_the_seed_implies_them_and_names_every_absent_one(
     let family = |name: &str, kind: &str| json!({"name": name, "kind": kind, "samples": []});
     let mut all: Vec<Value> = SEED_METRICS.iter().map(|(n, k, _)| family(n, k)).collect();
     // Declared only: `pallas_up` has no sample while the process runs.
-    let Outcome::Fail(reason, _) = run(
+    let outcome = run(
         "MET-002",
         &CheckSpec::default(),
         &obs(vec![scrape("m", 0, json!(all))]),
-    ) else {
+    );
+    let Some(reason) = outcome.broken_reason() else {
         panic!("a declared pallas_up without a sample must fail")
     };
+    // The finding cites the table row of the metric it is about.
+    assert!(
+        matches!(&outcome, Outcome::Breaks { rule, .. } if rule == "s001.metric-up"),
+        "{outcome:?}"
+    );
     assert!(reason.contains("pallas_up"), "{reason}");
     all[0] = json!({"name": "pallas_up", "kind": "gauge", "samples": [
         {"name": "pallas_up", "labels": {}, "value": 1.0}]});
@@ -76,11 +82,12 @@ fn met_002_wants_samples_where_the_seed_implies_them_and_names_every_absent_one(
     let mut extra = all.clone();
     extra[1] = json!({"name": "pallas_agent_info", "kind": "gauge", "samples": [
         {"name": "pallas_agent_info", "labels": {"agent": "a", "port": "1", "instance": "x"}, "value": 1.0}]});
-    let Outcome::Fail(reason, _) = run(
+    let outcome = run(
         "MET-002",
         &CheckSpec::default(),
         &obs(vec![scrape("m", 0, json!(extra))]),
-    ) else {
+    );
+    let Some(reason) = outcome.broken_reason() else {
         panic!("an extra label must fail")
     };
     assert!(reason.contains("\"instance\""), "{reason}");
@@ -89,7 +96,8 @@ fn met_002_wants_samples_where_the_seed_implies_them_and_names_every_absent_one(
         bearer_step("send", 0, 1, None),
         scrape("m", 2, json!(all)),
     ]);
-    let Outcome::Fail(reason, _) = run("MET-002", &CheckSpec::default(), &o) else {
+    let outcome = run("MET-002", &CheckSpec::default(), &o);
+    let Some(reason) = outcome.broken_reason() else {
         panic!("a send_message family without a sample after a call must fail")
     };
     assert!(reason.contains("pallas_send_message"), "{reason}");
