@@ -448,12 +448,8 @@ impl CheckResult {
         Self {
             // A pass cites the rule it held to, as a breach cites the rule it broke.
             quote: subject.quote,
-            rule: subject.rule.filter(|_| {
-                matches!(
-                    verdict,
-                    Verdict::Pass | Verdict::Fail | Verdict::Warn | Verdict::Info
-                )
-            }),
+            // The rule broken, held, read, or stated by the entry: named on every verdict.
+            rule: subject.rule,
             id: subject.id,
             level: subject.level,
             refs: subject.refs,

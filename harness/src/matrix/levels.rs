@@ -363,7 +363,7 @@ pub fn score_pallas<'a>(entries: impl IntoIterator<Item = &'a CheckResult>) -> S
         s.level = ConformanceLevel::NotScored;
         s.decided_by = None;
         s.reason = format!(
-            "not a Pallas on this report: no entry of a Pallas-only capability was judged ({} skipped: the profile does not claim the capability, or no such entry ran)",
+            "not scored as a Pallas: no entry of a Pallas-only capability was judged on this report ({} skipped: the profile does not claim the capability, or no such entry ran)",
             s.skipped
         );
         return s;
@@ -433,7 +433,11 @@ mod tests {
         ];
         let s = score_pallas(&skipped);
         assert_eq!(s.level, ConformanceLevel::NotScored);
-        assert!(s.reason.starts_with("not a Pallas"), "{}", s.reason);
+        assert!(
+            s.reason.starts_with("not scored as a Pallas"),
+            "{}",
+            s.reason
+        );
         assert!(s.reason.contains("(2 skipped"), "{}", s.reason);
         // Every interface seed 000 says a Pallas exposes judged: scored.
         let judged = [
@@ -460,7 +464,11 @@ mod tests {
         let inconclusive = [entry("REG-001", Level::Must, Verdict::Inconclusive)];
         let s = score_pallas(&inconclusive);
         assert_eq!(s.level, ConformanceLevel::NotScored);
-        assert!(!s.reason.starts_with("not a Pallas"), "{}", s.reason);
+        assert!(
+            !s.reason.starts_with("not scored as a Pallas"),
+            "{}",
+            s.reason
+        );
     }
 
     #[test]

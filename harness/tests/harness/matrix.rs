@@ -161,7 +161,7 @@ fn the_committed_certifications_make_a_matrix_with_honest_levels() {
         } else {
             assert_eq!(i.pallas.level, ConformanceLevel::NotScored, "{}", i.name);
             assert!(
-                i.pallas.reason.starts_with("not a Pallas"),
+                i.pallas.reason.starts_with("not scored as a Pallas"),
                 "{}",
                 i.pallas.reason
             );
