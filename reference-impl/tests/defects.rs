@@ -8,6 +8,9 @@
 #[path = "agent/fixtures.rs"]
 mod fixtures;
 
+#[path = "defects/projects.rs"]
+mod projects;
+
 #[path = "defects/agent.rs"]
 mod agent;
 

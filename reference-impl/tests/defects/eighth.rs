@@ -6,7 +6,7 @@
 //! a whole Pallas or the `pallas` binary); where the exchange needs more machinery, the changed
 //! function itself.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::io::BufRead;
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::Path;
@@ -16,10 +16,9 @@ use std::time::{Duration, Instant};
 
 use axum::Json;
 use axum::routing::{get, post};
-use pallas_reference::config::{self, Deployment, LoadOptions};
+use pallas_reference::config::LoadOptions;
 use pallas_reference::llm;
 use pallas_reference::metrics::Metrics;
-use pallas_reference::registry::PublishedAgent;
 use pallas_reference::runtime::{self, AgentFactory, RunningPallas, StartOptions};
 use pallas_reference::settings::{
     DownstreamSettings, ModelRef, Provider, ProviderSettings, Secret,
@@ -29,73 +28,16 @@ use tokio_util::sync::CancellationToken;
 
 use crate::Defects;
 use crate::fixtures::{McpServer, MockOpenAi, RawClient, serve, settings, start_agent};
+use crate::projects::{
+    NO_SERVERS, ONE_AGENT, TWO_AGENTS, load, load_with, project, published, write,
+};
 
 // ---------------------------------------------------------------- projects on disk
-
-fn write(dir: &Path, rel: &str, text: &str) {
-    let path = dir.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
-/// A project whose `agents.yaml` is `agents` and whose `fastagent.config.yaml` is `fastagent`;
-/// each `(key, front matter)` of `cards` is written as `agents/<key>.md`.
-fn project(agents: &str, cards: &[(&str, &str)], fastagent: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "agents.yaml", agents);
-    write(dir.path(), "fastagent.config.yaml", fastagent);
-    for (key, front) in cards {
-        write(
-            dir.path(),
-            &format!("agents/{key}.md"),
-            &format!("---\nname: {key}\n{front}---\nDo {key} things.\n"),
-        );
-    }
-    dir
-}
-
-/// `agents.yaml` of `my-project` with one agent `research` on port 0.
-const ONE_AGENT: &str = "name: my-project\nnamespace: com.example.project\nregistry_port: 0\nagents:\n  research:\n    module: agents.research\n    port: 0\n";
-
-/// Two agents, `jarvis` depending on `research`.
-const TWO_AGENTS: &str = "name: my-project\nnamespace: com.example.project\nregistry_port: 0\nagents:\n  research:\n    module: agents.research\n    port: 0\n  jarvis:\n    module: agents.jarvis\n    port: 0\n    depends_on: [research]\n";
 
 /// Two agents that do not depend on each other.
 const TWO_INDEPENDENT: &str = "name: my-project\nnamespace: com.example.project\nregistry_port: 0\nagents:\n  research:\n    module: agents.research\n    port: 0\n  jarvis:\n    module: agents.jarvis\n    port: 0\n";
 
-const NO_SERVERS: &str = "servers: []\n";
-
 const SOME_MODEL: &str = "default_model: openai.my-model-name\n";
-
-fn load_with(dir: &Path, env: &[(&str, &str)]) -> Deployment {
-    let env: HashMap<String, String> = env
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect();
-    config::load(
-        dir,
-        &LoadOptions {
-            agents_config: None,
-            env: Some(env),
-        },
-    )
-    .unwrap()
-}
-
-fn load(dir: &Path) -> Deployment {
-    load_with(dir, &[])
-}
-
-fn published(d: &Deployment, i: usize) -> PublishedAgent {
-    PublishedAgent::new(
-        &d.agents[i],
-        &d.namespace,
-        &d.version,
-        &d.host,
-        8250,
-        d.publish_capabilities,
-    )
-}
 
 fn mock_model_config(llm: &MockOpenAi) -> String {
     format!(

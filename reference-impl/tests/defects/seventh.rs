@@ -14,11 +14,11 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::routing::get;
-use pallas_reference::config::{self, Deployment, LoadOptions};
+use pallas_reference::config::LoadOptions;
 use pallas_reference::llm;
 use pallas_reference::logging::LogSettings;
 use pallas_reference::metrics::{Metrics, TokenUsage};
-use pallas_reference::registry::{PublishedAgent, RegistryState};
+use pallas_reference::registry::RegistryState;
 use pallas_reference::runtime::{self, AgentFactory, RunningPallas, StartOptions};
 use pallas_reference::settings::{
     AgentSettings, DownstreamSettings, ModelRef, Provider, ProviderSettings,
@@ -31,72 +31,15 @@ use crate::Defects;
 use crate::fixtures::{
     McpServer, MockOpenAi, RawClient, blackhole_url, refused_url, serve, settings, start_agent,
 };
+use crate::projects::{
+    NO_SERVERS, ONE_AGENT, TWO_AGENTS, load, load_with, project, published, write,
+};
 
 // ---------------------------------------------------------------- projects on disk
-
-fn write(dir: &Path, rel: &str, text: &str) {
-    let path = dir.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
-/// A project whose `agents.yaml` is `agents` and whose `fastagent.config.yaml` is `fastagent`;
-/// each `(key, front matter)` of `cards` is written as `agents/<key>.md`.
-fn project(agents: &str, cards: &[(&str, &str)], fastagent: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "agents.yaml", agents);
-    write(dir.path(), "fastagent.config.yaml", fastagent);
-    for (key, front) in cards {
-        write(
-            dir.path(),
-            &format!("agents/{key}.md"),
-            &format!("---\nname: {key}\n{front}---\nDo {key} things.\n"),
-        );
-    }
-    dir
-}
-
-/// `agents.yaml` of `my-project` with one agent `research` on port 0.
-const ONE_AGENT: &str = "name: my-project\nnamespace: com.example.project\nregistry_port: 0\nagents:\n  research:\n    module: agents.research\n    port: 0\n";
-
-/// Two agents, `jarvis` depending on `research`.
-const TWO_AGENTS: &str = "name: my-project\nnamespace: com.example.project\nregistry_port: 0\nagents:\n  research:\n    module: agents.research\n    port: 0\n  jarvis:\n    module: agents.jarvis\n    port: 0\n    depends_on: [research]\n";
-
-const NO_SERVERS: &str = "servers: []\n";
-
-fn load_with(dir: &Path, env: &[(&str, &str)]) -> Deployment {
-    let env: HashMap<String, String> = env
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect();
-    config::load(
-        dir,
-        &LoadOptions {
-            agents_config: None,
-            env: Some(env),
-        },
-    )
-    .unwrap()
-}
-
-fn load(dir: &Path) -> Deployment {
-    load_with(dir, &[])
-}
 
 /// The settings of the first agent of the project in `dir`.
 fn first_agent(dir: &Path) -> AgentSettings {
     (*load(dir).agents[0].settings).clone()
-}
-
-fn published(d: &Deployment, i: usize) -> PublishedAgent {
-    PublishedAgent::new(
-        &d.agents[i],
-        &d.namespace,
-        &d.version,
-        &d.host,
-        8250,
-        d.publish_capabilities,
-    )
 }
 
 fn mock_model_config(llm: &MockOpenAi) -> String {
